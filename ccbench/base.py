@@ -1,0 +1,205 @@
+"""Estimator base class and input validation shared by every method plugin.
+
+Validation lives at the boundary (``fit``), as in scikit-learn: plugins
+declare their hyper-parameters in a class-level ``_parameter_constraints``
+table and call :meth:`ConstrainedClusterer._validate_fit` once; their private
+cores then trust their inputs.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClusterMixin
+from sklearn.exceptions import ConvergenceWarning
+
+from .constraints import Constraints
+
+__all__ = [
+    "ConstrainedClusterer",
+    "ConvergenceWarning",
+    "InfeasibleConstraintsError",
+    "Interval",
+    "Options",
+    "check_X",
+    "check_constraints",
+    "check_n_clusters",
+    "check_random_state",
+]
+
+
+class InfeasibleConstraintsError(ValueError):
+    """Hard constraints that no clustering can satisfy (harness status ``infeasible``)."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A numeric range ``[low, high]`` (bounds optional, closedness configurable)."""
+
+    kind: type
+    low: float | None = None
+    high: float | None = None
+    closed: str = "both"  # "both", "left", "right", "neither"
+    allow_inf: bool = False
+
+    def check(self, value) -> bool:
+        if isinstance(value, bool):
+            return False
+        if self.kind is numbers.Integral and not isinstance(value, numbers.Integral):
+            return False
+        if not isinstance(value, numbers.Real):
+            return False
+        if np.isnan(value):
+            return False
+        if np.isinf(value):
+            return self.allow_inf and (
+                (value > 0 and self.high is None) or (value < 0 and self.low is None)
+            )
+        lo_ok = self.low is None or (value >= self.low if self.closed in ("both", "left") else value > self.low)
+        hi_ok = self.high is None or (value <= self.high if self.closed in ("both", "right") else value < self.high)
+        return lo_ok and hi_ok
+
+    def __str__(self):
+        left = "[" if self.closed in ("both", "left") else "("
+        right = "]" if self.closed in ("both", "right") else ")"
+        kind = "int" if self.kind is numbers.Integral else "float"
+        low = "-inf" if self.low is None else self.low
+        high = "inf" if self.high is None else self.high
+        return f"{kind} in {left}{low}, {high}{right}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """One of a fixed set of values."""
+
+    values: frozenset
+
+    def __init__(self, *values):
+        object.__setattr__(self, "values", frozenset(values))
+
+    def check(self, value) -> bool:
+        try:
+            return value in self.values
+        except TypeError:
+            return False
+
+    def __str__(self):
+        return "one of " + ", ".join(sorted(map(repr, self.values)))
+
+
+def _satisfies(value, rule) -> bool:
+    if rule is None:
+        return value is None
+    if isinstance(rule, type):
+        return isinstance(value, rule)
+    if rule == "random_state":
+        return value is None or isinstance(value, (numbers.Integral, np.random.Generator, np.random.RandomState))
+    if rule == "array-like":
+        return hasattr(value, "__len__") or hasattr(value, "__array__")
+    if callable(rule) and not hasattr(rule, "check"):
+        return bool(rule(value))
+    return rule.check(value)
+
+
+def _describe(rule) -> str:
+    if rule is None:
+        return "None"
+    if isinstance(rule, type):
+        return rule.__name__
+    if isinstance(rule, str):
+        return rule
+    return str(rule)
+
+
+def check_random_state(seed) -> np.random.Generator:
+    """Turn ``None``, an int, a ``Generator`` or a ``RandomState`` into a ``Generator``."""
+    if isinstance(seed, np.random.Generator):
+        return seed
+    if isinstance(seed, np.random.RandomState):
+        return np.random.default_rng(seed.randint(2**31))
+    return np.random.default_rng(seed)
+
+
+def check_X(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
+    """X as a C-contiguous float64 (n, d) array of finite values with n >= min_samples."""
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a numeric array: {exc}") from exc
+    if arr.ndim == 1:
+        raise ValueError(
+            f"{name} must be 2-D (n_samples, n_features), got a 1-D array; "
+            f"reshape with X.reshape(-1, 1) for a single feature"
+        )
+    if arr.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {arr.shape}")
+    if arr.shape[0] < min_samples:
+        raise ValueError(f"{name} has {arr.shape[0]} sample(s); clustering needs at least {min_samples}")
+    if arr.shape[1] < 1:
+        raise ValueError(f"{name} has no features")
+    if not np.all(np.isfinite(arr)):
+        bad = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(
+            f"{name} contains NaN or infinity (first at row {bad[0]}, column {bad[1]}); "
+            f"impute or drop those rows first"
+        )
+    return np.ascontiguousarray(arr)
+
+
+def check_constraints(constraints, n_samples: int) -> Constraints:
+    """A :class:`Constraints` for ``n_samples`` points (empty when ``None``)."""
+    if constraints is None:
+        return Constraints.empty(n_samples)
+    if not isinstance(constraints, Constraints):
+        raise TypeError(
+            f"constraints must be a ccbench.Constraints, got {type(constraints).__name__}; "
+            f"build one with Constraints(must_link, cannot_link, n_samples=n)"
+        )
+    if constraints.n_samples != n_samples:
+        raise ValueError(
+            f"constraints refer to {constraints.n_samples} samples but X has {n_samples}"
+        )
+    return constraints
+
+
+def check_n_clusters(n_clusters, n_samples: int) -> int:
+    if isinstance(n_clusters, bool) or not isinstance(n_clusters, numbers.Integral) or n_clusters < 1:
+        raise ValueError(f"n_clusters must be a positive int, got {n_clusters!r}")
+    if n_clusters > n_samples:
+        raise ValueError(f"n_clusters={n_clusters} exceeds the number of samples ({n_samples})")
+    return int(n_clusters)
+
+
+class ConstrainedClusterer(ClusterMixin, BaseEstimator):
+    """Base class for ccbench estimators.
+
+    Subclasses implement ``fit(X, y=None, *, constraints=None)`` that starts
+    with ``X, cons = self._validate_fit(X, constraints)`` and sets ``labels_``.
+    """
+
+    _parameter_constraints: dict = {}
+
+    def _validate_params(self):
+        for name, rules in self._parameter_constraints.items():
+            value = getattr(self, name)
+            if not any(_satisfies(value, r) for r in rules):
+                allowed = " or ".join(_describe(r) for r in rules)
+                raise ValueError(
+                    f"{type(self).__name__}: parameter {name!r} must be {allowed}, got {value!r}"
+                )
+
+    def _validate_fit(self, X, constraints):
+        self._validate_params()
+        X = check_X(X)
+        cons = check_constraints(constraints, X.shape[0])
+        if hasattr(self, "n_clusters") and self.n_clusters is not None:
+            check_n_clusters(self.n_clusters, X.shape[0])
+        return X, cons
+
+    def fit_predict(self, X, y=None, *, constraints=None):
+        return self.fit(X, y, constraints=constraints).labels_
+
+    def _more_tags(self):
+        return {"requires_y": False}

@@ -1,0 +1,367 @@
+"""Pairwise supervision (:class:`Constraints`) and the schemes that draw it.
+
+Schemes (DESIGN.md "Experiments"):
+
+- :func:`random_pairs` — random point pairs, must-link when the labels agree
+  (SCSSAP section 4.1, SRCP).
+- :func:`labeled_subsets` — a few labeled points per class (NNC, SCAP trainers).
+- :func:`per_class_pairs` — ``j`` must-links per class and ``j`` cannot-links
+  per class pair (RN-SDP).
+
+Every scheme takes the labels it may look at and a ``numpy.random.Generator``;
+none touches global random state.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+__all__ = ["Constraints", "random_pairs", "labeled_subsets", "per_class_pairs"]
+
+
+def _as_pairs(pairs, what: str) -> np.ndarray:
+    if pairs is None:
+        return np.empty((0, 2), dtype=np.intp)
+    arr = np.asarray(pairs)
+    if arr.size == 0:
+        return np.empty((0, 2), dtype=np.intp)
+    if arr.ndim != 2 or arr.shape[1] != 2:
+        raise ValueError(f"{what} must have shape (m, 2), got {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{what} must hold integer sample indices")
+    return arr.astype(np.intp)
+
+
+class Constraints:
+    """Must-link and cannot-link pairs over ``n_samples`` points.
+
+    Pairs are stored with ``i < j``, sorted, duplicates merged (keeping the
+    highest confidence). Construction validates: indices in range, no
+    self-pairs, no pair both must-link and cannot-link.
+
+    Parameters
+    ----------
+    must_link, cannot_link : array-like of shape (m, 2), default=None
+        Index pairs.
+    n_samples : int
+        Number of points the indices refer to.
+    must_link_confidence, cannot_link_confidence : array-like of shape (m,), default=None
+        Per-constraint confidence in [0, 1] (SCSSAP: multiplies the penalty q,
+        note after eq. 20). Default 1 for every pair.
+    labels : array-like of shape (n_samples,), default=None
+        Partial labels (-1 = unlabeled) when the supervision came as labeled
+        points; methods that use labels directly (SSAP-L, NNC) read these.
+
+    Attributes
+    ----------
+    must_link, cannot_link : ndarray of shape (m, 2)
+    must_link_confidence, cannot_link_confidence : ndarray of shape (m,)
+    labels : ndarray of shape (n_samples,) or None
+    """
+
+    def __init__(
+        self,
+        must_link=None,
+        cannot_link=None,
+        *,
+        n_samples: int,
+        must_link_confidence=None,
+        cannot_link_confidence=None,
+        labels=None,
+    ):
+        if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
+            raise TypeError(f"n_samples must be an int, got {n_samples!r}")
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be >= 1, got {n_samples}")
+        self.n_samples = int(n_samples)
+        self.must_link, self.must_link_confidence = self._clean(
+            must_link, must_link_confidence, "must_link"
+        )
+        self.cannot_link, self.cannot_link_confidence = self._clean(
+            cannot_link, cannot_link_confidence, "cannot_link"
+        )
+        both = self._pair_keys(self.must_link)
+        clash = np.intersect1d(both, self._pair_keys(self.cannot_link))
+        if clash.size:
+            i, j = divmod(int(clash[0]), self.n_samples)
+            raise ValueError(
+                f"pair ({i}, {j}) is both must-link and cannot-link "
+                f"({clash.size} such pair(s)); a pair can be in one set only"
+            )
+        self.labels = None if labels is None else self._check_labels(labels)
+
+    # -- validation -------------------------------------------------------
+
+    def _clean(self, pairs, confidence, what):
+        arr = _as_pairs(pairs, what)
+        if confidence is None:
+            conf = np.ones(len(arr))
+        else:
+            conf = np.asarray(confidence, dtype=float).reshape(-1)
+            if conf.shape[0] != len(arr):
+                raise ValueError(
+                    f"{what}_confidence has {conf.shape[0]} values for {len(arr)} pairs"
+                )
+            if not np.all((conf >= 0) & (conf <= 1)):
+                raise ValueError(f"{what}_confidence must lie in [0, 1]")
+        if len(arr) == 0:
+            return arr, conf
+        bad = (arr < 0) | (arr >= self.n_samples)
+        if bad.any():
+            row = int(np.nonzero(bad.any(axis=1))[0][0])
+            raise ValueError(
+                f"{what} pair {tuple(int(v) for v in arr[row])} is out of range "
+                f"for n_samples={self.n_samples} (indices must be 0..{self.n_samples - 1})"
+            )
+        self_pairs = arr[:, 0] == arr[:, 1]
+        if self_pairs.any():
+            i = int(arr[self_pairs][0, 0])
+            raise ValueError(f"{what} contains the self-pair ({i}, {i}); a point cannot be paired with itself")
+        arr = np.sort(arr, axis=1)
+        keys = arr[:, 0] * self.n_samples + arr[:, 1]
+        order = np.lexsort((-conf, keys))  # by key, highest confidence first
+        keys, arr, conf = keys[order], arr[order], conf[order]
+        first = np.ones(len(keys), dtype=bool)
+        first[1:] = keys[1:] != keys[:-1]
+        return arr[first], conf[first]
+
+    def _pair_keys(self, pairs):
+        return pairs[:, 0] * self.n_samples + pairs[:, 1]
+
+    def _check_labels(self, labels):
+        lab = np.asarray(labels)
+        if lab.shape != (self.n_samples,):
+            raise ValueError(f"labels must have shape ({self.n_samples},), got {lab.shape}")
+        if not np.issubdtype(lab.dtype, np.integer):
+            raise ValueError("labels must be integers (-1 = unlabeled)")
+        if (lab < -1).any():
+            raise ValueError("labels must be >= -1 (-1 = unlabeled)")
+        return lab.astype(np.intp)
+
+    # -- constructors -----------------------------------------------------
+
+    @classmethod
+    def from_labels(cls, labels, n_samples: int | None = None) -> "Constraints":
+        """All pairwise constraints implied by partial labels (-1 = unlabeled).
+
+        Labeled points of one class are must-linked, of different classes
+        cannot-linked; ``labels`` is kept on the result.
+        """
+        lab = np.asarray(labels)
+        if n_samples is None:
+            n_samples = lab.shape[0]
+        idx = np.flatnonzero(lab >= 0)
+        i, j = np.triu_indices(len(idx), k=1)
+        a, b = idx[i], idx[j]
+        same = lab[a] == lab[b]
+        return cls(
+            np.column_stack([a[same], b[same]]),
+            np.column_stack([a[~same], b[~same]]),
+            n_samples=n_samples,
+            labels=lab,
+        )
+
+    @classmethod
+    def empty(cls, n_samples: int) -> "Constraints":
+        return cls(n_samples=n_samples)
+
+    # -- queries ----------------------------------------------------------
+
+    @property
+    def n_must_link(self) -> int:
+        return len(self.must_link)
+
+    @property
+    def n_cannot_link(self) -> int:
+        return len(self.cannot_link)
+
+    def __len__(self) -> int:
+        return self.n_must_link + self.n_cannot_link
+
+    def __repr__(self) -> str:
+        lab = "" if self.labels is None else f", labeled={int((self.labels >= 0).sum())}"
+        return (
+            f"Constraints(n_samples={self.n_samples}, must_link={self.n_must_link}, "
+            f"cannot_link={self.n_cannot_link}{lab})"
+        )
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, Constraints):
+            return NotImplemented
+        return (
+            self.n_samples == other.n_samples
+            and np.array_equal(self.must_link, other.must_link)
+            and np.array_equal(self.cannot_link, other.cannot_link)
+        )
+
+    def chunklet_labels(self) -> np.ndarray:
+        """Component id per point of the must-link graph (its transitive closure).
+
+        Points in no must-link pair get their own component.
+        """
+        n = self.n_samples
+        ml = self.must_link
+        graph = coo_matrix((np.ones(len(ml)), (ml[:, 0], ml[:, 1])), shape=(n, n))
+        _, comp = connected_components(graph, directed=False)
+        return comp
+
+    def chunklets(self) -> list[np.ndarray]:
+        """Groups of two or more points joined by must-links (transitive closure).
+
+        Sorted by their smallest member; each group's indices sorted.
+        """
+        comp = self.chunklet_labels()
+        order = np.argsort(comp, kind="stable")
+        bounds = np.flatnonzero(np.diff(comp[order])) + 1
+        groups = [g for g in np.split(order, bounds) if len(g) > 1]
+        return sorted(groups, key=lambda g: g[0])
+
+    def is_consistent(self) -> bool:
+        """False when a cannot-link joins two points of one chunklet.
+
+        Consistent constraints always admit a clustering meeting them all
+        (with enough clusters).
+        """
+        if self.n_cannot_link == 0:
+            return True
+        comp = self.chunklet_labels()
+        cl = self.cannot_link
+        return not np.any(comp[cl[:, 0]] == comp[cl[:, 1]])
+
+    def violations(self, labels) -> tuple[int, int]:
+        """(must-links split, cannot-links joined) by a clustering ``labels``."""
+        lab = np.asarray(labels)
+        ml, cl = self.must_link, self.cannot_link
+        return (
+            int(np.sum(lab[ml[:, 0]] != lab[ml[:, 1]])),
+            int(np.sum(lab[cl[:, 0]] == lab[cl[:, 1]])),
+        )
+
+    def with_pairs(self, must_link, cannot_link, must_link_confidence=None, cannot_link_confidence=None):
+        """A copy with other pairs (same ``n_samples`` and ``labels``)."""
+        return Constraints(
+            must_link,
+            cannot_link,
+            n_samples=self.n_samples,
+            must_link_confidence=must_link_confidence,
+            cannot_link_confidence=cannot_link_confidence,
+            labels=self.labels,
+        )
+
+
+# -- schemes ----------------------------------------------------------------
+
+
+def _check_y(y) -> np.ndarray:
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if len(y) < 2:
+        raise ValueError(f"need at least 2 samples to draw constraints, got {len(y)}")
+    return y
+
+
+def _decode_pair_index(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Map k in [0, n(n-1)/2) to the k-th pair (i < j) in row-major order."""
+    # Row i holds n-1-i pairs; rows before i hold i*n - i*(i+1)/2 of them.
+    k = k.astype(np.float64)
+    i = np.floor((2 * n - 1 - np.sqrt((2 * n - 1) ** 2 - 8 * k)) / 2).astype(np.int64)
+    start = i * n - i * (i + 1) // 2
+    # guard the float rounding at row boundaries
+    over = k.astype(np.int64) < start
+    i[over] -= 1
+    start = i * n - i * (i + 1) // 2
+    under = k.astype(np.int64) >= start + (n - 1 - i)
+    i[under] += 1
+    start = i * n - i * (i + 1) // 2
+    j = k.astype(np.int64) - start + i + 1
+    return i, j
+
+
+def random_pairs(y, n_constraints: int, *, rng: np.random.Generator) -> Constraints:
+    """Draw ``n_constraints`` distinct random pairs; must-link iff labels agree.
+
+    SCSSAP section 4.1: "pairs of points are randomly selected ... assigned to
+    the must-link set if they share the same label or the cannot-link set if
+    they have different labels".
+    """
+    y = _check_y(y)
+    n = len(y)
+    total = n * (n - 1) // 2
+    n_constraints = int(n_constraints)
+    if not 0 <= n_constraints <= total:
+        raise ValueError(
+            f"n_constraints={n_constraints} is not possible with {n} samples "
+            f"(at most {total} distinct pairs)"
+        )
+    k = rng.choice(total, size=n_constraints, replace=False)
+    i, j = _decode_pair_index(np.asarray(k), n)
+    same = y[i] == y[j]
+    pairs = np.column_stack([i, j])
+    return Constraints(pairs[same], pairs[~same], n_samples=n)
+
+
+def labeled_subsets(y, per_class, *, rng: np.random.Generator) -> Constraints:
+    """Reveal ``per_class`` random labels of every class (-1 elsewhere).
+
+    ``per_class`` is a count (int >= 1) or a fraction of each class (0 < float < 1,
+    at least one point). The result carries the partial ``labels`` and every
+    pairwise constraint they imply.
+    """
+    y = _check_y(y)
+    partial = np.full(len(y), -1, dtype=np.intp)
+    classes = np.unique(y)
+    codes = np.searchsorted(classes, y)
+    for c in range(len(classes)):
+        members = np.flatnonzero(codes == c)
+        if isinstance(per_class, float) and 0 < per_class < 1:
+            take = max(1, int(round(per_class * len(members))))
+        else:
+            take = int(per_class)
+            if take < 0:
+                raise ValueError(f"per_class must be >= 0, got {per_class}")
+            if take > len(members):
+                raise ValueError(
+                    f"per_class={take} but class {classes[c]!r} has only {len(members)} "
+                    f"points; lower per_class or pass a fraction"
+                )
+        chosen = rng.choice(members, size=take, replace=False)
+        partial[chosen] = c
+    return Constraints.from_labels(partial, n_samples=len(y))
+
+
+def per_class_pairs(y, n_pairs: int, *, rng: np.random.Generator) -> Constraints:
+    """``n_pairs`` must-links inside every class, ``n_pairs`` cannot-links per class pair.
+
+    The RN-SDP protocol (Okabe & Yamada 2010, section 4): j must-link pairs per
+    class and j cannot-link pairs per pair of classes. Pairs are distinct.
+    """
+    y = _check_y(y)
+    n_pairs = int(n_pairs)
+    classes = np.unique(y)
+    members = [np.flatnonzero(y == c) for c in classes]
+    ml, cl = [], []
+    for c, idx in zip(classes, members):
+        possible = len(idx) * (len(idx) - 1) // 2
+        if n_pairs > possible:
+            raise ValueError(
+                f"class {c!r} has {len(idx)} points: at most {possible} must-link pairs, "
+                f"asked for {n_pairs}"
+            )
+        if n_pairs:
+            i, j = _decode_pair_index(rng.choice(possible, n_pairs, replace=False), len(idx))
+            ml.append(np.column_stack([idx[i], idx[j]]))
+    for (a, ia), (b, ib) in itertools.combinations(zip(classes, members), 2):
+        if n_pairs:
+            k = rng.choice(len(ia) * len(ib), n_pairs, replace=False)
+            cl.append(np.column_stack([ia[k // len(ib)], ib[k % len(ib)]]))
+    return Constraints(
+        np.concatenate(ml) if ml else None,
+        np.concatenate(cl) if cl else None,
+        n_samples=len(y),
+    )

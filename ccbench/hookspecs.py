@@ -1,0 +1,79 @@
+"""Hook specifications for ccbench plugins (pluggy project name ``ccbench``).
+
+Every extension point is one hook returning a list of specs. Built-in methods,
+data sets, constraint schemes, noise injectors and metrics are registered
+through these same hooks, exactly as a third-party package would be.
+
+A plugin is any module (or object) with functions decorated by
+:data:`ccbench.hookimpl`. A third-party package advertises it in its
+``pyproject.toml``::
+
+    [project.entry-points.ccbench]
+    my_method = "my_package.ccbench_plugin"
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+hookspec = pluggy.HookspecMarker("ccbench")
+hookimpl = pluggy.HookimplMarker("ccbench")
+
+
+# -- algorithms ---------------------------------------------------------------
+
+
+@hookspec
+def ccbench_methods() -> list:
+    """Return the clustering methods this plugin provides.
+
+    :return: a list of :class:`ccbench.registry.MethodSpec`.
+
+    All implementations are called; their lists are concatenated.
+    """
+
+
+# -- data and supervision -----------------------------------------------------
+
+
+@hookspec
+def ccbench_datasets() -> list:
+    """Return the data sets this plugin provides.
+
+    :return: a list of :class:`ccbench.registry.DatasetSpec`.
+
+    All implementations are called; their lists are concatenated.
+    """
+
+
+@hookspec
+def ccbench_constraint_schemes() -> list:
+    """Return constraint schemes (how supervision is drawn from true labels).
+
+    :return: a list of :class:`ccbench.registry.SchemeSpec`.
+
+    All implementations are called; their lists are concatenated.
+    """
+
+
+@hookspec
+def ccbench_noise_injectors() -> list:
+    """Return noise injectors (label noise before drawing, or constraint flips after).
+
+    :return: a list of :class:`ccbench.registry.NoiseSpec`.
+
+    All implementations are called; their lists are concatenated.
+    """
+
+
+# -- evaluation ---------------------------------------------------------------
+
+
+@hookspec
+def ccbench_metrics() -> list:
+    """Return evaluation metrics.
+
+    :return: a list of :class:`ccbench.registry.MetricSpec`.
+
+    All implementations are called; their lists are concatenated.
+    """

@@ -1,0 +1,120 @@
+"""Clustering metrics.
+
+All pair-counting metrics work on the contingency table, never on the
+O(n^2) list of pairs.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics import adjusted_rand_score
+from sklearn.metrics.cluster import contingency_matrix
+
+__all__ = [
+    "modified_rand",
+    "rand",
+    "adjusted_rand",
+    "nmi",
+    "n_clusters",
+    "constraint_violations",
+    "pair_counts",
+]
+
+
+def _check_labelings(labels_true, labels_pred):
+    a, b = np.asarray(labels_true), np.asarray(labels_pred)
+    if a.ndim != 1 or b.ndim != 1 or a.shape != b.shape:
+        raise ValueError(
+            f"labelings must be 1-D and of equal length, got {a.shape} and {b.shape}"
+        )
+    if len(a) < 2:
+        raise ValueError("pair-counting metrics need at least 2 samples")
+    return a, b
+
+
+def _comb2(x):
+    x = np.asarray(x, dtype=np.float64)
+    return x * (x - 1) / 2
+
+
+def pair_counts(labels_true, labels_pred) -> dict[str, float]:
+    """Counts of unordered pairs by (same true class?, same predicted cluster?)."""
+    a, b = _check_labelings(labels_true, labels_pred)
+    table = contingency_matrix(a, b, sparse=True)
+    both = _comb2(table.data).sum()
+    same_true = _comb2(np.ravel(table.sum(axis=1))).sum()
+    same_pred = _comb2(np.ravel(table.sum(axis=0))).sum()
+    total = _comb2(len(a))
+    return {
+        "same_same": both,
+        "same_diff": same_true - both,
+        "diff_same": same_pred - both,
+        "diff_diff": total - same_true - same_pred + both,
+        "total": total,
+    }
+
+
+def rand(labels_true, labels_pred) -> float:
+    """Rand index, SCSSAP eq. (26): fraction of pairs classified alike."""
+    c = pair_counts(labels_true, labels_pred)
+    return float((c["same_same"] + c["diff_diff"]) / c["total"])
+
+
+def modified_rand(labels_true, labels_pred) -> float:
+    """Modified Rand index, SCSSAP eq. (27) (Givoni & Frey 2009).
+
+    .. math::
+        \\frac{\\sum_{i>j} 1(c_i=c_j) 1(\\hat c_i=\\hat c_j)}{2\\sum_{i>j} 1(\\hat c_i=\\hat c_j)}
+        + \\frac{\\sum_{i>j} 1(c_i\\neq c_j) 1(\\hat c_i\\neq \\hat c_j)}{2\\sum_{i>j} 1(\\hat c_i\\neq \\hat c_j)}
+
+    Precision of "same cluster" and of "different cluster" predictions,
+    averaged. Eq. (27) is undefined when a denominator is zero (one cluster, or
+    all singletons); we take that half as 0, so a trivial clustering scores at
+    most 0.5.
+    """
+    c = pair_counts(labels_true, labels_pred)
+    pred_same = c["same_same"] + c["diff_same"]
+    pred_diff = c["same_diff"] + c["diff_diff"]
+    first = c["same_same"] / (2 * pred_same) if pred_same > 0 else 0.0
+    second = c["diff_diff"] / (2 * pred_diff) if pred_diff > 0 else 0.0
+    return float(first + second)
+
+
+def adjusted_rand(labels_true, labels_pred) -> float:
+    """Hubert & Arabie's adjusted Rand index (scikit-learn's)."""
+    _check_labelings(labels_true, labels_pred)
+    return float(adjusted_rand_score(labels_true, labels_pred))
+
+
+def nmi(labels_true, labels_pred) -> float:
+    """NMI with geometric normalisation, RN-SDP eq. (7): I(C,T) / sqrt(H(C) H(T)).
+
+    When either labeling has zero entropy (a single cluster) the ratio is 0/0;
+    we return 1.0 if both are single clusters and 0.0 otherwise, as
+    scikit-learn does.
+    """
+    a, b = _check_labelings(labels_true, labels_pred)
+    table = contingency_matrix(a, b).astype(np.float64)
+    n = table.sum()
+    p = table / n
+    pa, pb = p.sum(axis=1), p.sum(axis=0)
+    h_a = -np.sum(pa * np.log(pa))
+    h_b = -np.sum(pb * np.log(pb))
+    if h_a == 0 or h_b == 0:
+        return 1.0 if h_a == h_b else 0.0
+    nz = p > 0
+    mi = np.sum(p[nz] * np.log(p[nz] / np.outer(pa, pb)[nz]))
+    return float(max(mi, 0.0) / np.sqrt(h_a * h_b))
+
+
+def n_clusters(labels_true, labels_pred) -> float:
+    """Number of distinct clusters found (``labels_true`` ignored)."""
+    return float(len(np.unique(labels_pred)))
+
+
+def constraint_violations(labels_true, labels_pred, *, constraints=None) -> float:
+    """Fraction of the given constraints the clustering violates (0 when none given)."""
+    if constraints is None or len(constraints) == 0:
+        return 0.0
+    split, joined = constraints.violations(labels_pred)
+    return (split + joined) / len(constraints)

@@ -1,0 +1,312 @@
+"""The plugin registry: one pluggy manager, specs by kind, look-up by name.
+
+Start-up follows pytest: create the manager, add the hook specs, load the
+``ccbench`` entry-point group (built-ins are advertised there too), then any
+extra plugin modules named by the caller, and finally ``check_pending()`` so a
+misspelt hook is an error rather than silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pluggy
+
+from . import hookspecs
+
+__all__ = [
+    "MethodSpec",
+    "DatasetSpec",
+    "SchemeSpec",
+    "NoiseSpec",
+    "MetricSpec",
+    "get_plugin_manager",
+    "register_plugin",
+    "load_plugins",
+    "make_method",
+    "list_methods",
+    "get_method_spec",
+    "get_dataset_spec",
+    "get_scheme_spec",
+    "get_noise_spec",
+    "get_metric_spec",
+    "list_datasets",
+    "list_schemes",
+    "list_noise",
+    "list_metrics",
+    "UnknownNameError",
+]
+
+# Built-in core plugins (data sets, schemes, noise, metrics). Built-in
+# *algorithms* come through the entry-point group like any third-party method.
+BUILTIN_PLUGINS = ("ccbench._builtin",)
+
+SUPERVISION_KINDS = ("must_link", "cannot_link", "labels")
+
+
+class UnknownNameError(KeyError, ValueError):
+    """A registry look-up used a name no plugin provides."""
+
+    def __str__(self):  # KeyError would repr() the message
+        return str(self.args[0])
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodSpec:
+    """What a clustering method is and what it needs.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (``make_method(name)``).
+    estimator : type
+        A scikit-learn style estimator class.
+    summary : str
+        One line for ``ccbench plugins``.
+    paper : str
+        Short citation of the defining paper.
+    supervision : tuple of str
+        Which of ``"must_link"``, ``"cannot_link"``, ``"labels"`` the method
+        uses. Empty for unsupervised methods.
+    needs_n_clusters : bool
+        Whether ``n_clusters`` is a required hyper-parameter.
+    constraint_kind : {"none", "soft", "hard"}
+        Whether constraints are penalised (soft) or enforced (hard).
+    """
+
+    name: str
+    estimator: type
+    summary: str
+    paper: str = ""
+    supervision: tuple[str, ...] = ()
+    needs_n_clusters: bool = False
+    constraint_kind: str = "none"
+
+    def __post_init__(self):
+        bad = set(self.supervision) - set(SUPERVISION_KINDS)
+        if bad:
+            raise ValueError(
+                f"MethodSpec {self.name!r}: unknown supervision {sorted(bad)}; "
+                f"use any of {SUPERVISION_KINDS}"
+            )
+        if self.constraint_kind not in ("none", "soft", "hard"):
+            raise ValueError(
+                f"MethodSpec {self.name!r}: constraint_kind must be 'none', 'soft' "
+                f"or 'hard', got {self.constraint_kind!r}"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetSpec:
+    """A loadable data set: ``loader(**options) -> Dataset``."""
+
+    name: str
+    loader: Callable[..., Any]
+    summary: str = ""
+    n_samples: int | None = None
+    n_features: int | None = None
+    n_classes: int | None = None
+    source: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemeSpec:
+    """A constraint scheme: ``func(y, *, rng, **params) -> Constraints``."""
+
+    name: str
+    func: Callable[..., Any]
+    summary: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseSpec:
+    """A noise injector.
+
+    ``stage="labels"``: ``func(y, *, rate, rng) -> y_noisy`` applied before the
+    constraints are drawn. ``stage="constraints"``:
+    ``func(constraints, *, rate, rng) -> Constraints`` applied after.
+    """
+
+    name: str
+    func: Callable[..., Any]
+    stage: str
+    summary: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricSpec:
+    """A metric: ``func(y_true, y_pred, *, constraints=None) -> float``.
+
+    ``greater_is_better`` tells reports which way is up.
+    """
+
+    name: str
+    func: Callable[..., float]
+    summary: str = ""
+    greater_is_better: bool = True
+    needs_constraints: bool = False
+
+
+_lock = threading.Lock()
+_pm: pluggy.PluginManager | None = None
+
+
+def _new_plugin_manager() -> pluggy.PluginManager:
+    pm = pluggy.PluginManager("ccbench")
+    pm.add_hookspecs(hookspecs)
+    for modname in BUILTIN_PLUGINS:
+        _import_and_register(pm, modname)
+    try:
+        pm.load_setuptools_entrypoints("ccbench")
+    except Exception as exc:  # name the plugin that broke start-up
+        raise ImportError(f"could not load a ccbench entry-point plugin: {exc!r}") from exc
+    pm.check_pending()
+    return pm
+
+
+def _import_and_register(pm: pluggy.PluginManager, modname: str):
+    if pm.get_plugin(modname) is not None:
+        return pm.get_plugin(modname)
+    try:
+        module = importlib.import_module(modname)
+    except ImportError as exc:
+        raise ImportError(f"could not import ccbench plugin module {modname!r}: {exc}") from exc
+    pm.register(module, name=modname)
+    pm.check_pending()
+    _clear_caches()
+    return module
+
+
+def get_plugin_manager() -> pluggy.PluginManager:
+    """Return the process-wide plugin manager, creating it on first use."""
+    global _pm
+    with _lock:
+        if _pm is None:
+            _pm = _new_plugin_manager()
+        return _pm
+
+
+def register_plugin(plugin: Any, name: str | None = None) -> Any:
+    """Register a plugin object or module (by object or dotted module name).
+
+    Returns the registered plugin. Registering the same name twice is a no-op.
+    """
+    pm = get_plugin_manager()
+    if isinstance(plugin, str):
+        return _import_and_register(pm, plugin)
+    name = name or getattr(plugin, "__name__", None)
+    if name is not None and pm.get_plugin(name) is not None:
+        return pm.get_plugin(name)
+    pm.register(plugin, name=name)
+    pm.check_pending()
+    _clear_caches()
+    return plugin
+
+
+def unregister_plugin(name: str) -> None:
+    """Remove a plugin registered under ``name`` (used by tests)."""
+    pm = get_plugin_manager()
+    plugin = pm.get_plugin(name)
+    if plugin is not None:
+        pm.unregister(plugin)
+    _clear_caches()
+
+
+def load_plugins(modules: Iterable[str]) -> None:
+    """Import and register extra plugin modules (``plugins:`` in a config)."""
+    for modname in modules or ():
+        register_plugin(str(modname))
+
+
+# -- look-up ------------------------------------------------------------------
+
+_caches: dict[str, dict[str, Any]] = {}
+
+
+def _clear_caches():
+    _caches.clear()
+
+
+def _specs(kind: str) -> dict[str, Any]:
+    if kind not in _caches:
+        hook = getattr(get_plugin_manager().hook, f"ccbench_{kind}")
+        table: dict[str, Any] = {}
+        # pluggy calls the last-registered plugin first; reverse it so a later
+        # registration overrides an earlier one of the same name.
+        for specs in reversed(hook()):
+            for spec in specs or ():
+                table[spec.name] = spec
+        _caches[kind] = dict(sorted(table.items()))
+    return _caches[kind]
+
+
+def _lookup(kind: str, name: str, what: str):
+    table = _specs(kind)
+    try:
+        return table[name]
+    except KeyError:
+        known = ", ".join(table) or "(none registered)"
+        raise UnknownNameError(f"unknown {what} {name!r}; known {what}s: {known}") from None
+
+
+def get_method_spec(name: str) -> MethodSpec:
+    return _lookup("methods", name, "method")
+
+
+def get_dataset_spec(name: str) -> DatasetSpec:
+    return _lookup("datasets", name, "data set")
+
+
+def get_scheme_spec(name: str) -> SchemeSpec:
+    return _lookup("constraint_schemes", name, "constraint scheme")
+
+
+def get_noise_spec(name: str) -> NoiseSpec:
+    return _lookup("noise_injectors", name, "noise injector")
+
+
+def get_metric_spec(name: str) -> MetricSpec:
+    return _lookup("metrics", name, "metric")
+
+
+def list_methods() -> list[MethodSpec]:
+    """All registered methods, sorted by name."""
+    return list(_specs("methods").values())
+
+
+def list_datasets() -> list[DatasetSpec]:
+    return list(_specs("datasets").values())
+
+
+def list_schemes() -> list[SchemeSpec]:
+    return list(_specs("constraint_schemes").values())
+
+
+def list_noise() -> list[NoiseSpec]:
+    return list(_specs("noise_injectors").values())
+
+
+def list_metrics() -> list[MetricSpec]:
+    return list(_specs("metrics").values())
+
+
+def make_method(name: str, **params):
+    """Build the estimator registered as ``name`` with hyper-parameters ``params``.
+
+    >>> est = make_method("kmeans", n_clusters=3)  # doctest: +SKIP
+    """
+    spec = get_method_spec(name)
+    try:
+        return spec.estimator(**params)
+    except TypeError as exc:
+        import inspect
+
+        accepted = [p for p in inspect.signature(spec.estimator).parameters if p != "self"]
+        raise TypeError(
+            f"method {name!r} does not accept {sorted(params)}: {exc}; "
+            f"its parameters are {accepted}"
+        ) from exc

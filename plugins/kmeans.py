@@ -1,0 +1,64 @@
+"""``kmeans``: unsupervised k-means (scikit-learn), the baseline that ignores supervision."""
+
+from __future__ import annotations
+
+from sklearn.cluster import KMeans
+
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+from ccbench.base import Interval, check_random_state
+
+import numbers
+
+
+class KMeansClusterer(ConstrainedClusterer):
+    """Lloyd's k-means with k-means++ seeding (``sklearn.cluster.KMeans``).
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+    n_init : int, default=10
+    max_iter : int, default=300
+    random_state : int, Generator or None, default=None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    n_iter_ : int
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None)],
+        "n_init": [Interval(numbers.Integral, 1, None)],
+        "max_iter": [Interval(numbers.Integral, 1, None)],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_clusters=2, *, n_init=10, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        X, _ = self._validate_fit(X, constraints)
+        seed = int(check_random_state(self.random_state).integers(2**31 - 1))
+        km = KMeans(self.n_clusters, n_init=self.n_init, max_iter=self.max_iter, random_state=seed).fit(X)
+        self.labels_ = km.labels_.astype(int)
+        self.cluster_centers_ = km.cluster_centers_
+        self.n_iter_ = int(km.n_iter_)
+        self.converged_ = km.n_iter_ < self.max_iter
+        return self
+
+
+@hookimpl
+def ccbench_methods():
+    return [
+        MethodSpec(
+            name="kmeans",
+            estimator=KMeansClusterer,
+            summary="k-means (unsupervised baseline)",
+            paper="Lloyd 1982; Arthur & Vassilvitskii 2007",
+            needs_n_clusters=True,
+        )
+    ]
