@@ -1,0 +1,131 @@
+import numpy as np
+import pytest
+
+from ccbench import Constraints
+from ccbench import constraints as cgen
+
+
+def test_pairs_are_normalised_and_merged():
+    c = Constraints([[3, 1], [1, 3], [0, 2]], [[4, 0]], n_samples=5,
+                    must_link_confidence=[0.2, 0.7, 1.0])
+    np.testing.assert_array_equal(c.must_link, [[0, 2], [1, 3]])
+    np.testing.assert_array_equal(c.cannot_link, [[0, 4]])
+    # the duplicate (1, 3) keeps its highest confidence
+    np.testing.assert_allclose(c.must_link_confidence, [1.0, 0.7])
+    assert len(c) == 3
+
+
+@pytest.mark.parametrize(
+    "ml, cl, message",
+    [
+        ([[0, 5]], None, "out of range"),
+        ([[-1, 2]], None, "out of range"),
+        ([[2, 2]], None, "self-pair"),
+        ([[0, 1]], [[1, 0]], "both must-link and cannot-link"),
+        ([[0, 1, 2]], None, "shape"),
+    ],
+)
+def test_bad_pairs_are_refused_by_name(ml, cl, message):
+    with pytest.raises(ValueError, match=message):
+        Constraints(ml, cl, n_samples=5)
+
+
+def test_bad_confidence_is_refused():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        Constraints([[0, 1]], n_samples=3, must_link_confidence=[1.5])
+    with pytest.raises(ValueError, match="1 pairs"):
+        Constraints([[0, 1]], n_samples=3, must_link_confidence=[0.5, 0.5])
+
+
+def test_chunklets_on_small_graph():
+    # 0-1-2 chain, 4-5 pair, 3 and 6 alone
+    c = Constraints([[0, 1], [2, 1], [5, 4]], [[0, 3]], n_samples=7)
+    groups = [g.tolist() for g in c.chunklets()]
+    assert groups == [[0, 1, 2], [4, 5]]
+    comp = c.chunklet_labels()
+    assert comp[0] == comp[1] == comp[2] != comp[4] == comp[5]
+    assert len({comp[3], comp[6], comp[0], comp[4]}) == 4
+
+
+def test_consistency_detects_transitive_contradiction():
+    c = Constraints([[0, 1], [1, 2]], [[0, 3]], n_samples=4)
+    assert c.is_consistent()
+    bad = Constraints([[0, 1], [1, 2]], [[0, 2]], n_samples=4)
+    assert not bad.is_consistent()
+
+
+def test_from_labels_builds_all_implied_pairs():
+    partial = np.array([0, 0, -1, 1, 1, 1])
+    c = Constraints.from_labels(partial)
+    # classes of size 2 and 3: 1 + 3 must-links, 2 * 3 cannot-links
+    assert c.n_must_link == 4 and c.n_cannot_link == 6
+    assert c.is_consistent()
+    np.testing.assert_array_equal(c.labels, partial)
+
+
+def test_violations_counts_split_and_joined_pairs():
+    c = Constraints([[0, 1], [2, 3]], [[0, 2], [1, 3]], n_samples=4)
+    assert c.violations([0, 0, 1, 1]) == (0, 0)
+    assert c.violations([0, 1, 0, 1]) == (2, 2)
+
+
+@pytest.mark.parametrize("n_constraints", [0, 1, 37, 200])
+def test_random_pairs_counts_and_label_consistency(n_constraints):
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, size=60)
+    c = cgen.random_pairs(y, n_constraints, rng=rng)
+    assert len(c) == n_constraints  # distinct pairs, none merged away
+    assert np.all(y[c.must_link[:, 0]] == y[c.must_link[:, 1]])
+    assert np.all(y[c.cannot_link[:, 0]] != y[c.cannot_link[:, 1]])
+    assert c.is_consistent()
+
+
+def test_random_pairs_can_take_every_pair():
+    y = np.array([0, 0, 1, 1, 2])
+    c = cgen.random_pairs(y, 10, rng=np.random.default_rng(1))
+    assert len(c) == 10
+    with pytest.raises(ValueError, match="at most 10"):
+        cgen.random_pairs(y, 11, rng=np.random.default_rng(1))
+
+
+def test_random_pairs_is_reproducible_from_the_seed():
+    y = np.repeat([0, 1, 2], 30)
+    a = cgen.random_pairs(y, 50, rng=np.random.default_rng(7))
+    b = cgen.random_pairs(y, 50, rng=np.random.default_rng(7))
+    assert a == b
+
+
+def test_labeled_subsets_reveals_per_class_points():
+    y = np.repeat([0, 1, 2], [10, 20, 30])
+    c = cgen.labeled_subsets(y, 4, rng=np.random.default_rng(0))
+    revealed = c.labels >= 0
+    assert revealed.sum() == 12
+    for k in range(3):
+        assert np.sum(c.labels == k) == 4
+    np.testing.assert_array_equal(c.labels[revealed], y[revealed])
+    # 3 classes of 4 labeled points: 3*6 must-links, 3*16 cannot-links
+    assert (c.n_must_link, c.n_cannot_link) == (18, 48)
+    with pytest.raises(ValueError, match="only 10 points"):
+        cgen.labeled_subsets(y, 11, rng=np.random.default_rng(0))
+
+
+def test_labeled_subsets_accepts_a_fraction():
+    y = np.repeat([0, 1], [10, 30])
+    c = cgen.labeled_subsets(y, 0.1, rng=np.random.default_rng(0))
+    assert np.sum(c.labels == 0) == 1 and np.sum(c.labels == 1) == 3
+
+
+def test_per_class_pairs_counts():
+    y = np.repeat([0, 1, 2, 3], 8)
+    c = cgen.per_class_pairs(y, 3, rng=np.random.default_rng(0))
+    assert c.n_must_link == 3 * 4
+    assert c.n_cannot_link == 3 * 6
+    assert np.all(y[c.must_link[:, 0]] == y[c.must_link[:, 1]])
+    assert np.all(y[c.cannot_link[:, 0]] != y[c.cannot_link[:, 1]])
+    # every class contributes exactly j must-links
+    np.testing.assert_array_equal(np.bincount(y[c.must_link[:, 0]]), [3, 3, 3, 3])
+
+
+def test_scheme_needs_two_samples():
+    with pytest.raises(ValueError, match="at least 2"):
+        cgen.random_pairs([0], 0, rng=np.random.default_rng(0))

@@ -1,0 +1,46 @@
+import numpy as np
+import pytest
+
+from ccbench import constraints as cgen
+from ccbench import noise
+
+
+@pytest.mark.parametrize("rate", [0.0, 0.05, 0.1, 0.2, 1.0])
+def test_label_noise_changes_exactly_the_asked_fraction(rate):
+    y = np.repeat([0, 1, 2], 50)
+    noisy = noise.label_noise(y, rate=rate, rng=np.random.default_rng(3))
+    assert np.sum(noisy != y) == round(rate * len(y))
+    assert set(np.unique(noisy)) <= {0, 1, 2}
+    assert noisy is not y
+
+
+def test_label_noise_refuses_bad_rates():
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        noise.label_noise([0, 1], rate=1.5, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("rate", [0.05, 0.1, 0.5])
+def test_constraint_flip_moves_exactly_the_asked_fraction(rate):
+    y = np.repeat([0, 1, 2], 40)
+    clean = cgen.random_pairs(y, 200, rng=np.random.default_rng(1))
+    flipped = noise.constraint_flip(clean, rate=rate, rng=np.random.default_rng(2))
+    assert len(flipped) == len(clean)
+    clean_ml = {tuple(p) for p in clean.must_link}
+    flipped_ml = {tuple(p) for p in flipped.must_link}
+    moved = len(clean_ml ^ flipped_ml)  # pairs that changed set
+    assert moved == round(rate * len(clean))
+    # a flipped must-link is now between same-label points in the cannot-link set
+    wrong_cl = y[flipped.cannot_link[:, 0]] == y[flipped.cannot_link[:, 1]]
+    wrong_ml = y[flipped.must_link[:, 0]] != y[flipped.must_link[:, 1]]
+    assert wrong_cl.sum() + wrong_ml.sum() == moved
+
+
+def test_constraint_flip_keeps_confidences_with_their_pairs():
+    from ccbench import Constraints
+
+    c = Constraints([[0, 1]], [[2, 3]], n_samples=4,
+                    must_link_confidence=[0.3], cannot_link_confidence=[0.9])
+    f = noise.constraint_flip(c, rate=1.0, rng=np.random.default_rng(0))
+    np.testing.assert_array_equal(f.must_link, [[2, 3]])
+    np.testing.assert_allclose(f.must_link_confidence, [0.9])
+    np.testing.assert_allclose(f.cannot_link_confidence, [0.3])

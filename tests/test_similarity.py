@@ -1,0 +1,37 @@
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+
+from ccbench import similarity
+
+
+def test_negative_sq_euclidean_matches_cdist():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 4))
+    S = similarity.negative_sq_euclidean(X)
+    np.testing.assert_allclose(S, -cdist(X, X, "sqeuclidean"), atol=1e-10)
+    assert np.all(S <= 0) and np.all(np.diag(S) == 0)
+
+
+def test_diagonal_metric_weights_features():
+    X = np.array([[0.0, 0.0], [1.0, 2.0]])
+    S = similarity.negative_sq_euclidean(X, metric_diag=[3.0, 0.5])
+    assert S[0, 1] == pytest.approx(-(3 * 1 + 0.5 * 4))
+
+
+def test_median_preference_ignores_the_diagonal():
+    S = -np.array([[0, 1, 4], [1, 0, 9], [4, 9, 0]], dtype=float)
+    assert similarity.median_preference(S) == -4.0
+    S2, pref = similarity.similarity_with_preference(np.array([[0.0], [1.0], [3.0]]))
+    assert pref == -4.0 and np.all(np.diag(S2) == -4.0)
+
+
+def test_knn_graph_is_symmetric_and_laplacian_is_psd():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    W = similarity.gaussian_knn_graph(X, n_neighbors=5)
+    assert (abs(W - W.T)).max() < 1e-12
+    assert np.all((W.getnnz(axis=1)) >= 5)
+    L = similarity.normalized_laplacian(W.toarray())
+    eig = np.linalg.eigvalsh(L)
+    assert eig.min() > -1e-10 and eig.max() < 2 + 1e-10
