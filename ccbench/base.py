@@ -124,10 +124,17 @@ def check_random_state(seed) -> np.random.Generator:
 
 def check_X(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
     """X as a C-contiguous float64 (n, d) array of finite values with n >= min_samples."""
+    if hasattr(X, "tocsr") or hasattr(X, "sparse"):
+        raise TypeError(
+            f"{name} is a sparse matrix; sparse input is not supported: convert it with "
+            f"X.toarray() (similarities are dense N x N anyway)"
+        )
+    if np.iscomplexobj(X):
+        raise ValueError(f"Complex data not supported: {name} must be real-valued")
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array: {exc}") from exc
+        raise type(exc)(f"{name} must be a numeric array: {exc}") from exc
     if arr.ndim == 1:
         raise ValueError(
             f"{name} must be 2-D (n_samples, n_features), got a 1-D array; "
@@ -138,7 +145,9 @@ def check_X(X, *, min_samples: int = 2, name: str = "X") -> np.ndarray:
     if arr.shape[0] < min_samples:
         raise ValueError(f"{name} has {arr.shape[0]} sample(s); clustering needs at least {min_samples}")
     if arr.shape[1] < 1:
-        raise ValueError(f"{name} has no features")
+        raise ValueError(
+            f"{name} has 0 feature(s) (shape={arr.shape}) while a minimum of 1 is required."
+        )
     if not np.all(np.isfinite(arr)):
         bad = np.argwhere(~np.isfinite(arr))[0]
         raise ValueError(
@@ -181,6 +190,12 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
 
     _parameter_constraints: dict = {}
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.input_tags.allow_nan = False
+        return tags
+
     def _validate_params(self):
         for name, rules in self._parameter_constraints.items():
             value = getattr(self, name)
@@ -193,6 +208,7 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
     def _validate_fit(self, X, constraints):
         self._validate_params()
         X = check_X(X)
+        self.n_features_in_ = X.shape[1]
         cons = check_constraints(constraints, X.shape[0])
         if hasattr(self, "n_clusters") and self.n_clusters is not None:
             check_n_clusters(self.n_clusters, X.shape[0])
@@ -201,5 +217,3 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
     def fit_predict(self, X, y=None, *, constraints=None):
         return self.fit(X, y, constraints=constraints).labels_
 
-    def _more_tags(self):
-        return {"requires_y": False}
