@@ -1,0 +1,482 @@
+"""``scap`` and ``ssap_l``: soft-constraint affinity propagation (Leone, Sumedha & Weigt 2008).
+
+Every point picks another point as its exemplar (no self-exemplars, eq. 2);
+each point chosen by somebody pays a penalty ``p`` (eq. 3); clusters are the
+connected components of the exemplar graph. The zero-temperature messages
+(eq. 14) are iterated by random sequential updates, one point at a time
+(section 2.4). ``ssap_l`` adds labeled macro-nodes (eqs. 21-23).
+
+Two storage modes run the same schedule on the same random order:
+
+- ``memory="dense"`` precomputes the similarity matrix and stores the requests
+  ``r`` as an N x N array;
+- ``memory="linear"`` stores only site quantities ``h1, c1, h2`` (eq. 16) and
+  ``u`` (eq. 18), computing each similarity row from ``X`` when needed and
+  every request and availability from them (eqs. 17, 19). No N x N array.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import connected_components
+
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+from ccbench.base import ConvergenceWarning, Interval, Options, check_random_state
+
+__all__ = ["SCAP", "SSAPL"]
+
+# Pairs used to estimate the default penalty (median pairwise distance) when
+# there are more pairs than this; chunked so memory stays O(chunk * d).
+_MEDIAN_SAMPLE_PAIRS = 100_000
+_PAIR_CHUNK = 10_000
+
+
+# -- similarities -------------------------------------------------------------
+
+
+class _CandidateSimilarity:
+    """Similarity rows from variables (points that choose an exemplar) to candidates.
+
+    Candidates are the variables themselves (in ``variables`` order) followed by
+    one macro-node per group in ``macro_nodes``; the similarity of a point to a
+    macro-node is the maximum over the node's members (section 4). Without
+    macro-nodes, variables are all points and rows are plain similarity rows.
+    """
+
+    def __init__(self, X, kind, variables, macro_nodes):
+        self.X = X
+        self.kind = kind
+        self.variables = variables
+        self.n_points = X.shape[0]
+        self.plain = len(macro_nodes) == 0 and len(variables) == self.n_points
+        if kind != "precomputed":
+            self.sq_norms = np.einsum("ij,ij->i", X, X)
+        if macro_nodes:
+            self.macro_members = np.concatenate(macro_nodes)
+            self.macro_starts = np.cumsum([0] + [len(g) for g in macro_nodes[:-1]])
+        self.n_candidates = len(variables) + len(macro_nodes)
+
+    def point_rows(self, points):
+        """s(i, j) for i in ``points`` and every data point j: (len(points), n_points)."""
+        if self.kind == "precomputed":
+            return self.X[points]
+        # Same Gram identity as ccbench.similarity.negative_sq_euclidean.
+        S = self.X[points] @ self.X.T
+        S *= 2.0
+        S -= self.sq_norms[points][:, None]
+        S -= self.sq_norms[None, :]
+        np.minimum(S, 0.0, out=S)
+        if self.kind == "euclidean":
+            np.negative(S, out=S)
+            np.sqrt(S, out=S)
+            np.negative(S, out=S)
+        return S
+
+    def rows(self, positions):
+        """Candidate-similarity rows of the variables at ``positions``."""
+        positions = np.asarray(positions)
+        full = self.point_rows(self.variables[positions])
+        if self.plain:
+            return full
+        parts = [full[:, self.variables]]
+        if hasattr(self, "macro_members"):
+            parts.append(np.maximum.reduceat(full[:, self.macro_members], self.macro_starts, axis=1))
+        return np.concatenate(parts, axis=1)
+
+    def row(self, position):
+        return self.rows([position])[0]
+
+    def median_distance(self, rng):
+        """Median of -s(i, j) over pairs i != j of data points (sampled when many)."""
+        n = self.n_points
+        if self.kind == "precomputed":
+            return float(-np.median(self.X[~np.eye(n, dtype=bool)]))
+        n_pairs = n * (n - 1) // 2
+        if n_pairs <= _MEDIAN_SAMPLE_PAIRS:
+            i, j = np.triu_indices(n, k=1)
+        else:
+            i = rng.integers(0, n, size=_MEDIAN_SAMPLE_PAIRS)
+            j = (i + rng.integers(1, n, size=_MEDIAN_SAMPLE_PAIRS)) % n  # j != i
+        dist = np.empty(len(i))
+        for start in range(0, len(i), _PAIR_CHUNK):
+            sl = slice(start, start + _PAIR_CHUNK)
+            diff = self.X[i[sl]] - self.X[j[sl]]
+            dist[sl] = np.einsum("ij,ij->i", diff, diff)
+        if self.kind == "euclidean":
+            np.sqrt(dist, out=dist)
+        return float(np.median(dist))
+
+
+# -- message passing core -----------------------------------------------------
+
+
+@dataclass
+class _SiteState:
+    """Site quantities of eqs. 16 and 18 (the whole state in linear mode).
+
+    ``best``/``exemplar``/``second`` are h1, c1, h2 of eq. 16 for each variable;
+    ``positive_requests`` is u of eq. 18 for each candidate; ``started`` marks
+    variables whose requests have been computed once (before that r = 0).
+    ``requests`` is the stored N x N request matrix in dense mode, else None.
+    """
+
+    best: np.ndarray
+    exemplar: np.ndarray
+    second: np.ndarray
+    positive_requests: np.ndarray
+    started: np.ndarray
+    requests: np.ndarray | None
+
+
+def _new_state(n_variables, n_candidates, dense):
+    return _SiteState(
+        best=np.zeros(n_variables),
+        exemplar=np.full(n_variables, -1, dtype=np.intp),
+        second=np.zeros(n_variables),
+        positive_requests=np.zeros(n_candidates),
+        started=np.zeros(n_variables, dtype=bool),
+        requests=np.zeros((n_variables, n_candidates)) if dense else None,
+    )
+
+
+def _old_requests(state, i, s):
+    """r_{i -> k} for every candidate k, before i's update (eq. 17 in linear mode)."""
+    if state.requests is not None:
+        return state.requests[i]
+    if not state.started[i]:
+        return np.zeros_like(s)
+    r = s - state.best[i]
+    c = state.exemplar[i]
+    r[c] = s[c] - state.second[i]
+    return r
+
+
+def _update_point(state, i, s, p):
+    """Sequential update of variable ``i`` given its candidate-similarity row ``s``.
+
+    Availabilities to ``i`` follow from the current requests (eqs. 14, 19):
+    a_{k -> i} = min(0, -p + u_k - max(0, r_{i -> k})). Then the requests of
+    ``i`` (eqs. 14, 16, 17), and u is updated so that eq. 18 holds exactly
+    for the new requests, which refreshes every availability that depends on them.
+    """
+    pos_old = np.maximum(_old_requests(state, i, s), 0.0)
+    pos_old[i] = 0.0  # i is not its own candidate (eq. 2)
+    field = s + np.minimum(0.0, state.positive_requests - pos_old - p)
+    field[i] = -np.inf
+    c = int(np.argmax(field))
+    best = field[c]
+    field[c] = -np.inf
+    second = field.max()
+    r_new = s - best
+    r_new[c] = s[c] - second
+    r_new[i] = 0.0
+    pos_new = np.maximum(r_new, 0.0)
+    state.positive_requests += pos_new
+    state.positive_requests -= pos_old
+    state.best[i], state.exemplar[i], state.second[i] = best, c, second
+    state.started[i] = True
+    if state.requests is not None:
+        state.requests[i] = r_new
+
+
+def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense):
+    """Random sequential sweeps until the exemplars are stable (section 2.4).
+
+    Returns ``(state, n_iter, converged)``. Converged means the exemplar of
+    every variable stayed the same for ``convergence_iter`` consecutive sweeps.
+    """
+    n_var, n_cand = len(similarity.variables), similarity.n_candidates
+    state = _new_state(n_var, n_cand, dense)
+    S = similarity.rows(np.arange(n_var)) if dense else None
+    stable, previous = 0, None
+    for sweep in range(1, max_iter + 1):
+        for i in rng.permutation(n_var):
+            _update_point(state, i, S[i] if dense else similarity.row(i), p)
+        if previous is not None and np.array_equal(previous, state.exemplar):
+            stable += 1
+            if stable >= convergence_iter:
+                return state, sweep, True
+        else:
+            stable = 0
+        previous = state.exemplar.copy()
+    return state, max_iter, False
+
+
+def _components(exemplar, n_candidates):
+    """Connected components of the undirected exemplar graph i -- c_i."""
+    n_var = len(exemplar)
+    graph = coo_matrix((np.ones(n_var), (np.arange(n_var), exemplar)), shape=(n_candidates, n_candidates))
+    _, comp = connected_components(graph, directed=False)
+    return comp
+
+
+# -- estimators ---------------------------------------------------------------
+
+
+class SCAP(ConstrainedClusterer):
+    """Soft-constraint affinity propagation (unsupervised).
+
+    Each point ``i`` chooses an exemplar ``c_i != i`` (eq. 2) to minimise
+    H(c) = -sum_i S(i, c_i) + p * (number of distinct exemplars) (eq. 3). The
+    zero-temperature max-sum messages (eq. 14)::
+
+        r_{i->k} = S(i, k) - max_{l != i, k} [S(i, l) + a_{l->i}]
+        a_{k->i} = min[0, -p + sum_{l != k, i} max(0, r_{l->k})]
+
+    are iterated by random sequential updates and the exemplar of ``i`` is
+    ``argmax_{k != i} [S(i, k) + a_{k->i}]`` (eqs. 15, 20). Clusters are the
+    connected components of the undirected exemplar graph.
+
+    Parameters
+    ----------
+    p : float or None, default=None
+        Exemplar penalty ``p >= 0`` (eq. 3): larger ``p``, fewer clusters. ``p = 0``
+        makes every availability 0, so each point picks its nearest neighbour.
+        ``None`` uses the median pairwise distance, ``median_{i != j} -S(i, j)``
+        (the magnitude of Frey and Dueck's median preference), computed
+        exactly up to 100 000 pairs and from 100 000 random pairs beyond.
+    similarity : {"sqeuclidean", "euclidean", "precomputed"}, default="sqeuclidean"
+        ``S(i, j) = -||x_i - x_j||^2`` (as ``ccbench.similarity``), ``-||x_i - x_j||``
+        (the paper's section 4.1), or ``X`` is an (N, N) similarity matrix
+        (e.g. the random Gaussian similarities of section 3.1; need not be
+        symmetric, diagonal ignored; dense memory only).
+    memory : {"dense", "linear"}, default="dense"
+        ``"dense"`` stores the similarities and requests (N x N); ``"linear"``
+        stores only site quantities (eqs. 16-20) and recomputes similarity rows
+        from ``X``, O(N d) memory. Both give the same result for the same seed.
+    max_iter : int, default=200
+        Maximum number of sweeps (T_max, section 2.4: typically 100-1000).
+    convergence_iter : int, default=10
+        Stop when no exemplar changed for this many consecutive sweeps
+        (section 2.4, step 4: "we used 10-100").
+    random_state : int, Generator or None, default=None
+        Draws the random update order of each sweep (and the pair sample of
+        the default ``p`` on large data).
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+        Connected component of each point in the exemplar graph, 0..K-1.
+    exemplars_ : ndarray of shape (n_samples,)
+        ``c_i``, the exemplar chosen by each point (eq. 20).
+    p_ : float
+        The penalty used.
+    n_iter_ : int
+        Number of sweeps run.
+    converged_ : bool
+        Whether the exemplars were stable for ``convergence_iter`` sweeps
+        (a ``ConvergenceWarning`` is issued otherwise; the last exemplars are kept).
+
+    Notes
+    -----
+    Schedule. The paper (section 2.4, step 2) updates, point by point in a
+    random order drawn per sweep, first the requests ``r_{i->.}`` and then the
+    availabilities. The O(N) memory form (eqs. 16-20) cannot store
+    availabilities, so they are always evaluated from the current requests:
+    u_k (eq. 18) is updated after each point's requests change, so eq. 18
+    holds exactly at all times and every availability (eq. 19) is the value
+    of eq. 14 for the current requests. Dense mode runs this same schedule
+    with stored requests. Requests start at 0 (step 1), so first-sweep
+    availabilities are ``min(0, -p)``. There is no damping (the paper uses
+    undamped sequential updates).
+
+    Convergence is exemplar stationarity (section 2.4, third note), checked
+    after each sweep on ``c_i = c^(1)_i`` (eq. 20), the exemplar argmax at
+    the moment point ``i`` was updated.
+
+    Ties in the argmax go to the lowest index.
+
+    References
+    ----------
+    M. Leone, Sumedha, M. Weigt, "Unsupervised and semi-supervised clustering
+    by message passing: soft-constraint affinity propagation", Eur. Phys. J. B
+    65, 2008 (eqs. 2-3, 14-20, section 2.4).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = np.concatenate([rng.normal(0, 0.1, (20, 2)), rng.normal(5, 0.1, (20, 2))])
+    >>> SCAP(p=1.0, random_state=0).fit(X).labels_.max() + 1
+    2
+    """
+
+    _parameter_constraints = {
+        "p": [None, Interval(numbers.Real, 0, None)],
+        "similarity": [Options("sqeuclidean", "euclidean", "precomputed")],
+        "memory": [Options("dense", "linear")],
+        "max_iter": [Interval(numbers.Integral, 1, None)],
+        "convergence_iter": [Interval(numbers.Integral, 1, None)],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(
+        self,
+        p=None,
+        *,
+        similarity="sqeuclidean",
+        memory="dense",
+        max_iter=200,
+        convergence_iter=10,
+        random_state=None,
+    ):
+        self.p = p
+        self.similarity = similarity
+        self.memory = memory
+        self.max_iter = max_iter
+        self.convergence_iter = convergence_iter
+        self.random_state = random_state
+
+    def _check_similarity_input(self, X):
+        if self.similarity != "precomputed":
+            return
+        if X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"similarity='precomputed' needs a square (N, N) similarity matrix, got shape {X.shape}"
+            )
+        if self.memory == "linear":
+            raise ValueError(
+                "memory='linear' computes similarities row by row from the data; a precomputed "
+                "matrix is already N x N: use memory='dense' or pass the data with "
+                "similarity='sqeuclidean' or 'euclidean'"
+            )
+
+    def _macro_nodes(self, constraints, n_samples):
+        """Groups of points merged into macro-nodes (none for unsupervised SCAP)."""
+        return []
+
+    def fit(self, X, y=None, *, constraints=None):
+        X, cons = self._validate_fit(X, constraints)
+        self._check_similarity_input(X)
+        rng = check_random_state(self.random_state)
+        n = X.shape[0]
+        macro_nodes = self._macro_nodes(cons, n)
+        in_macro = np.zeros(n, dtype=bool)
+        for group in macro_nodes:
+            in_macro[group] = True
+        variables = np.flatnonzero(~in_macro)
+        similarity = _CandidateSimilarity(X, self.similarity, variables, macro_nodes)
+        self.p_ = similarity.median_distance(rng) if self.p is None else float(self.p)
+
+        n_var, n_cand = len(variables), similarity.n_candidates
+        if n_cand - 1 >= 2 and n_var > 0:
+            state, self.n_iter_, self.converged_ = _run_scap(
+                similarity,
+                p=self.p_,
+                max_iter=self.max_iter,
+                convergence_iter=self.convergence_iter,
+                rng=rng,
+                dense=self.memory == "dense",
+            )
+            exemplar = state.exemplar
+        else:  # no variable, or one possible exemplar each: candidates (0, 1) pick each other
+            exemplar = (1 - np.arange(n_var)).astype(np.intp)
+            self.n_iter_, self.converged_ = 0, True
+        if not self.converged_:
+            warnings.warn(
+                f"{type(self).__name__} did not converge: exemplars still changed within the last "
+                f"{self.convergence_iter} of {self.max_iter} sweeps; increase max_iter or change p",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+
+        comp = _components(exemplar, n_cand)
+        point_comp = np.empty(n, dtype=np.intp)
+        point_comp[variables] = comp[:n_var]
+        for g, group in enumerate(macro_nodes):
+            point_comp[group] = comp[n_var + g]
+        _, self.labels_ = np.unique(point_comp, return_inverse=True)
+        self.labels_ = self.labels_.astype(np.intp)
+        # Exemplar as a data-point index; n + g for macro-node g; -1 inside a macro-node.
+        candidate_index = np.concatenate([variables, n + np.arange(len(macro_nodes))])
+        self.exemplars_ = np.full(n, -1, dtype=np.intp)
+        self.exemplars_[variables] = candidate_index[exemplar]
+        return self
+
+
+class SSAPL(SCAP):
+    """Semi-supervised SCAP with labeled macro-nodes (Leone et al. 2008, section 4).
+
+    Labeled points of one class are merged into a macro-node that needs no
+    exemplar but may serve as one; the remaining (unlabeled) points choose
+    exemplars among the other unlabeled points and the macro-nodes. The
+    similarity of a point to a macro-node is the maximum similarity to its
+    members. The Hamiltonian (eq. 21) penalises each chosen exemplar by
+    ``p1`` (a point) or ``p2`` (a macro-node); the paper found ``p1 = p2 = p``
+    best and so does this implementation. Messages follow eq. 22, exemplars
+    eq. 23, with the same schedule and storage modes as :class:`SCAP`.
+
+    Every macro-node ends in its own cluster (a component of the exemplar
+    graph contains at most one macro-node, since macro-nodes point nowhere),
+    so must-links are always satisfied (hard constraints).
+
+    Parameters
+    ----------
+    p, similarity, memory, max_iter, convergence_iter, random_state
+        As in :class:`SCAP`.
+
+    Attributes
+    ----------
+    labels_, p_, n_iter_, converged_
+        As in :class:`SCAP`.
+    exemplars_ : ndarray of shape (n_samples,)
+        Exemplar of each unlabeled point: a data-point index, or ``n + g`` for
+        macro-node ``g``; ``-1`` for points inside a macro-node.
+    macro_nodes_ : list of ndarray
+        Members of each macro-node.
+
+    Notes
+    -----
+    Macro-nodes are the chunklets (transitive closure) of the must-link pairs,
+    plus, when ``constraints.labels`` is given, a single-point macro-node for
+    each labeled point in no must-link pair. For supervision drawn as labeled
+    points (``labeled_subsets``) this is exactly one macro-node per label; for
+    supervision given as pairs it is one macro-node per chunklet; when the
+    pairs were altered after the labels were drawn (constraint noise) the pairs
+    decide. Cannot-link constraints are ignored: SSAP-L only uses must-links
+    (Arzeno & Vikalo 2015, section 4.1), so a cannot-link inside one chunklet
+    is violated and one between clusters is never enforced.
+
+    References
+    ----------
+    M. Leone, Sumedha, M. Weigt, Eur. Phys. J. B 65, 2008 (eqs. 21-23).
+    N. M. Arzeno, H. Vikalo, "Semi-supervised affinity propagation with soft
+    instance-level constraints", IEEE TPAMI 37(5), 2015 (SSAP-L in its comparisons).
+    """
+
+    def _macro_nodes(self, constraints, n_samples):
+        groups = [np.asarray(g, dtype=np.intp) for g in constraints.chunklets()]
+        if constraints.labels is not None:
+            in_chunklet = np.zeros(n_samples, dtype=bool)
+            for g in groups:
+                in_chunklet[g] = True
+            singles = np.flatnonzero((constraints.labels >= 0) & ~in_chunklet)
+            groups += [np.array([i], dtype=np.intp) for i in singles]
+        return sorted(groups, key=lambda g: int(g[0]))
+
+
+@hookimpl
+def ccbench_methods():
+    paper = "Leone, Sumedha & Weigt, Eur. Phys. J. B 65 (2008)"
+    return [
+        MethodSpec(
+            name="scap",
+            estimator=SCAP,
+            summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
+            paper=paper,
+        ),
+        MethodSpec(
+            name="ssap_l",
+            estimator=SSAPL,
+            summary="semi-supervised SCAP: labeled points / must-link chunklets as macro-nodes "
+            "(cannot-links ignored)",
+            paper=paper + ", section 4",
+            supervision=("must_link", "labels"),
+            constraint_kind="hard",
+        ),
+    ]
