@@ -1,0 +1,554 @@
+"""Raw UCI files: the manifest, fetching and verifying files, one parser per data set.
+
+Every data set of ``ccbench/data/MANIFEST.tsv`` (role ``data``) has a row in
+:data:`UCI_SETS`: a small parse function plus the shape it yields with the
+default ``missing="drop"``. The parsers share three helpers: :func:`_read_cells`
+(text -> 2-D array of stripped strings, ragged lines refused by line number),
+:func:`_table` (columns -> float features with ids dropped, nominal text coded
+as integers and ``'?'`` dropped or imputed) and :func:`_code_sequence`
+(nucleotide strings -> one integer-coded attribute per position).
+
+Choices shared by every parser (per-set choices are in each parser's docstring):
+
+- Nominal text values are coded ``0..I-1`` in sorted order of the distinct
+  values of that column (e.g. voting ``n=0, y=1``; sick ``f=0, t=1``). The NNC
+  paper codes them ``1..I``; the constant shift disappears under
+  ``preprocess="minmax_1_2"`` or ``"standardize"``. Attributes the file already
+  writes as integer codes keep the file's numbers.
+- ``missing="drop"`` removes every row with a ``'?'`` in a kept column;
+  ``missing="impute"`` fills a numeric column with the mean of its present
+  values and a nominal (or integer-coded categorical) column with its most
+  frequent value (ties: the smallest code), so the column stays a valid code.
+- Class codes follow the sorted class names (numerically when all names are
+  numbers); ``meta["classes"]`` lists the names in code order.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import hashlib
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+__all__ = [
+    "DataIntegrityError",
+    "DataParseError",
+    "DataDownloadError",
+    "ManifestEntry",
+    "UCISet",
+    "UCI_SETS",
+    "read_manifest",
+    "resolve_data_dir",
+    "fetch_file",
+    "load_uci",
+]
+
+log = logging.getLogger("ccbench.datasets")
+
+MISSING_OPTIONS = ("drop", "impute")
+DATA_DIR_ENV = "CCBENCH_DATA_DIR"
+
+
+class DataIntegrityError(ValueError):
+    """A data file's sha256 differs from the manifest's."""
+
+
+class DataParseError(ValueError):
+    """A data file does not have the layout its parser expects."""
+
+
+class DataDownloadError(OSError):
+    """A missing data file could not be downloaded."""
+
+
+# -- manifest -------------------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class ManifestEntry:
+    """One data file of the manifest (``role == "data"``)."""
+
+    name: str
+    file: str
+    sha256: str
+    n_bytes: int
+    n_rows: int
+    url: str
+    notes: str = ""
+
+
+@lru_cache(maxsize=8)
+def _read_manifest_cached(path: str) -> dict[str, tuple[ManifestEntry, ...]]:
+    table: dict[str, list[ManifestEntry]] = {}
+    with open(path, newline="", encoding="utf-8") as fh:
+        for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
+            if row.get("role") != "data":
+                continue
+            entry = ManifestEntry(
+                name=row["name"],
+                file=row["file"],
+                sha256=row["sha256"].strip().lower(),
+                n_bytes=int(row["bytes"]),
+                n_rows=int(row["n_rows"]),
+                url=row["uci_url"],
+                notes=row.get("notes", ""),
+            )
+            table.setdefault(entry.name, []).append(entry)
+    return {name: tuple(entries) for name, entries in table.items()}
+
+
+def read_manifest(path: str | os.PathLike | None = None) -> dict[str, tuple[ManifestEntry, ...]]:
+    """Data files by data-set name, from ``path`` or the packaged MANIFEST.tsv."""
+    if path is None:
+        path = resources.files("ccbench.data").joinpath("MANIFEST.tsv")
+    return _read_manifest_cached(os.fspath(path))
+
+
+# -- data directory, download and verification ------------------------------------
+
+
+def resolve_data_dir(data_dir: str | os.PathLike | None = None) -> Path:
+    """``data_dir``, else ``$CCBENCH_DATA_DIR``, else ``pooch.os_cache("ccbench")``."""
+    if data_dir is not None:
+        return Path(data_dir)
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV])
+    import pooch
+
+    return Path(pooch.os_cache("ccbench"))
+
+
+# (resolved path, mtime_ns, size) -> sha256 it was found to have. Re-hashing is
+# skipped only while the file's stat is unchanged.
+_verified: dict[tuple[str, int, int], str] = {}
+
+
+def _stat_key(path: Path) -> tuple[str, int, int]:
+    st = path.stat()
+    return (str(path.resolve()), st.st_mtime_ns, st.st_size)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _verify(path: Path, expected: str) -> None:
+    key = _stat_key(path)
+    if _verified.get(key) == expected:
+        return
+    actual = _sha256(path)
+    if actual != expected:
+        raise DataIntegrityError(
+            f"data file {path} failed its checksum: expected sha256 {expected}, "
+            f"actual sha256 {actual}. Delete the file so it is downloaded again, or point "
+            f"{DATA_DIR_ENV} at a verified copy of the data sets."
+        )
+    _verified[key] = expected
+
+
+def _download(entry: ManifestEntry, path: Path) -> None:
+    """Download ``entry.url`` to ``path``; only a verified file ever appears there."""
+    import pooch
+
+    if not entry.url.startswith(("http://", "https://")):
+        raise DataDownloadError(f"cannot download {entry.file}: unsupported URL {entry.url!r}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    log.info("downloading %s to %s", entry.url, path)
+    # Download into a private temporary directory next to the target and move
+    # into place only after the hash matched: a failed or wrong download never
+    # looks like a cached file, and concurrent loaders cannot see half a file.
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".download-") as tmp:
+        part = Path(tmp) / entry.file
+        try:
+            pooch.HTTPDownloader(progressbar=False)(entry.url, str(part), None)
+        except Exception as exc:  # requests' errors are not OSError subclasses
+            raise DataDownloadError(
+                f"could not download {entry.file} for data set {entry.name!r} from "
+                f"{entry.url}: {exc}. Check the network, or place a verified copy at {path} "
+                f"(or point {DATA_DIR_ENV} at a directory holding <name>/<file>)."
+            ) from exc
+        actual = _sha256(part)
+        if actual != entry.sha256:
+            raise DataIntegrityError(
+                f"downloaded {entry.file} (from {entry.url}) failed its checksum: expected "
+                f"sha256 {entry.sha256}, actual sha256 {actual}; it was discarded. The server's "
+                f"copy differs from the one the manifest pins: point {DATA_DIR_ENV} at a "
+                f"verified copy of the data sets."
+            )
+        shutil.move(str(part), path)
+    _verified[_stat_key(path)] = entry.sha256
+
+
+def fetch_file(entry: ManifestEntry, data_dir: Path) -> Path:
+    """Path of ``entry`` under ``data_dir/<name>/<file>``, downloaded if absent, verified."""
+    path = data_dir / entry.name / entry.file
+    if not path.exists():
+        _download(entry, path)
+    _verify(path, entry.sha256)
+    return path
+
+
+# -- parsing helpers ------------------------------------------------------------
+
+
+def _read_cells(path: Path, *, sep: str | None = ",", skip: int = 0) -> np.ndarray:
+    """Non-empty lines after the first ``skip`` split on ``sep`` (None: whitespace)."""
+    try:
+        text = path.read_text(encoding="ascii")
+    except UnicodeDecodeError as exc:
+        raise DataParseError(f"{path}: not an ASCII text file ({exc})") from None
+    lines = [line for line in text.splitlines()[skip:] if line.strip()]
+    rows = [[field.strip() for field in line.split(sep)] for line in lines]
+    if not rows:
+        raise DataParseError(f"{path}: no data lines")
+    width = len(rows[0])
+    for lineno, row in enumerate(rows, start=skip + 1):
+        if len(row) != width:
+            raise DataParseError(f"{path}: data line {lineno} has {len(row)} fields, expected {width}")
+    return np.array(rows, dtype=str)
+
+
+def _floats(values: np.ndarray, where: str) -> np.ndarray:
+    try:
+        return values.astype(np.float64)
+    except ValueError:
+        bad = next(v for v in values.ravel() if not _is_number(v))
+        raise DataParseError(f"{where}: non-numeric value {bad!r}") from None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _mode(values: np.ndarray) -> float:
+    distinct, counts = np.unique(values, return_counts=True)
+    return float(distinct[np.argmax(counts)])  # argmax: first, i.e. smallest, of ties
+
+
+def _table(
+    cells: np.ndarray,
+    *,
+    source: str,
+    missing: str,
+    label: int | None,
+    drop: dict[int, str] | None = None,
+    nominal: tuple[int, ...] = (),
+    categorical: tuple[int, ...] = (),
+) -> tuple[np.ndarray, np.ndarray | None, dict]:
+    """Turn a string table into float features, raw labels and a record of what changed.
+
+    ``label`` is the class column, ``drop`` maps id/name columns to a description,
+    ``nominal`` columns hold text values (coded 0..I-1, sorted), ``categorical``
+    columns hold integer codes (kept; imputed with the mode). Other columns are
+    numeric (imputed with the mean). Indices refer to the file's columns.
+    """
+    drop = drop or {}
+    n_cols = cells.shape[1]
+    kept = [c for c in range(n_cols) if c != label and c not in drop]
+    labels = cells[:, label] if label is not None else None
+    features = cells[:, kept]
+    is_missing = features == "?"
+    info: dict = {"dropped_columns": {f"file column {c}": why for c, why in drop.items()}}
+    if missing == "drop":
+        complete = ~is_missing.any(axis=1)
+        info["dropped_rows"] = int((~complete).sum())
+        if info["dropped_rows"]:
+            info["dropped_rows_reason"] = "a '?' (missing value) in a kept column (missing='drop')"
+        features, is_missing = features[complete], is_missing[complete]
+        labels = labels[complete] if labels is not None else None
+    else:
+        info["dropped_rows"] = 0
+        info["imputed_cells"] = int(is_missing.sum())
+    X = np.empty(features.shape, dtype=np.float64)
+    codes: dict[str, list[str]] = {}
+    for j, c in enumerate(kept):  # loop over columns only
+        present = ~is_missing[:, j]
+        column = features[:, j]
+        if c in nominal:
+            values = np.unique(column[present])
+            X[:, j] = np.searchsorted(values, column)
+            codes[f"feature {j}"] = values.tolist()
+        else:
+            X[present, j] = _floats(column[present], f"{source}: file column {c}")
+        if not present.all():
+            if not present.any():
+                raise DataParseError(f"{source}: file column {c} has no values; drop it in the parser")
+            fill = _mode(X[present, j]) if c in nominal or c in categorical else X[present, j].mean()
+            X[~present, j] = fill
+    if codes:
+        info["nominal_codes"] = codes
+    return X, labels, info
+
+
+def _code_sequence(seqs: np.ndarray, alphabet: str, source: str) -> np.ndarray:
+    """(n,) equal-length strings -> (n, L) integer codes, letter i of ``alphabet`` -> i."""
+    length = len(seqs[0])
+    if any(len(s) != length for s in seqs):
+        raise DataParseError(f"{source}: sequences differ in length (first has {length})")
+    lookup = np.full(256, -1, dtype=np.int64)
+    for code, letter in enumerate(alphabet):
+        lookup[ord(letter)] = code
+    raw = np.frombuffer("".join(seqs).encode("ascii"), dtype=np.uint8)
+    coded = lookup[raw].reshape(len(seqs), length)
+    if (coded < 0).any():
+        bad = sorted({chr(b) for b in raw[lookup[raw] < 0]})
+        raise DataParseError(f"{source}: sequence letters {bad} outside {alphabet!r}")
+    return coded.astype(np.float64)
+
+
+# -- per-data-set parsers ---------------------------------------------------------
+# Each takes the verified file paths (manifest order) and ``missing`` and returns
+# (X, raw labels, info). info may carry "class_names" for labels that are codes.
+
+
+def _simple(label, drop=None, sep=",", nominal=(), categorical=()):
+    """Parser for a single-file table: label column, id columns to drop, column kinds."""
+
+    def parse(paths, missing):
+        (path,) = paths
+        return _table(_read_cells(path, sep=sep), source=str(path), missing=missing, label=label,
+                      drop=drop, nominal=nominal, categorical=categorical)
+
+    return parse
+
+
+def _parse_credit(paths, missing):
+    """crx.data: A1, A4-A7, A9, A10, A12, A13 are nominal (coded); A2, A3, A8, A11,
+    A14, A15 numeric. 37 rows have a '?': drop -> 653 rows (the NNC paper's size),
+    impute -> 690."""
+    (path,) = paths
+    return _table(_read_cells(path), source=str(path), missing=missing, label=15,
+                  nominal=(0, 3, 4, 5, 6, 8, 9, 11, 12))
+
+
+def _parse_hepatitis(paths, missing):
+    """Label first (1=DIE, 2=LIVE). AGE, BILIRUBIN, ALK PHOSPHATE, SGOT, ALBUMIN,
+    PROTIME are numeric; the 13 yes/no attributes are file codes 1/2 (kept, imputed
+    with the mode). drop -> 80 complete rows; impute -> 155 (the NNC paper's size)."""
+    (path,) = paths
+    numeric = (1, 14, 15, 16, 17, 18)
+    categorical = tuple(c for c in range(1, 20) if c not in numeric)
+    return _table(_read_cells(path), source=str(path), missing=missing, label=0,
+                  categorical=categorical)
+
+
+def _parse_housing(paths, missing):
+    """13 features; the 14th column MEDV (median value, $1000s) becomes the class.
+
+    The NNC paper (Yang et al. 2015, Table 1: 3 classes) does not say how it
+    binned MEDV, so we use equal-frequency tertiles of MEDV: edges
+    ``np.quantile(MEDV, [1/3, 2/3])`` = 18.8333 and 23.7; class 0 is
+    MEDV <= 18.8333, class 1 is 18.8333 < MEDV <= 23.7, class 2 is MEDV > 23.7
+    (169 / 171 / 166 rows; ties at the edges keep the sizes from being equal).
+    The edges are recorded in ``meta["medv_bin_edges"]``.
+    """
+    (path,) = paths
+    X, _, info = _table(_read_cells(path, sep=None), source=str(path), missing=missing, label=None)
+    medv, X = X[:, 13], X[:, :13]
+    edges = np.quantile(medv, [1 / 3, 2 / 3])
+    info["medv_bin_edges"] = edges.tolist()
+    info["dropped_columns"]["file column 13"] = "MEDV (binned into the class label)"
+    lo, hi = (f"{e:.4g}" for e in edges)
+    info["class_names"] = [f"MEDV <= {lo}", f"{lo} < MEDV <= {hi}", f"MEDV > {hi}"]
+    return X, np.digitize(medv, edges, right=True), info
+
+
+def _parse_mfeat(paths, missing):
+    """No label column: 2000 rows, 200 per digit 0..9 in row order."""
+    (path,) = paths
+    X, _, info = _table(_read_cells(path, sep=None), source=str(path), missing=missing, label=None)
+    if X.shape[0] != 2000:
+        raise DataParseError(f"{path}: expected 2000 rows (200 per digit), found {X.shape[0]}")
+    info["class_names"] = [f"digit {d}" for d in range(10)]
+    return X, np.repeat(np.arange(10), 200), info
+
+
+def _parse_parkinsons(paths, missing):
+    """Header row; drop ``name`` (recording id); label ``status`` (0 healthy, 1 PD)."""
+    (path,) = paths
+    cells = _read_cells(path)
+    header, cells = list(cells[0]), cells[1:]
+    try:
+        name, status = header.index("name"), header.index("status")
+    except ValueError:
+        raise DataParseError(f"{path}: header lacks a 'name' or 'status' column: {header}") from None
+    X, labels, info = _table(cells, source=str(path), missing=missing, label=status,
+                             drop={name: "name (recording id)"})
+    info["feature_names"] = [h for i, h in enumerate(header) if i not in (name, status)]
+    return X, labels, info
+
+
+def _parse_promoters(paths, missing):
+    """Class +/- first, instance name (dropped), then a 57-letter a/c/g/t sequence:
+    one nominal attribute per position, coded a=0, c=1, g=2, t=3."""
+    (path,) = paths
+    cells = _read_cells(path)
+    X = _code_sequence(cells[:, 2], "acgt", str(path))
+    info = {"dropped_columns": {"file column 1": "instance name"}, "dropped_rows": 0,
+            "nominal_codes": "every position: a=0, c=1, g=2, t=3"}
+    return X, cells[:, 0], info
+
+
+def _parse_splice(paths, missing):
+    """Class EI/IE/N first, instance name (dropped), then 60 letters A/C/G/T, one
+    nominal attribute per position coded A=0, C=1, G=2, T=3. The 15 rows that
+    contain the ambiguity codes D, N, S or R are always dropped (-> 3175 rows,
+    the NNC paper's size), whatever ``missing`` says."""
+    (path,) = paths
+    cells = _read_cells(path)
+    seqs = cells[:, 2]
+    ambiguous = np.array([bool(set(s) & set("DNSR")) for s in seqs])
+    X = _code_sequence(seqs[~ambiguous], "ACGT", str(path))
+    info = {"dropped_columns": {"file column 1": "instance name"},
+            "dropped_rows": int(ambiguous.sum()),
+            "dropped_rows_reason": "ambiguity codes D/N/S/R in the sequence",
+            "nominal_codes": "every position: A=0, C=1, G=2, T=3"}
+    return X, cells[~ambiguous, 0], info
+
+
+def _parse_segmentation(paths, missing):
+    """segmentation.data (210 rows) then segmentation.test (2100), 5 header lines
+    skipped in each; class name first, 19 numeric features."""
+    tables = [_read_cells(path, skip=5) for path in paths]
+    return _table(np.vstack(tables), source=" + ".join(map(str, paths)), missing=missing, label=0)
+
+
+def _parse_sick(paths, missing):
+    """29 attributes then 'class.|record id' (e.g. 'negative.|3733'): the class is
+    the part before '.|'. TBG (file column 27) is '?' in every row and is dropped
+    (otherwise missing='drop' would drop every row), leaving 28 features.
+    sex, the f/t flags and referral source are nominal (coded); age, TSH, T3,
+    TT4, T4U and FTI numeric. drop -> 1947 complete rows; impute -> 2800 (only
+    sick.data was found; the NNC paper used 3772 = sick.data + sick.test)."""
+    (path,) = paths
+    cells = _read_cells(path)
+    label_field = cells[:, 29]
+    if not all(".|" in v for v in label_field):
+        raise DataParseError(f"{path}: last field is not 'class.|id' in every row")
+    cells = cells.copy()
+    cells[:, 29] = [v.split(".|")[0] for v in label_field]
+    numeric = (0, 17, 19, 21, 23, 25, 27)
+    nominal = tuple(c for c in range(29) if c not in numeric)
+    return _table(cells, source=str(path), missing=missing, label=29,
+                  drop={27: "TBG (all values '?')"}, nominal=nominal)
+
+
+def _parse_spectf(paths, missing):
+    """SPECTF.train (80 rows) then SPECTF.test (187); label OVERALL_DIAGNOSIS first."""
+    by_name = {p.name: p for p in paths}
+    ordered = [by_name["SPECTF.train"], by_name["SPECTF.test"]]
+    cells = np.vstack([_read_cells(p) for p in ordered])
+    return _table(cells, source=" + ".join(map(str, ordered)), missing=missing, label=0)
+
+
+def _parse_voting(paths, missing):
+    """Party first; 16 votes y/n nominal (n=0, y=1); '?' (not voted) is missing:
+    drop -> 232 rows; impute (the mode per vote) -> 435 (the NNC paper's size)."""
+    (path,) = paths
+    return _table(_read_cells(path), source=str(path), missing=missing, label=0,
+                  nominal=tuple(range(1, 17)))
+
+
+@dataclasses.dataclass(frozen=True)
+class UCISet:
+    """A UCI data set: its parser and the shape it yields with ``missing="drop"``."""
+
+    parse: Callable
+    summary: str
+    n_samples: int
+    n_features: int
+    n_classes: int
+    n_samples_impute: int | None = None  # when missing="impute" keeps more rows
+
+
+UCI_SETS: dict[str, UCISet] = {
+    "balance": UCISet(_simple(label=0), "balance scale, label first (L/B/R)", 625, 4, 3),
+    "breast_cancer_wisconsin": UCISet(
+        _simple(label=10, drop={0: "sample code number"}),
+        "Wisconsin breast cancer (original); 16 '?' in Bare Nuclei (mean-imputed)", 683, 9, 2, 699),
+    "credit": UCISet(_parse_credit, "credit approval (crx); 9 nominal attributes coded", 653, 15, 2, 690),
+    "ecoli": UCISet(_simple(label=8, drop={0: "sequence name"}, sep=None), "E. coli protein localisation", 336, 7, 8),
+    "glass": UCISet(_simple(label=10, drop={0: "Id"}), "glass identification (types 1,2,3,5,6,7)", 214, 9, 6),
+    "hepatitis": UCISet(_parse_hepatitis, "hepatitis survival; many '?'", 80, 19, 2, 155),
+    "housing": UCISet(_parse_housing, "Boston housing, MEDV in 3 equal-frequency bins", 506, 13, 3),
+    "ionosphere": UCISet(_simple(label=34), "ionosphere radar returns (column 2 constant)", 351, 34, 2),
+    "iris_uci": UCISet(_simple(label=4), "Fisher's iris, UCI file (rows 35, 38 differ from sklearn)", 150, 4, 3),
+    "mfeat_fac": UCISet(_parse_mfeat, "multiple features: Fourier profile correlations", 2000, 216, 10),
+    "mfeat_pix": UCISet(_parse_mfeat, "multiple features: 15x16 pixel averages", 2000, 240, 10),
+    "parkinsons": UCISet(_parse_parkinsons, "Parkinson's voice recordings", 195, 22, 2),
+    "pima": UCISet(_simple(label=8), "Pima diabetes (zeros kept as recorded)", 768, 8, 2),
+    "promoters": UCISet(_parse_promoters, "E. coli promoter sequences, 57 nominal positions", 106, 57, 2),
+    "segmentation": UCISet(_parse_segmentation, "image segmentation, .data + .test", 2310, 19, 7),
+    "sick": UCISet(_parse_sick, "thyroid 'sick' (sick.data only; TBG dropped)", 1947, 28, 2, 2800),
+    "soybean_small": UCISet(_simple(label=35), "small soybean disease", 47, 35, 4),
+    "spectf": UCISet(_parse_spectf, "SPECTF heart, train + test", 267, 44, 2),
+    "splice": UCISet(_parse_splice, "splice junctions, 60 nominal positions (ambiguous rows dropped)", 3175, 60, 3),
+    "voting": UCISet(_parse_voting, "1984 congressional votes (y/n coded)", 232, 16, 2, 435),
+    "wdbc": UCISet(_simple(label=1, drop={0: "ID"}), "Wisconsin diagnostic breast cancer (UCI file)", 569, 30, 2),
+    "wine_uci": UCISet(_simple(label=0), "wine recognition (UCI file)", 178, 13, 3),
+    "yeast": UCISet(_simple(label=9, drop={0: "sequence name"}, sep=None), "yeast protein localisation", 1484, 8, 10),
+    "zoo": UCISet(_simple(label=17, drop={0: "animal name"}), "zoo animals (legs numeric, rest boolean)", 101, 16, 7),
+}
+
+
+def _encode_labels(raw: np.ndarray) -> tuple[np.ndarray, list]:
+    """Codes 0..k-1 in sorted order of the names (numeric order if all are numbers)."""
+    raw = np.asarray(raw)
+    if raw.dtype.kind in "iuf":
+        classes, y = np.unique(raw, return_inverse=True)
+        return y.astype(np.intp), classes.tolist()
+    names = raw.astype(str)
+    distinct = sorted(set(names.tolist()))
+    if all(_is_number(s) for s in distinct):
+        distinct.sort(key=float)
+    index = {name: code for code, name in enumerate(distinct)}
+    return np.array([index[s] for s in names], dtype=np.intp), distinct
+
+
+def load_uci(name: str, *, missing: str = "drop", data_dir=None, manifest=None):
+    """Fetch, verify and parse UCI data set ``name``.
+
+    Returns ``(X, y, classes, meta)``; :func:`ccbench.datasets.load_dataset` wraps
+    them in a :class:`~ccbench.datasets.Dataset`.
+    """
+    if missing not in MISSING_OPTIONS:
+        raise ValueError(f"missing={missing!r} is not an option; use one of {MISSING_OPTIONS}")
+    entries = read_manifest(manifest).get(name)
+    if not entries:
+        raise DataParseError(f"data set {name!r} has no data file in the manifest {manifest or 'MANIFEST.tsv'}")
+    root = resolve_data_dir(data_dir)
+    paths = [fetch_file(entry, root) for entry in entries]
+    try:
+        X, raw_labels, info = UCI_SETS[name].parse(paths, missing)
+    except DataParseError:
+        raise
+    except (ValueError, IndexError, KeyError) as exc:
+        files = ", ".join(map(str, paths))
+        raise DataParseError(f"{files}: could not parse as data set {name!r}: {exc!r}") from exc
+    y, classes = _encode_labels(raw_labels)
+    classes = info.pop("class_names", classes)
+    meta = {
+        "source": "UCI: " + ", ".join(e.url for e in entries),
+        "files": [{"path": str(p), "sha256": e.sha256} for p, e in zip(paths, entries)],
+        "classes": classes,
+        "missing": missing,
+        **info,
+    }
+    return np.ascontiguousarray(X, dtype=np.float64), y, classes, meta
