@@ -1,0 +1,105 @@
+"""The ``ccbench`` command.
+
+``ccbench report DIR ...`` and ``ccbench plugins [--all]`` are argparse
+subcommands; anything else goes to the Hydra app (``ccbench --help`` shows
+Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+import hydra
+
+SUBCOMMANDS = ("report", "plugins")
+
+
+@hydra.main(version_base="1.3", config_path="pkg://ccbench_conf", config_name="config")
+def hydra_app(cfg) -> None:
+    """Compose the config (Hydra) and run one job; results go to the job's output dir."""
+    from .harness import run_job
+
+    run_job(cfg)
+
+
+def _report(args) -> int:
+    from pathlib import Path
+
+    from . import report
+
+    data = report.load(*args.dirs)
+    x = args.x
+    if x is None:
+        x = data["x_axis"].mode().iloc[0] if "x_axis" in data and data["x_axis"].notna().any() else report.DEFAULT_X
+    metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
+    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
+    paths = report.write_report(data, out, metrics=metrics, x=x)
+    print(paths["summary_md"].read_text())
+    print("wrote:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*map(str, r)) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def _plugins(args) -> int:
+    from . import registry
+
+    registry.load_plugins(args.plugin or [])
+    methods = [
+        [m.name, m.summary, "/".join(m.supervision) or "-", "yes" if m.needs_n_clusters else "no",
+         m.constraint_kind, m.paper]
+        for m in registry.list_methods()
+    ]
+    print("Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"]))
+    if args.all:
+        datasets = [
+            [d.name, d.summary, f"{d.n_samples}x{d.n_features}" if d.n_samples else "?", d.n_classes or "?", d.source]
+            for d in registry.list_datasets()
+        ]
+        print("\nData sets\n" + _table(datasets, ["name", "summary", "n x d", "classes", "source"]))
+        print("\nConstraint schemes\n" + _table([[s.name, s.summary] for s in registry.list_schemes()], ["name", "summary"]))
+        print("\nNoise\n" + _table([[n.name, n.stage, n.summary] for n in registry.list_noise()], ["name", "stage", "summary"]))
+        metrics = [[m.name, "higher" if m.greater_is_better else "lower", m.summary] for m in registry.list_metrics()]
+        print("\nMetrics\n" + _table(metrics, ["name", "better", "summary"]))
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ccbench",
+        description="ccbench subcommands; run `ccbench --help` for the Hydra experiment runner.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    rep = sub.add_parser("report", help="gather results.parquet files and write tables and plots")
+    rep.add_argument("dirs", nargs="+", metavar="DIR", help="a run or multirun output directory")
+    rep.add_argument("--metric", default="modified_rand", help="metric column(s), comma-separated")
+    rep.add_argument("--x", default=None, help="x-axis column (default: the runs' x_axis, else constraints.n_constraints)")
+    rep.add_argument("--out", default=None, help="output directory (default: DIR/report)")
+    rep.set_defaults(func=_report)
+    plg = sub.add_parser("plugins", help="list registered methods (and, with --all, everything else)")
+    plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")
+    plg.add_argument("--plugin", action="append", metavar="MODULE", help="extra plugin module to load first")
+    plg.set_defaults(func=_plugins)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int | None:
+    """Entry point of the ``ccbench`` console script."""
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0] in SUBCOMMANDS:
+        parsed = _parser().parse_args(args)
+        return parsed.func(parsed)
+    sys.argv = [sys.argv[0] if sys.argv else "ccbench", *args]
+    hydra_app()
+    return None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

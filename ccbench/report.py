@@ -1,0 +1,227 @@
+"""Reports: gather results, summarise mean ± std, tabulate in markdown, plot.
+
+Everything is a small function of a DataFrame (benchopt style), so a notebook
+can reuse any step::
+
+    data = load("multirun/2026-01-01/12-00-00")
+    summary = summarise(data, "modified_rand", "constraints.n_constraints")
+    fig = plot_metric(summary, "modified_rand", "constraints.n_constraints")
+
+Groups: one panel per data set; one line per *label* = method name plus the
+method parameters that vary among that method's rows (``scssap(confidence=0.5)``),
+plus any other varying setting (noise, scheme, preprocessing) after a ``|``.
+Only ``ok`` trials enter the mean and the standard deviation (ddof=1); the
+other statuses are counted.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .results import STATUSES, gather, write_results
+
+__all__ = [
+    "DEFAULT_METRIC",
+    "DEFAULT_X",
+    "load",
+    "method_labels",
+    "summarise",
+    "markdown_table",
+    "problems_table",
+    "plot_metric",
+    "write_report",
+]
+
+DEFAULT_METRIC = "modified_rand"
+DEFAULT_X = "constraints.n_constraints"
+# Columns that never make two rows different settings: replicates, bookkeeping.
+_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.")
+
+
+def load(*paths) -> pd.DataFrame:
+    """All results under ``paths`` with a ``method_label`` and ``setting`` column."""
+    data = gather(*paths)
+    if data.empty:
+        return data
+    data["method_label"] = method_labels(data)
+    return data
+
+
+def _fmt(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "nan"
+        return f"{value:g}"
+    return str(value)
+
+
+def _varying(frame: pd.DataFrame, columns) -> list[str]:
+    return [c for c in columns if frame[c].astype(str).nunique(dropna=False) > 1]
+
+
+def method_labels(data: pd.DataFrame) -> pd.Series:
+    """``name`` or ``name(p=v, ...)`` with the method params that vary for that name."""
+    labels = pd.Series(index=data.index, dtype=object)
+    params = [c for c in data.columns if c.startswith("method.") and c != "method.name"]
+    for name, rows in data.groupby("method.name", sort=False):
+        present = [c for c in params if rows[c].notna().any()]
+        varying = _varying(rows, present)
+        if not varying:
+            labels[rows.index] = name
+            continue
+        text = rows[varying].apply(
+            lambda r: ", ".join(f"{c.removeprefix('method.')}={_fmt(v)}" for c, v in r.items()), axis=1
+        )
+        labels[rows.index] = name + "(" + text + ")"
+    return labels
+
+
+def _settings(data: pd.DataFrame, x: str) -> pd.Series:
+    cols = [
+        c for c in data.columns
+        if c.startswith(_SETTING_PREFIXES) and c not in ("dataset.name", x)
+    ]
+    varying = _varying(data, cols)
+    if not varying:
+        return pd.Series("", index=data.index)
+    return data[varying].apply(lambda r: ", ".join(f"{c}={_fmt(v)}" for c, v in r.items()), axis=1)
+
+
+def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X) -> pd.DataFrame:
+    """Mean ± std of ``metric`` per (dataset, method label, setting, x value).
+
+    Returns a long table with columns ``dataset, method_label, setting, x,
+    metric, mean, std, n_ok, n_error, n_skipped, n_infeasible, n_trials,
+    fit_time_mean``.
+    """
+    if data.empty:
+        raise ValueError("no results to summarise")
+    if metric not in data:
+        known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
+        raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
+    data = data.copy()
+    if "method_label" not in data:
+        data["method_label"] = method_labels(data)
+    data["setting"] = _settings(data, x)
+    data["x"] = data[x] if x in data else np.nan
+    keys = ["dataset.name", "method_label", "setting", "x"]
+    out = []
+    for key, rows in data.groupby(keys, dropna=False, sort=True):
+        ok = rows[rows["status"] == "ok"]
+        rec = dict(zip(["dataset", "method_label", "setting", "x"], key))
+        values = pd.to_numeric(ok[metric], errors="coerce")
+        rec.update(
+            metric=metric,
+            mean=values.mean() if len(values) else np.nan,
+            std=values.std() if len(values) > 1 else (0.0 if len(values) else np.nan),
+            n_trials=len(rows),
+            fit_time_mean=pd.to_numeric(ok.get("fit_time"), errors="coerce").mean() if len(ok) else np.nan,
+        )
+        for s in STATUSES:
+            rec[f"n_{s}"] = int((rows["status"] == s).sum())
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def _line_label(summary: pd.DataFrame) -> pd.Series:
+    return summary["method_label"] + summary["setting"].map(lambda s: f" | {s}" if s else "")
+
+
+def _cell(rec) -> str:
+    if rec["n_ok"] == 0:
+        worst = max((s for s in STATUSES if s != "ok"), key=lambda s: rec[f"n_{s}"])
+        return worst
+    text = f"{rec['mean']:.3f} ± {rec['std']:.3f}"
+    if rec["n_ok"] < rec["n_trials"]:
+        text += f" ({rec['n_ok']}/{rec['n_trials']})"
+    return text
+
+
+def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X) -> str:
+    """One markdown table: rows (dataset, method label), columns x values, cells mean ± std."""
+    s = summary.copy()
+    s["line"] = _line_label(s)
+    s["cell"] = s.apply(_cell, axis=1)
+    xs = sorted(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
+    s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
+    header = f"| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
+    lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed)", "", header,
+             "|" + "---|" * (2 + len(xs))]
+    for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):
+        cells = dict(zip(rows["x"], rows["cell"]))
+        lines.append(f"| {dataset} | {line} | " + " | ".join(cells.get(v, "") for v in xs) + " |")
+    return "\n".join(lines)
+
+
+def problems_table(data: pd.DataFrame, width: int = 160) -> str:
+    """Counts of non-ok rows per (dataset, method label, status) with the first message."""
+    bad = data[data["status"] != "ok"]
+    if bad.empty:
+        return "All trials ok."
+    lines = ["| dataset | method | status | rows | first message |", "|---|---|---|---|---|"]
+    for (d, m, st), rows in bad.groupby(["dataset.name", "method_label", "status"], sort=True):
+        msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
+        msg = msg.strip().splitlines()[-1] if msg.strip() else ""
+        msg = msg.replace("|", "\\|")[:width]
+        lines.append(f"| {d} | {m} | {st} | {len(rows)} | {msg} |")
+    return "\n".join(lines)
+
+
+def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X):
+    """Metric against x: one panel per data set, one line per label, error bars = std.
+
+    Returns a :class:`matplotlib.figure.Figure` (no pyplot state involved).
+    """
+    from matplotlib.figure import Figure
+
+    s = summary.copy()
+    s["line"] = _line_label(s)
+    s = s[s["n_ok"] > 0]
+    datasets = sorted(summary["dataset"].unique())
+    ncols = min(len(datasets), 3)
+    nrows = math.ceil(len(datasets) / ncols)
+    fig = Figure(figsize=(4.6 * ncols, 3.6 * nrows), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    for ax, dataset in zip(axes, datasets):
+        rows = s[s["dataset"] == dataset]
+        for line, g in rows.groupby("line", sort=True):
+            g = g.sort_values("x")
+            xv = g["x"].fillna(0).to_numpy(dtype=float)
+            ax.errorbar(xv, g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=line)
+        ax.set_title(dataset)
+        ax.set_xlabel(x)
+        ax.set_ylabel(metric)
+        ax.grid(alpha=0.3)
+        if len(rows):
+            ax.legend(fontsize="small")
+    for ax in axes[len(datasets):]:
+        ax.set_visible(False)
+    return fig
+
+
+def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X) -> dict:
+    """Write ``summary.parquet``, ``summary.md`` and ``<metric>.png`` per metric to ``out_dir``.
+
+    Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if "method_label" not in data:
+        data = data.assign(method_label=method_labels(data))
+    summaries = [summarise(data, m, x) for m in metrics]
+    paths = {"summary_parquet": out / "summary.parquet", "summary_md": out / "summary.md"}
+    write_results(pd.concat(summaries, ignore_index=True), paths["summary_parquet"])
+    parts = [f"# ccbench report\n\n{len(data)} trials from {data['source'].nunique() if 'source' in data else 1} job(s); x = `{x}`.\n"]
+    for m, s in zip(metrics, summaries):
+        parts.append(f"## {m}\n\n{markdown_table(s, m, x)}\n")
+        png = out / f"{m}.png"
+        plot_metric(s, m, x).savefig(png, dpi=110)
+        paths[f"png_{m}"] = png
+        parts.append(f"![{m}]({png.name})\n")
+    parts.append(f"## Problems\n\n{problems_table(data)}\n")
+    paths["summary_md"].write_text("\n".join(parts))
+    return paths
