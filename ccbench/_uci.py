@@ -225,8 +225,8 @@ def _floats(values: np.ndarray, where: str) -> np.ndarray:
     try:
         return values.astype(np.float64)
     except ValueError:
-        bad = next(v for v in values.ravel() if not _is_number(v))
-        raise DataParseError(f"{where}: non-numeric value {bad!r}") from None
+        row, bad = next((i, str(v)) for i, v in enumerate(values) if not _is_number(v))
+        raise DataParseError(f"{where}: non-numeric value {bad!r} (data row {row + 1})") from None
 
 
 def _is_number(text: str) -> bool:
