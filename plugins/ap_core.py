@@ -1,0 +1,436 @@
+"""The one affinity-propagation message core shared by ``ap``, ``scssap``, ``scssap_ml`` and ``ssap_g``.
+
+Everything here follows Algorithm 1 of Arzeno & Vikalo (2015). One iteration t:
+
+1. pairwise-factor messages from the (t-1) messages (Algorithm 1, lines 1-2):
+   cannot-link ``gamma`` (eq. 17) and must-link ``omega`` (eq. 20), kept only
+   for constrained pairs, one row per *directed* pair (i -> k) and one column
+   per candidate exemplar j;
+2. the modified similarity ``s_hat = s + sum omega + sum gamma`` (eq. 24), which
+   differs from ``s`` only on rows of constrained points: it is kept as a small
+   per-row ``delta`` (one row per constrained point), never as a second N x N array;
+3. damped availabilities ``alpha^(t)`` from ``rho^(t-1)`` (eq. 14);
+4. damped responsibilities ``rho^(t)`` from ``s_hat^(t)`` and ``alpha^(t)`` (eq. 25).
+
+Without pairwise factors this is exactly affinity propagation (Frey & Dueck
+2007): step 3 then 4 produces the same sequence of responsibilities as
+scikit-learn's responsibility-then-availability loop, because alpha^(1) = 0
+from the zero initialisation.
+
+Closed forms used for the pairwise messages (equivalent to eqs. 17 and 20,
+derived in the Notes of :func:`pair_factors`; they never evaluate inf - inf):
+
+- cannot-link: ``gamma = -clip(lam, 0, q_c)`` with ``lam = alpha_kj + rho_kj - gamma_ki^j`` (eq. 23);
+- must-link:   ``omega =  clip(tau, -q_m, q_m)`` with ``tau = alpha_kj + rho_kj - omega_ki^j`` (eq. 22).
+
+Both are ``sign * clip(x, lo, hi)`` with per-row (sign, lo, hi), so one array
+holds all pairwise messages.
+
+Two interchangeable back-ends compute steps 3-4: ``"numpy"`` (in-place, one
+N x N work array) and ``"numba"`` (:mod:`ccbench_plugins._ap_kernels`, fused
+row-parallel passes, no N x N temporaries). ``"auto"`` picks numba when it
+imports.
+
+Public API (stable; the asv benchmarks call it)
+-----------------------------------------------
+- :func:`affinity_propagation` -- run the message passing on a similarity matrix.
+- :func:`pair_factors` -- the must-link / cannot-link factor layout for SCSSAP / SSAP-G.
+- :class:`PairFactors`, :class:`APResult` -- their return types.
+- :func:`add_tie_noise` -- scikit-learn's degeneracy-breaking noise, in place.
+- :func:`assign_exemplars` -- Algorithm 1's exemplar identification.
+
+References
+----------
+N. M. Arzeno and H. Vikalo, "Semi-supervised affinity propagation with soft
+instance-level constraints", IEEE TPAMI 37(5), 2015 (eqs. 14, 17, 20-25, Algorithm 1).
+B. J. Frey and D. Dueck, "Clustering by passing messages between data points",
+Science 315, 2007.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from ccbench.base import ConvergenceWarning
+
+__all__ = [
+    "APResult",
+    "PairFactors",
+    "add_tie_noise",
+    "affinity_propagation",
+    "assign_exemplars",
+    "pair_factors",
+    "resolve_backend",
+]
+
+BACKENDS = ("auto", "numba", "numpy")
+
+
+def resolve_backend(backend: str) -> str:
+    """``"auto"`` -> ``"numba"`` when numba imports, else ``"numpy"``."""
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if backend == "numpy":
+        return "numpy"
+    try:
+        from . import _ap_kernels  # noqa: F401
+    except ImportError:
+        if backend == "numba":
+            raise ImportError("backend='numba' needs numba; install it or use backend='numpy'") from None
+        return "numpy"
+    return "numba"
+
+
+# -- pairwise factors ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PairFactors:
+    """Directed pairwise factor messages' layout (one row per directed pair).
+
+    Rows are grouped by their source point so that the per-point sums of eq. 24
+    are one ``np.add.reduceat``.
+
+    Attributes
+    ----------
+    source : ndarray of shape (n_rows,)
+        i of the directed pair (i -> k): the row of s_hat the message adds to.
+    partner : ndarray of shape (n_rows,)
+        k: the message reads alpha_kj + rho_kj.
+    reverse : ndarray of shape (n_rows,)
+        Row of the directed pair (k -> i).
+    sign, low, high : ndarray of shape (n_rows,)
+        message = sign * clip(x, low, high): (-1, 0, q_c) for cannot-link,
+        (+1, -q_m, q_m) for must-link.
+    is_cannot : ndarray of bool, shape (n_rows,)
+    points : ndarray of shape (n_points,)
+        Sorted distinct source points (rows of s_hat that differ from s).
+    starts : ndarray of shape (n_points,)
+        First row of each point's group (for ``np.add.reduceat``).
+    """
+
+    source: np.ndarray
+    partner: np.ndarray
+    reverse: np.ndarray
+    sign: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    is_cannot: np.ndarray
+    points: np.ndarray
+    starts: np.ndarray
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.source.shape[0])
+
+
+def _scaled_penalty(q: float, confidence) -> np.ndarray:
+    """q * confidence per pair, with confidence 0 meaning "no penalty" even when q is inf."""
+    conf = np.asarray(confidence, dtype=np.float64)
+    with np.errstate(invalid="ignore"):
+        scaled = q * conf
+    return np.where(conf == 0.0, 0.0, scaled)
+
+
+def pair_factors(
+    must_link,
+    cannot_link,
+    *,
+    penalty_must: float,
+    penalty_cannot: float,
+    must_link_confidence=None,
+    cannot_link_confidence=None,
+) -> PairFactors:
+    """Layout of the must-link (eq. 4) and cannot-link (eq. 5) factor messages.
+
+    Parameters
+    ----------
+    must_link, cannot_link : array-like of shape (m, 2)
+        Undirected pairs; each becomes two directed message rows (i -> k), (k -> i).
+    penalty_must, penalty_cannot : float
+        q_m, q_c >= 0, ``np.inf`` for hard constraints.
+    must_link_confidence, cannot_link_confidence : array-like of shape (m,), default=None
+        Per-pair multipliers in [0, 1] of q (the paper's note after eq. 20).
+        A confidence of 0 removes the pair's penalty (0 * inf is taken as 0).
+
+    Returns
+    -------
+    PairFactors
+
+    Notes
+    -----
+    Eq. 17, gamma = -min{q + max(0, -lam), max(0, lam)}: for lam >= 0 it is
+    -min(q, lam); for lam < 0 it is -min(q - lam, 0) = 0. Hence
+    gamma = -clip(lam, 0, q) <= 0. Eq. 20, omega = max{min(-q, -tau), min(q, tau)}
+    = clip(tau, -q, q). With q = inf these are -max(lam, 0) and tau: no inf - inf.
+    """
+    ml = np.asarray(must_link, dtype=np.intp).reshape(-1, 2)
+    cl = np.asarray(cannot_link, dtype=np.intp).reshape(-1, 2)
+    q_m = _scaled_penalty(penalty_must, np.ones(len(ml)) if must_link_confidence is None else must_link_confidence)
+    q_c = _scaled_penalty(penalty_cannot, np.ones(len(cl)) if cannot_link_confidence is None else cannot_link_confidence)
+    # Directed rows: all must-link (i->k), (k->i), then all cannot-link.
+    src = np.concatenate([ml[:, 0], ml[:, 1], cl[:, 0], cl[:, 1]])
+    dst = np.concatenate([ml[:, 1], ml[:, 0], cl[:, 1], cl[:, 0]])
+    n_ml, n_cl = len(ml), len(cl)
+    rev = np.concatenate([
+        np.arange(n_ml, 2 * n_ml), np.arange(n_ml),
+        2 * n_ml + np.arange(n_cl, 2 * n_cl), 2 * n_ml + np.arange(n_cl),
+    ]).astype(np.intp)
+    is_cannot = np.concatenate([np.zeros(2 * n_ml, bool), np.ones(2 * n_cl, bool)])
+    q = np.concatenate([q_m, q_m, q_c, q_c])
+    sign = np.where(is_cannot, -1.0, 1.0)
+    low = np.where(is_cannot, 0.0, -q)
+    high = q
+    # Group rows by source point; remap the reverse pointers accordingly.
+    order = np.argsort(src, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    src, dst, sign, low, high, is_cannot = (a[order] for a in (src, dst, sign, low, high, is_cannot))
+    rev = rank[rev[order]]
+    points, starts = np.unique(src, return_index=True)
+    return PairFactors(src, dst, rev, sign, low, high, is_cannot, points, starts.astype(np.intp))
+
+
+def _update_pair_messages(factors: PairFactors, A, R, msg, out):
+    """Algorithm 1 lines 1-2: ``out`` <- eqs. 17 / 20 from the (t-1) alpha, rho, messages."""
+    k = factors.partner
+    np.add(A[k], R[k], out=out)
+    out -= msg[factors.reverse]
+    np.clip(out, factors.low[:, None], factors.high[:, None], out=out)
+    out *= factors.sign[:, None]
+    return out
+
+
+def _similarity_delta(factors: PairFactors, msg):
+    """Per constrained point, sum of its pairwise messages (the sums in eq. 24)."""
+    return np.add.reduceat(msg, factors.starts, axis=0)
+
+
+# -- numpy back-end --------------------------------------------------------------------
+
+
+def _availabilities_numpy(R, A, work, n_exemplar_columns, damping):
+    """alpha <- mu alpha + (1 - mu) alpha_new (eq. 14), in place, ``work`` is scratch."""
+    np.maximum(R, 0.0, out=work)
+    np.fill_diagonal(work, 0.0)
+    pos = work.sum(axis=0)  # sum_{k != j} max(rho_kj, 0)
+    np.subtract(pos, work, out=work)  # drop k = i
+    work += np.diagonal(R).copy()
+    np.minimum(work, 0.0, out=work)
+    np.fill_diagonal(work, pos[: min(work.shape)])
+    if n_exemplar_columns < work.shape[1]:
+        work[:, n_exemplar_columns:] = 0.0
+        A[:, n_exemplar_columns:] = 0.0
+    work *= 1.0 - damping
+    A *= damping
+    A += work
+
+
+def _responsibilities_numpy(S, A, R, work, delta, points, damping):
+    """rho <- mu rho + (1 - mu) (s_hat - max_{k != j}(s_hat + alpha)) (eq. 25), in place."""
+    n = S.shape[0]
+    rows = np.arange(n)
+    np.add(S, A, out=work)
+    if points.size:
+        shat_c = S[points] + delta
+        work[points] = shat_c + A[points]
+    best_col = np.argmax(work, axis=1)
+    best = work[rows, best_col]
+    work[rows, best_col] = -np.inf
+    second = np.max(work, axis=1)
+    shat_best = S[rows, best_col]
+    np.subtract(S, best[:, None], out=work)
+    if points.size:
+        work[points] = shat_c - best[points, None]
+        shat_best[points] = shat_c[np.arange(points.size), best_col[points]]
+    work[rows, best_col] = shat_best - second
+    work *= 1.0 - damping
+    R *= damping
+    R += work
+
+
+# -- exemplars and the driver ------------------------------------------------------------
+
+
+def assign_exemplars(A, R, n_exemplar_columns=None):
+    """Algorithm 1's end: Psi = {k : alpha_kk + rho_kk > 0}, c_i = argmax_{k in Psi} alpha_ik + rho_ik.
+
+    Exemplars label themselves. Labels are 0..K-1 in increasing order of the
+    exemplar's index. Returns ``(labels, exemplars)``; when Psi is empty,
+    ``labels`` is all -1 and ``exemplars`` is empty (as scikit-learn does).
+    """
+    n = A.shape[0]
+    m = A.shape[1] if n_exemplar_columns is None else n_exemplar_columns
+    k = min(n, m)
+    diag = np.diagonal(A)[:k] + np.diagonal(R)[:k]
+    exemplars = np.flatnonzero(diag > 0)
+    if exemplars.size == 0:
+        return np.full(n, -1, dtype=np.intp), exemplars
+    belief = A[:, exemplars] + R[:, exemplars]
+    labels = np.argmax(belief, axis=1)
+    labels[exemplars] = np.arange(exemplars.size)
+    return labels.astype(np.intp), exemplars
+
+
+@dataclass
+class APResult:
+    """Output of :func:`affinity_propagation`.
+
+    Attributes
+    ----------
+    labels : ndarray of shape (n,)
+        Cluster index per row (-1 everywhere when no exemplar emerged).
+    exemplars : ndarray of shape (K,)
+        Indices of the exemplars (Psi), sorted.
+    n_iter : int
+    converged : bool
+    availability, responsibility : ndarray of shape (n, m)
+        Final alpha^(T), rho^(T).
+    pair_messages : ndarray of shape (n_rows, m) or None
+        Final gamma / omega, rows in :class:`PairFactors` order.
+    """
+
+    labels: np.ndarray
+    exemplars: np.ndarray
+    n_iter: int
+    converged: bool
+    availability: np.ndarray
+    responsibility: np.ndarray
+    pair_messages: np.ndarray | None = None
+
+
+def affinity_propagation(
+    S,
+    *,
+    damping: float = 0.75,
+    max_iter: int = 200,
+    convergence_iter: int | None = 15,
+    backend: str = "auto",
+    factors: PairFactors | None = None,
+    n_exemplar_columns: int | None = None,
+    warn: bool = True,
+) -> APResult:
+    """Run (soft-constraint semi-supervised) affinity propagation on ``S``.
+
+    Trusts its inputs (validation is the estimators' job).
+
+    Parameters
+    ----------
+    S : ndarray of shape (n, n), float64, C-contiguous
+        Similarities with the preferences on the diagonal. Entries may be
+        ``-inf`` (forbidden choices, SSAP-G) as long as every row keeps at
+        least two finite entries. Not modified.
+    damping : float, default=0.75
+        mu in [0.5, 1): new = mu * old + (1 - mu) * update for alpha and rho
+        (Algorithm 1). Pairwise messages are not damped (Algorithm 1).
+    max_iter : int, default=200
+    convergence_iter : int or None, default=15
+        Stop once the exemplar set {k : alpha_kk + rho_kk > 0} has been the
+        same, and non-empty, at the end of this many consecutive iterations.
+        ``None`` disables the test (exactly ``max_iter`` iterations, e.g.
+        for benchmarks).
+    backend : {"auto", "numba", "numpy"}, default="auto"
+    factors : PairFactors or None
+        Must-link / cannot-link factors (SCSSAP); ``None`` is plain AP.
+    n_exemplar_columns : int or None
+        Columns ``>= n_exemplar_columns`` have no self-selection factor: their
+        availability stays 0 and they are never exemplars (SSAP-G meta-points).
+    warn : bool, default=True
+        Emit a ``ConvergenceWarning`` when not converged.
+
+    Returns
+    -------
+    APResult
+
+    Notes
+    -----
+    Order per iteration exactly as Algorithm 1: gamma/omega^(t) from
+    alpha, rho, gamma/omega^(t-1); s_hat^(t); alpha^(t) from rho^(t-1);
+    rho^(t) from s_hat^(t) and alpha^(t). Exemplars are identified from
+    alpha^(T) + rho^(T). If no exemplar emerges (Psi empty), the labels are
+    all -1, ``converged`` is False and a ``ConvergenceWarning`` is emitted.
+    """
+    backend = resolve_backend(backend)
+    n, m = S.shape
+    n_ex = min(n, m) if n_exemplar_columns is None else int(n_exemplar_columns)
+    A = np.zeros((n, m))
+    R = np.zeros((n, m))
+    work = np.empty((n, m)) if backend == "numpy" else None
+    if factors is not None and factors.n_rows:
+        msg = np.zeros((factors.n_rows, m))
+        msg_next = np.empty_like(msg)
+        points = factors.points
+        delta_row = np.full(n, -1, dtype=np.intp)
+        delta_row[points] = np.arange(points.size)
+    else:
+        factors = msg = msg_next = None
+        points = np.empty(0, dtype=np.intp)
+        delta_row = np.full(n, -1, dtype=np.intp)
+    delta = np.zeros((0, m))
+    if backend == "numba":
+        from . import _ap_kernels as kern
+
+        pos_colsum = np.empty(m)
+
+    prev = None
+    stable = 0
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        if factors is not None:
+            _update_pair_messages(factors, A, R, msg, msg_next)
+            msg, msg_next = msg_next, msg
+            delta = _similarity_delta(factors, msg)
+        if backend == "numba":
+            kern.positive_column_sums(R, pos_colsum)
+            kern.availabilities(R, A, pos_colsum, n_ex, damping)
+            kern.responsibilities(S, A, R, delta, delta_row, damping)
+        else:
+            _availabilities_numpy(R, A, work, n_ex, damping)
+            _responsibilities_numpy(S, A, R, work, delta, points, damping)
+        if convergence_iter is None:
+            continue
+        is_exemplar = (np.diagonal(A)[:n_ex] + np.diagonal(R)[:n_ex]) > 0
+        if prev is not None and np.array_equal(is_exemplar, prev):
+            stable += 1
+        else:
+            stable = 1
+            prev = is_exemplar
+        if stable >= convergence_iter and is_exemplar.any():
+            converged = True
+            break
+    del work
+    labels, exemplars = assign_exemplars(A, R, n_ex)
+    if exemplars.size == 0:
+        converged = False
+    if warn and not converged:
+        if exemplars.size == 0:
+            text = "no exemplar emerged (alpha_kk + rho_kk <= 0 for all k); every label is -1"
+        else:
+            text = f"did not converge in {max_iter} iterations; labels may be degenerate"
+        warnings.warn(f"Affinity propagation {text}. Raise max_iter or damping.", ConvergenceWarning, stacklevel=2)
+    return APResult(labels, exemplars, it, converged, A, R, msg)
+
+
+def add_tie_noise(S, rng: np.random.Generator, *, block_rows: int = 256):
+    """S += (eps * S + 100 * tiny) * N(0, 1), in place (scikit-learn's degeneracy noise).
+
+    Breaks exact ties (e.g. duplicated points) that would otherwise make
+    responsibilities oscillate. Drawn in row blocks so the temporary is small.
+    ``-inf`` entries stay ``-inf``.
+    """
+    eps = np.finfo(np.float64).eps
+    tiny = np.finfo(np.float64).tiny * 100
+    for r0 in range(0, S.shape[0], block_rows):
+        block = S[r0 : r0 + block_rows]
+        z = rng.standard_normal(block.shape)
+        with np.errstate(invalid="ignore"):
+            scale = block * eps
+            scale += tiny
+            scale *= z
+        scale[~np.isfinite(scale)] = 0.0
+        block += scale
+    return S
