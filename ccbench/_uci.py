@@ -87,7 +87,7 @@ class ManifestEntry:
 
 
 @lru_cache(maxsize=8)
-def _read_manifest_cached(path: str) -> dict[str, tuple[ManifestEntry, ...]]:
+def _read_manifest_cached(path: str, _mtime_ns: int, _size: int) -> dict[str, tuple[ManifestEntry, ...]]:
     table: dict[str, list[ManifestEntry]] = {}
     with open(path, newline="", encoding="utf-8") as fh:
         for row in csv.DictReader(fh, delimiter="\t", quoting=csv.QUOTE_NONE):
@@ -110,7 +110,9 @@ def read_manifest(path: str | os.PathLike | None = None) -> dict[str, tuple[Mani
     """Data files by data-set name, from ``path`` or the packaged MANIFEST.tsv."""
     if path is None:
         path = resources.files("ccbench.data").joinpath("MANIFEST.tsv")
-    return _read_manifest_cached(os.fspath(path))
+    path = os.fspath(path)
+    st = os.stat(path)  # part of the cache key: an edited manifest is re-read
+    return _read_manifest_cached(path, st.st_mtime_ns, st.st_size)
 
 
 # -- data directory, download and verification ------------------------------------
@@ -326,6 +328,12 @@ def _simple(label, drop=None, sep=",", nominal=(), categorical=()):
         return _table(_read_cells(path, sep=sep), source=str(path), missing=missing, label=label,
                       drop=drop, nominal=nominal, categorical=categorical)
 
+    parse.__doc__ = (
+        f"{'Whitespace' if sep is None else repr(sep)}-separated table; class = file column {label}"
+        + (f"; dropped: {drop}" if drop else "")
+        + (f"; nominal (coded) columns {nominal}" if nominal else "")
+        + "; other columns numeric (a '?' is dropped or mean-imputed)."
+    )
     return parse
 
 
@@ -532,7 +540,7 @@ def load_uci(name: str, *, missing: str = "drop", data_dir=None, manifest=None):
         raise ValueError(f"missing={missing!r} is not an option; use one of {MISSING_OPTIONS}")
     entries = read_manifest(manifest).get(name)
     if not entries:
-        raise DataParseError(f"data set {name!r} has no data file in the manifest {manifest or 'MANIFEST.tsv'}")
+        raise ValueError(f"data set {name!r} has no data file in the manifest {manifest or 'MANIFEST.tsv'}")
     root = resolve_data_dir(data_dir)
     paths = [fetch_file(entry, root) for entry in entries]
     try:
