@@ -184,7 +184,33 @@ def _update_point(state, i, s, p):
         state.requests[i] = r_new
 
 
-def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense):
+def _numba_sweep(similarity, S, state, order, p):
+    """One sweep through the compiled kernel (same arithmetic as :func:`_update_point`)."""
+    from .scap_kernel import sweep
+
+    empty = np.zeros((0, 0))
+    macro = hasattr(similarity, "macro_members")
+    sweep(
+        order,
+        float(p),
+        similarity.X,
+        getattr(similarity, "sq_norms", np.zeros(0)),
+        similarity.kind == "euclidean",
+        similarity.variables,
+        similarity.macro_members if macro else np.zeros(0, dtype=np.intp),
+        similarity.macro_starts.astype(np.intp) if macro else np.zeros(0, dtype=np.intp),
+        similarity.plain,
+        empty if S is None else S,
+        empty if state.requests is None else state.requests,
+        state.best,
+        state.exemplar,
+        state.second,
+        state.positive_requests,
+        state.started,
+    )
+
+
+def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="numpy"):
     """Random sequential sweeps until the exemplars are stable (section 2.4).
 
     Returns ``(state, n_iter, converged)``. Converged means the exemplar of
@@ -195,8 +221,12 @@ def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense):
     S = similarity.rows(np.arange(n_var)) if dense else None
     stable, previous = 0, None
     for sweep in range(1, max_iter + 1):
-        for i in rng.permutation(n_var):
-            _update_point(state, i, S[i] if dense else similarity.row(i), p)
+        order = rng.permutation(n_var)
+        if engine == "numba":
+            _numba_sweep(similarity, S, state, order, p)
+        else:
+            for i in order:
+                _update_point(state, i, S[i] if dense else similarity.row(i), p)
         if previous is not None and np.array_equal(previous, state.exemplar):
             stable += 1
             if stable >= convergence_iter:
@@ -254,6 +284,11 @@ class SCAP(ConstrainedClusterer):
     convergence_iter : int, default=10
         Stop when no exemplar changed for this many consecutive sweeps
         (section 2.4, step 4: "we used 10-100").
+    engine : {"numpy", "numba"}, default="numpy"
+        ``"numpy"`` loops over points in Python with each update vectorised
+        over the row; ``"numba"`` runs each sweep as one compiled loop (same
+        arithmetic, same random order; compiled once and cached on disk). Use
+        ``"numba"`` for large N in linear mode.
     random_state : int, Generator or None, default=None
         Draws the random update order of each sweep (and the pair sample of
         the default ``p`` on large data).
@@ -312,6 +347,7 @@ class SCAP(ConstrainedClusterer):
         "memory": [Options("dense", "linear")],
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "convergence_iter": [Interval(numbers.Integral, 1, None)],
+        "engine": [Options("numpy", "numba")],
         "random_state": ["random_state"],
     }
 
@@ -323,6 +359,7 @@ class SCAP(ConstrainedClusterer):
         memory="dense",
         max_iter=200,
         convergence_iter=10,
+        engine="numpy",
         random_state=None,
     ):
         self.p = p
@@ -330,6 +367,7 @@ class SCAP(ConstrainedClusterer):
         self.memory = memory
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
+        self.engine = engine
         self.random_state = random_state
 
     def _check_similarity_input(self, X):
@@ -372,6 +410,7 @@ class SCAP(ConstrainedClusterer):
                 convergence_iter=self.convergence_iter,
                 rng=rng,
                 dense=self.memory == "dense",
+                engine=self.engine,
             )
             exemplar = state.exemplar
         else:  # no variable, or one possible exemplar each: candidates (0, 1) pick each other
@@ -417,7 +456,7 @@ class SSAPL(SCAP):
 
     Parameters
     ----------
-    p, similarity, memory, max_iter, convergence_iter, random_state
+    p, similarity, memory, max_iter, convergence_iter, engine, random_state
         As in :class:`SCAP`.
 
     Attributes
