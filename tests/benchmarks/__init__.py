@@ -1,0 +1,1 @@
+"""asv benchmarks of ccbench's methods (``asv run --python=same``; see docs/benchmarks.md)."""

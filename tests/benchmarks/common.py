@@ -1,0 +1,277 @@
+"""Shared pieces of the asv suite: cached deterministic data and the estimator mixin.
+
+Nothing heavy happens at import time (asv imports every module during discovery and
+``peakmem_`` counts whatever the process holds): numpy is the only module-level import,
+ccbench and scikit-learn are imported inside the functions that need them, and data are
+built on first use and cached with :func:`functools.lru_cache` (fixed seeds, so every
+commit benchmarks the same inputs).
+
+Library modules (ccbench, its registry and plugins, scikit-learn) are different: every
+benchmark needs them before it can fit anything, so :func:`preload` imports them once in
+asv's fork server and each forked benchmark process starts with them (about 2 s saved per
+benchmark and parameter combination on the CI machine); they are part of every
+``peakmem_`` baseline either way.
+
+The mixin follows scikit-learn's ``asv_benchmarks/benchmarks/common.py``: a benchmark
+class says how to build its data (``make_data``) and its estimator (``make_estimator``)
+and which parameter combinations do not apply (``skip``); the mixin provides
+``time_fit``, ``peakmem_fit``, ``track_fit_peak_mb`` and the quality tracks.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+import tracemalloc
+from dataclasses import dataclass
+
+import numpy as np
+
+#: ``CCBENCH_BENCH_QUICK=1`` (set by ``run_quick.py``) skips the parameter combinations
+#: marked ``heavy`` so the CI smoke run stays within a few minutes; a plain
+#: ``asv run`` measures them.
+QUICK = os.environ.get("CCBENCH_BENCH_QUICK", "") not in ("", "0")
+
+#: Number of features and blob centres of the synthetic data (8-D Gaussian blobs, as in
+#: the N = 2000 measurement that motivated the suite).
+N_FEATURES = 8
+N_CENTERS = 5
+SEED = 0
+
+
+
+
+def preload() -> None:
+    """Import the library and register its plugins (no data, no computation)."""
+    import ccbench.metrics  # noqa: F401  (pulls in scikit-learn)
+    from ccbench.registry import list_methods
+
+    list_methods()
+
+
+preload()
+
+
+# --------------------------------------------------------------------------- data
+
+
+@functools.lru_cache(maxsize=None)
+def blobs(n: int, *, n_features: int = N_FEATURES, n_centers: int = N_CENTERS, seed: int = SEED):
+    """``(X, y)``: ``n`` points in ``n_features`` dimensions around ``n_centers`` centres.
+
+    The arrays are read-only because the cache hands the same objects to every caller.
+    """
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(
+        n_samples=n, n_features=n_features, centers=n_centers, cluster_std=2.0, random_state=seed
+    )
+    X.setflags(write=False)
+    y.setflags(write=False)
+    return X, y
+
+
+@functools.lru_cache(maxsize=None)
+def similarity(n: int, *, seed: int = SEED):
+    """``(S, preference)`` for :func:`blobs`: negative squared distances, median preference
+    on the diagonal (the AP input of scikit-learn's ``affinity="euclidean"``)."""
+    from ccbench.similarity import similarity_with_preference
+
+    X, _ = blobs(n, seed=seed)
+    S, pref = similarity_with_preference(X)
+    S.setflags(write=False)
+    return S, pref
+
+
+@functools.lru_cache(maxsize=None)
+def random_constraints(n: int, n_constraints: int, *, seed: int = SEED):
+    """``n_constraints`` random must-/cannot-link pairs drawn from the blob labels
+    (SCSSAP section 4.1 scheme, :func:`ccbench.constraints.random_pairs`)."""
+    from ccbench.constraints import random_pairs
+
+    _, y = blobs(n, seed=seed)
+    return random_pairs(y, n_constraints, rng=np.random.default_rng(seed + 1))
+
+
+@functools.lru_cache(maxsize=None)
+def labeled_constraints(n: int, per_class: int, *, seed: int = SEED):
+    """``per_class`` revealed labels per blob (SCAP / NNC style supervision)."""
+    from ccbench.constraints import labeled_subsets
+
+    _, y = blobs(n, seed=seed)
+    return labeled_subsets(y, per_class, rng=np.random.default_rng(seed + 1))
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def require_method(name: str):
+    """The registry spec of ``name``; ``NotImplementedError`` (asv's skip) when no plugin
+    provides it yet, so a module can be written before its algorithm lands."""
+    from ccbench.registry import UnknownNameError, get_method_spec
+
+    try:
+        return get_method_spec(name)
+    except UnknownNameError as exc:
+        raise NotImplementedError(f"method {name!r} is not registered: {exc}") from None
+
+
+def accepts(name: str, *params: str) -> bool:
+    """Whether the estimator registered as ``name`` takes all hyper-parameters ``params``."""
+    import inspect
+
+    accepted = inspect.signature(require_method(name).estimator).parameters
+    return all(p in accepted for p in params)
+
+
+def make(name: str, **params):
+    """``make_method(name, **params)`` dropping the options the estimator does not take
+    (e.g. ``backend`` for a method without one), so one benchmark body fits every variant."""
+    import inspect
+
+    from ccbench.registry import make_method
+
+    accepted = inspect.signature(require_method(name).estimator).parameters
+    return make_method(name, **{k: v for k, v in params.items() if k in accepted})
+
+
+def _rss_kb(field: str) -> int:
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise OSError(f"{field} not in /proc/self/status")
+
+
+def peak_extra_mb(func) -> float:
+    """Peak memory (MB) ``func()`` adds on top of what the process holds when it starts.
+
+    Linux: reset the resident-set high-water mark (``echo 5 > /proc/self/clear_refs``),
+    run, read ``VmHWM`` minus the ``VmRSS`` before the call; this sees numba's
+    allocations too.  Elsewhere: :mod:`tracemalloc` (numpy-allocated memory only).
+    """
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        before = _rss_kb("VmRSS")
+    except OSError:
+        tracemalloc.start()
+        try:
+            func()
+            return tracemalloc.get_traced_memory()[1] / 2**20
+        finally:
+            tracemalloc.stop()
+    func()
+    return (_rss_kb("VmHWM") - before) / 1024
+
+
+def median_seconds(func, repeat: int) -> float:
+    """Median wall time of ``repeat`` calls of ``func``."""
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        func()
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times))
+
+
+def per_iteration_seconds(fit, iters: tuple[int, int], repeat: int) -> float:
+    """Median per-iteration time of ``fit(max_iter)``: the slope between two iteration
+    counts, ``(t(i2) - t(i1)) / (i2 - i1)``, which cancels the per-fit overhead (input
+    copies, similarity noise, final labelling) that is not the message-passing loop."""
+    i1, i2 = iters
+    t1 = median_seconds(lambda: fit(i1), repeat)
+    t2 = median_seconds(lambda: fit(i2), repeat)
+    return max(t2 - t1, 1e-12) / (i2 - i1)
+
+
+# --------------------------------------------------------------------------- mixin
+
+
+@dataclass
+class BenchData:
+    """What a benchmark fits: features, ground truth, supervision (or ``None``)."""
+
+    X: np.ndarray
+    y: np.ndarray
+    constraints: object = None
+
+
+class EstimatorBenchmark:
+    """Mixin: ``time_fit`` / ``peakmem_fit`` / quality tracks of one registered method.
+
+    Subclasses set ``method`` (registry name), ``params`` / ``param_names`` and
+    implement :meth:`make_data` and :meth:`make_estimator`; :meth:`skip` returns a
+    reason string (or ``""``) for combinations that do not apply, e.g. ``n`` above
+    ``max_n`` for methods holding N x N arrays.  Work per run is fixed by the subclass
+    (``max_iter`` with convergence checks effectively off), so times compare across
+    commits even when a change alters the number of iterations to convergence.
+    """
+
+    method: str = ""
+    #: Largest ``n`` the benchmark runs (dense N x N methods); ``None``: no cap.
+    max_n: int | None = None
+    #: ``n`` values skipped by the CI smoke run (``CCBENCH_BENCH_QUICK=1``).
+    heavy_n: tuple[int, ...] = ()
+    timeout = 300
+
+    # -- hooks
+    def make_data(self, params) -> BenchData:
+        raise NotImplementedError
+
+    def make_estimator(self, params):
+        raise NotImplementedError
+
+    def skip(self, params) -> str:
+        n = dict(zip(self.param_names, params)).get("n")
+        if n is not None and self.max_n is not None and n > self.max_n:
+            return f"n={n} above the cap {self.max_n} of {self.method!r} (N x N memory)"
+        if QUICK and n in self.heavy_n:
+            return f"n={n} skipped in the quick run (CCBENCH_BENCH_QUICK)"
+        return ""
+
+    def warm_up(self, params) -> None:
+        """One tiny fit so JIT compilation and first-call costs stay out of timings."""
+        X, y = blobs(40)
+        self.make_estimator(params).fit(np.array(X))
+
+    # -- asv
+    def setup(self, *params):
+        require_method(self.method)
+        reason = self.skip(params)
+        if reason:
+            raise NotImplementedError(reason)
+        self.data = self.make_data(params)
+        self.estimator = self.make_estimator(params)
+        self.warm_up(params)
+
+    def _fit(self):
+        d = self.data
+        return self.estimator.fit(d.X, constraints=d.constraints)
+
+    def time_fit(self, *params):
+        self._fit()
+
+    def peakmem_fit(self, *params):
+        self._fit()
+
+    def track_fit_peak_mb(self, *params):
+        """Memory the fit adds on top of the inputs (see :func:`peak_extra_mb`)."""
+        return peak_extra_mb(self._fit)
+
+    track_fit_peak_mb.unit = "MB"
+
+    def track_modified_rand(self, *params):
+        from ccbench.metrics import modified_rand
+
+        return modified_rand(self.data.y, self._fit().labels_)
+
+    track_modified_rand.unit = "modified Rand index"
+
+    def track_ari(self, *params):
+        from ccbench.metrics import adjusted_rand
+
+        return adjusted_rand(self.data.y, self._fit().labels_)
+
+    track_ari.unit = "adjusted Rand index"
