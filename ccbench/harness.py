@@ -48,6 +48,8 @@ GROUPS = ("dataset", "method", "constraints", "noise")
 CONTROL_KEYS = ("rerun_errors", "out_dir")
 DEFAULT_METRICS = ("modified_rand", "ari", "nmi", "n_clusters_found", "constraint_violations")
 ERROR_TAIL = 2000  # characters of traceback kept per error row
+# Dataset options that do not change which points or labels a set has.
+_NOT_IN_SEED = ("preprocess", "data_dir", "manifest")
 
 
 # -- seeds and supervision ----------------------------------------------------
@@ -57,10 +59,11 @@ def trial_seed(conf: dict, trial: int) -> int:
     """The seed of trial ``trial`` of a cell: a 63-bit int, independent of the method.
 
     sha256 of the canonical JSON of (base seed, dataset config without
-    ``preprocess``, constraints config, noise config, trial). Preprocessing is
-    left out so that scaling variants of one data set are paired too.
+    ``preprocess``, ``data_dir`` and ``manifest``, constraints config, noise
+    config, trial). Preprocessing is left out so that scaling variants of one
+    data set are paired too; where the files live does not change the data.
     """
-    dataset = {k: v for k, v in conf["dataset"].items() if k != "preprocess"}
+    dataset = {k: v for k, v in conf["dataset"].items() if k not in _NOT_IN_SEED}
     key = {
         "seed": conf.get("seed", 0),
         "dataset": dataset,
@@ -156,8 +159,10 @@ def _accepts(estimator: type, name: str) -> bool:
 
 def _build(spec: registry.MethodSpec, params: dict, random_state: int, n_clusters=None):
     params = dict(params)
-    if _accepts(spec.estimator, "random_state"):
-        params.setdefault("random_state", random_state)
+    # random_state null (the method configs' default) = the trial's derived seed;
+    # an explicit value in the config wins.
+    if _accepts(spec.estimator, "random_state") and params.get("random_state") is None:
+        params["random_state"] = random_state
     if n_clusters is not None:
         params["n_clusters"] = n_clusters
     return registry.make_method(spec.name, **params)
@@ -307,17 +312,19 @@ def run_job(cfg, out_dir=None) -> pd.DataFrame:
         setup, setup_error = _setup(conf), None
     except Exception:  # a bad config or a missing data file: every trial says why
         setup, setup_error = None, _error_text()
-    for t in todo:
-        row = {**base, "trial": t}
-        if setup_error is not None:
-            row.update(status="error", error=setup_error)
-        else:
-            row.update(_run_trial(conf, setup, t))
-        row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
-        store.add(row)
-        progress.update(t + 1)
-    store.flush(force=True)
-    progress.close()
+    try:
+        for t in todo:
+            row = {**base, "trial": t}
+            if setup_error is not None:
+                row.update(status="error", error=setup_error)
+            else:
+                row.update(_run_trial(conf, setup, t))
+            row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
+            store.add(row)
+            progress.update(t + 1)
+    finally:  # Ctrl-C or a scheduler's SIGTERM->KeyboardInterrupt keeps finished trials
+        store.flush(force=True)
+        progress.close()
     frame = store.frame()
     if frame.empty:
         return frame
