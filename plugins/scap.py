@@ -435,6 +435,8 @@ class SCAP(ConstrainedClusterer):
         candidate_index = np.concatenate([variables, n + np.arange(len(macro_nodes))])
         self.exemplars_ = np.full(n, -1, dtype=np.intp)
         self.exemplars_[variables] = candidate_index[exemplar]
+        if macro_nodes or isinstance(self, SSAPL):
+            self.macro_nodes_ = macro_nodes
         return self
 
 
