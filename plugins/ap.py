@@ -10,7 +10,7 @@ from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
 from ccbench.base import Interval, Options, check_random_state
 from ccbench.similarity import median_preference, negative_sq_euclidean
 
-from .ap_core import BACKENDS, add_tie_noise, affinity_propagation
+from .ap_core import BACKENDS, add_tie_noise, affinity_propagation, similarity_assignment
 
 # Hyper-parameters common to every estimator on the AP message core.
 AP_PARAMETER_CONSTRAINTS = {
@@ -53,6 +53,12 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         many iterations; ``None`` runs exactly ``max_iter`` iterations.
     backend : {"auto", "numba", "numpy"}, default="auto"
         Message-passing implementation (:mod:`ccbench_plugins.ap_core`).
+    assignment : {"messages", "similarity"}, default="messages"
+        How points join exemplars: ``"messages"`` is Algorithm 1 of Arzeno &
+        Vikalo (argmax_k a_ik + r_ik over the exemplars, the rule SCSSAP uses, so
+        SCSSAP with q = 0 equals this estimator); ``"similarity"`` is Frey &
+        Dueck's / scikit-learn's (argmax_k s(i, k), then each cluster is
+        re-centred on its medoid), which reproduces scikit-learn's labels.
     random_state : int, Generator or None, default=None
         Seeds the tie-breaking noise added to S (as scikit-learn does): tiny
         (relative 1e-16) so it only matters for exactly tied similarities.
@@ -69,10 +75,9 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
 
     Notes
     -----
-    Exemplars are identified as in Algorithm 1 of Arzeno & Vikalo (2015):
-    Psi = {k : a_kk + r_kk > 0}, c_i = argmax_{k in Psi} a_ik + r_ik. scikit-learn
-    instead assigns by argmax_k s(i, k) and then re-centres each cluster; at
-    convergence the two give the same partition on well-separated data.
+    Exemplars are Psi = {k : a_kk + r_kk > 0} (Algorithm 1 of Arzeno & Vikalo
+    2015), the same set scikit-learn finds on the same S. The two ``assignment``
+    rules agree on well-separated data and may differ on points between clusters.
     If Psi is empty: ``ConvergenceWarning``, all labels -1, no centres (as scikit-learn).
 
     References
@@ -88,7 +93,7 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
     array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
     """
 
-    _parameter_constraints = dict(AP_PARAMETER_CONSTRAINTS)
+    _parameter_constraints = {**AP_PARAMETER_CONSTRAINTS, "assignment": [Options("messages", "similarity")]}
 
     def __init__(
         self,
@@ -98,6 +103,7 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         max_iter=200,
         convergence_iter=15,
         backend="auto",
+        assignment="messages",
         random_state=None,
     ):
         self.preference = preference
@@ -105,6 +111,7 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
         self.backend = backend
+        self.assignment = assignment
         self.random_state = random_state
 
     def fit(self, X, y=None, *, constraints=None):
@@ -118,8 +125,10 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
             convergence_iter=self.convergence_iter,
             backend=self.backend,
         )
-        self.labels_ = result.labels
-        self.cluster_centers_indices_ = result.exemplars
+        if self.assignment == "similarity":
+            self.labels_, self.cluster_centers_indices_ = similarity_assignment(S, result.exemplars)
+        else:
+            self.labels_, self.cluster_centers_indices_ = result.labels, result.exemplars
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         return self

@@ -38,6 +38,7 @@ Public API (stable; the asv benchmarks call it)
 - :class:`PairFactors`, :class:`APResult` -- their return types.
 - :func:`add_tie_noise` -- scikit-learn's degeneracy-breaking noise, in place.
 - :func:`assign_exemplars` -- Algorithm 1's exemplar identification.
+- :func:`similarity_assignment` -- Frey & Dueck's / scikit-learn's decoding of an exemplar set.
 
 References
 ----------
@@ -62,6 +63,7 @@ __all__ = [
     "add_tie_noise",
     "affinity_propagation",
     "assign_exemplars",
+    "similarity_assignment",
     "pair_factors",
     "resolve_backend",
 ]
@@ -273,6 +275,30 @@ def assign_exemplars(A, R, n_exemplar_columns=None):
     labels = np.argmax(belief, axis=1)
     labels[exemplars] = np.arange(exemplars.size)
     return labels.astype(np.intp), exemplars
+
+
+def similarity_assignment(S, exemplars):
+    """Frey & Dueck's (and scikit-learn's) decoding of an exemplar set.
+
+    Each point joins the exemplar of highest similarity s(i, k); each cluster
+    is then re-centred on the member with the largest summed similarity to
+    the others, and points are re-assigned to the new centres. Returns
+    ``(labels, centres)``, labels 0..K-1 by centre index; all -1 if
+    ``exemplars`` is empty.
+    """
+    n = S.shape[0]
+    if len(exemplars) == 0:
+        return np.full(n, -1, dtype=np.intp), np.asarray(exemplars, dtype=np.intp)
+    centres = np.array(exemplars, dtype=np.intp)
+    c = np.argmax(S[:, centres], axis=1)
+    c[centres] = np.arange(centres.size)
+    for k in range(centres.size):
+        members = np.flatnonzero(c == k)
+        centres[k] = members[np.argmax(S[np.ix_(members, members)].sum(axis=0))]
+    c = np.argmax(S[:, centres], axis=1)
+    c[centres] = np.arange(centres.size)
+    used = np.unique(centres[c])
+    return np.searchsorted(used, centres[c]).astype(np.intp), used
 
 
 @dataclass
