@@ -210,11 +210,13 @@ def _numba_sweep(similarity, S, state, order, p):
     )
 
 
-def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="numpy"):
-    """Random sequential sweeps until the exemplars are stable (section 2.4).
+def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="numpy", stop_on="exemplars"):
+    """Random sequential sweeps until the exemplars (or clusters) are stable (section 2.4).
 
     Returns ``(state, n_iter, converged)``. Converged means the exemplar of
-    every variable stayed the same for ``convergence_iter`` consecutive sweeps.
+    every variable (``stop_on="exemplars"``), or the partition into connected
+    components (``"clusters"``), stayed the same for ``convergence_iter``
+    consecutive sweeps.
     """
     n_var, n_cand = len(similarity.variables), similarity.n_candidates
     state = _new_state(n_var, n_cand, dense)
@@ -227,13 +229,15 @@ def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="
         else:
             for i in order:
                 _update_point(state, i, S[i] if dense else similarity.row(i), p)
-        if previous is not None and np.array_equal(previous, state.exemplar):
+        # Component ids from connected_components are canonical (numbered by first node).
+        current = state.exemplar.copy() if stop_on == "exemplars" else _components(state.exemplar, n_cand)
+        if previous is not None and np.array_equal(previous, current):
             stable += 1
             if stable >= convergence_iter:
                 return state, sweep, True
         else:
             stable = 0
-        previous = state.exemplar.copy()
+        previous = current
     return state, max_iter, False
 
 
@@ -284,6 +288,12 @@ class SCAP(ConstrainedClusterer):
     convergence_iter : int, default=10
         Stop when no exemplar changed for this many consecutive sweeps
         (section 2.4, step 4: "we used 10-100").
+    stop_on : {"exemplars", "clusters"}, default="exemplars"
+        What must stay unchanged for ``convergence_iter`` sweeps: every exemplar
+        (the paper's criterion) or only the clusters (connected components). When
+        ``p`` is large compared with within-cluster distances, the shared
+        exemplar of a cluster can keep wandering among equally good members
+        while the clusters no longer change; ``"clusters"`` stops there.
     engine : {"numpy", "numba"}, default="numpy"
         ``"numpy"`` loops over points in Python with each update vectorised
         over the row; ``"numba"`` runs each sweep as one compiled loop (same
@@ -322,7 +332,8 @@ class SCAP(ConstrainedClusterer):
 
     Convergence is exemplar stationarity (section 2.4, third note), checked
     after each sweep on ``c_i = c^(1)_i`` (eq. 20), the exemplar argmax at
-    the moment point ``i`` was updated.
+    the moment point ``i`` was updated (or, with ``stop_on="clusters"``,
+    stationarity of the connected components of that exemplar graph).
 
     Ties in the argmax go to the lowest index.
 
@@ -337,8 +348,9 @@ class SCAP(ConstrainedClusterer):
     >>> import numpy as np
     >>> rng = np.random.default_rng(0)
     >>> X = np.concatenate([rng.normal(0, 0.1, (20, 2)), rng.normal(5, 0.1, (20, 2))])
-    >>> SCAP(p=1.0, random_state=0).fit(X).labels_.max() + 1
-    2
+    >>> est = SCAP(p=1.0, stop_on="clusters", random_state=0).fit(X)
+    >>> int(est.labels_.max()) + 1, est.converged_
+    (2, True)
     """
 
     _parameter_constraints = {
@@ -347,6 +359,7 @@ class SCAP(ConstrainedClusterer):
         "memory": [Options("dense", "linear")],
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "convergence_iter": [Interval(numbers.Integral, 1, None)],
+        "stop_on": [Options("exemplars", "clusters")],
         "engine": [Options("numpy", "numba")],
         "random_state": ["random_state"],
     }
@@ -359,6 +372,7 @@ class SCAP(ConstrainedClusterer):
         memory="dense",
         max_iter=200,
         convergence_iter=10,
+        stop_on="exemplars",
         engine="numpy",
         random_state=None,
     ):
@@ -367,6 +381,7 @@ class SCAP(ConstrainedClusterer):
         self.memory = memory
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
+        self.stop_on = stop_on
         self.engine = engine
         self.random_state = random_state
 
@@ -411,6 +426,7 @@ class SCAP(ConstrainedClusterer):
                 rng=rng,
                 dense=self.memory == "dense",
                 engine=self.engine,
+                stop_on=self.stop_on,
             )
             exemplar = state.exemplar
         else:  # no variable, or one possible exemplar each: candidates (0, 1) pick each other
@@ -418,8 +434,9 @@ class SCAP(ConstrainedClusterer):
             self.n_iter_, self.converged_ = 0, True
         if not self.converged_:
             warnings.warn(
-                f"{type(self).__name__} did not converge: exemplars still changed within the last "
-                f"{self.convergence_iter} of {self.max_iter} sweeps; increase max_iter or change p",
+                f"{type(self).__name__} did not converge: {self.stop_on} still changed within the last "
+                f"{self.convergence_iter} of {self.max_iter} sweeps; increase max_iter, change p "
+                f"or use stop_on='clusters'",
                 ConvergenceWarning,
                 stacklevel=2,
             )
@@ -458,7 +475,7 @@ class SSAPL(SCAP):
 
     Parameters
     ----------
-    p, similarity, memory, max_iter, convergence_iter, engine, random_state
+    p, similarity, memory, max_iter, convergence_iter, stop_on, engine, random_state
         As in :class:`SCAP`.
 
     Attributes

@@ -247,6 +247,17 @@ def test_non_convergence_warns_and_keeps_last_exemplars():
     assert np.all(est.exemplars_ != np.arange(30))  # no self-exemplars (eq. 2)
 
 
+def test_stop_on_clusters_stops_when_only_the_shared_exemplar_wanders():
+    # p far above within-blob distances: any member is an equally good hub.
+    X, y = _blobs(20, [[0, 0], [5, 5]], scale=0.1, seed=0)
+    with pytest.warns(ConvergenceWarning, match="exemplars still changed"):
+        by_exemplars = SCAP(p=1.0, max_iter=60, random_state=0).fit(X)
+    by_clusters = SCAP(p=1.0, max_iter=60, stop_on="clusters", random_state=0).fit(X)
+    assert by_clusters.converged_ and by_clusters.n_iter_ < 60
+    assert metrics.adjusted_rand(y, by_clusters.labels_) == 1.0
+    assert metrics.adjusted_rand(y, by_exemplars.labels_) == 1.0
+
+
 def test_default_penalty_is_the_median_distance():
     X = np.random.default_rng(1).normal(size=(50, 2))
     d = -negative_sq_euclidean(X)[np.triu_indices(50, 1)]
