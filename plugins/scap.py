@@ -56,6 +56,9 @@ class _CandidateSimilarity:
         self.plain = len(macro_nodes) == 0 and len(variables) == self.n_points
         if kind != "precomputed":
             self.sq_norms = np.einsum("ij,ij->i", X, X)
+            self.X_T = np.ascontiguousarray(X.T)  # for the compiled kernel's row loop
+        else:
+            self.X_T = np.zeros((0, 0))
         if macro_nodes:
             self.macro_members = np.concatenate(macro_nodes)
             self.macro_starts = np.cumsum([0] + [len(g) for g in macro_nodes[:-1]])
@@ -194,6 +197,7 @@ def _numba_sweep(similarity, S, state, order, p):
         order,
         float(p),
         similarity.X,
+        similarity.X_T,
         getattr(similarity, "sq_norms", np.zeros(0)),
         similarity.kind == "euclidean",
         similarity.variables,

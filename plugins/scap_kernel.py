@@ -13,22 +13,26 @@ from numba import njit
 
 
 @njit(cache=True)
-def _point_row(X, sq_norms, point, euclidean, out):
-    """out[j] = -||x_point - x_j||^2 (Gram identity, clipped at 0), or -||.|| if euclidean."""
+def _point_row(X, XT, sq_norms, point, euclidean, out):
+    """out[j] = -||x_point - x_j||^2 (Gram identity, clipped at 0), or -||.|| if euclidean.
+
+    ``XT`` is ``X.T`` made contiguous so the inner loop runs along j (vectorised).
+    """
     n, d = X.shape
+    out[:] = 0.0
+    for f in range(d):
+        xf = X[point, f]
+        for j in range(n):
+            out[j] += xf * XT[f, j]
     for j in range(n):
-        dot = 0.0
-        for f in range(d):
-            dot += X[point, f] * X[j, f]
-        v = 2.0 * dot - sq_norms[point] - sq_norms[j]
-        if v > 0.0:
-            v = 0.0
+        v = 2.0 * out[j] - sq_norms[point] - sq_norms[j]
+        v = min(v, 0.0)
         out[j] = -np.sqrt(-v) if euclidean else v
 
 
 @njit(cache=True)
 def sweep(
-    order, p, X, sq_norms, euclidean, variables, macro_members, macro_starts, plain,
+    order, p, X, XT, sq_norms, euclidean, variables, macro_members, macro_starts, plain,
     S, R, best, exemplar, second, u, started,
 ):
     """Update every variable once in ``order``; the state arrays are updated in place.
@@ -47,9 +51,9 @@ def sweep(
         if dense:
             s[:] = S[i]
         elif plain:
-            _point_row(X, sq_norms, variables[i], euclidean, s)
+            _point_row(X, XT, sq_norms, variables[i], euclidean, s)
         else:
-            _point_row(X, sq_norms, variables[i], euclidean, full)
+            _point_row(X, XT, sq_norms, variables[i], euclidean, full)
             for k in range(n_var):
                 s[k] = full[variables[k]]
             for g in range(n_macro):
