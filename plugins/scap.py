@@ -13,6 +13,9 @@ Two storage modes run the same schedule on the same random order:
 - ``memory="linear"`` stores only site quantities ``h1, c1, h2`` (eq. 16) and
   ``u`` (eq. 18), computing each similarity row from ``X`` when needed and
   every request and availability from them (eqs. 17, 19). No N x N array.
+
+``engine="numba"`` runs each sweep through :mod:`ccbench_plugins.scap_kernel`
+(same arithmetic and random order as the numpy path used by default).
 """
 
 from __future__ import annotations
@@ -286,7 +289,8 @@ class SCAP(ConstrainedClusterer):
     memory : {"dense", "linear"}, default="dense"
         ``"dense"`` stores the similarities and requests (N x N); ``"linear"``
         stores only site quantities (eqs. 16-20) and recomputes similarity rows
-        from ``X``, O(N d) memory. Both give the same result for the same seed.
+        from ``X``, O(N d) memory (X, a transposed copy for the compiled kernel,
+        and a few length-N vectors). Both give the same result for the same seed.
     max_iter : int, default=200
         Maximum number of sweeps (T_max, section 2.4: typically 100-1000).
     convergence_iter : int, default=10
