@@ -226,12 +226,26 @@ def _to_conf(cfg) -> dict:
 
 
 def config_hash(conf: dict) -> str:
-    """Identity of a cell's rows: everything that changes a row's values.
+    """Identity of a cell: the four groups and the base seed.
 
-    ``n_trials`` is left out so that raising it on resume only adds trials.
+    ``n_trials`` is left out so that raising it on resume only adds trials, and
+    ``metrics`` so that asking for a new metric recomputes (see :func:`_needs_run`)
+    instead of starting a second copy of the cell.
     """
-    keyed = {k: conf[k] for k in (*GROUPS, "seed", "metrics")}
+    keyed = {k: conf[k] for k in (*GROUPS, "seed")}
     return stable_hash(keyed)
+
+
+def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metrics) -> bool:
+    """Whether trial ``trial`` must run given the rows already recorded."""
+    if trial not in previous.index:
+        return True
+    row = previous.loc[trial]
+    if row["status"] == "error":
+        return bool(rerun_errors)
+    if row["status"] == "ok":  # a metric added to the config since: recompute
+        return any(m not in row.index or pd.isna(row[m]) for m in metrics)
+    return False
 
 
 def _output_dir(conf: dict, out_dir) -> Path:
@@ -300,9 +314,12 @@ def run_job(cfg, out_dir=None) -> pd.DataFrame:
     store = ResultsStore(_output_dir(conf, out_dir) / RESULTS_FILE)
     chash = config_hash(conf)
     n_trials = int(conf["n_trials"])
-    previous = store.status_of(chash)
-    retry = {"error"} if conf.get("rerun_errors") else set()
-    todo = [t for t in range(n_trials) if t not in previous or previous[t] in retry]
+    previous = store.rows_of(chash)
+    wanted = {*conf["metrics"], "n_clusters_found"}
+    todo = [
+        t for t in range(n_trials)
+        if _needs_run(previous, t, rerun_errors=bool(conf.get("rerun_errors")), metrics=wanted)
+    ]
 
     base = flatten({k: v for k, v in conf.items() if k not in CONTROL_KEYS})
     base["config_hash"] = chash

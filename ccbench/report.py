@@ -117,7 +117,7 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
         rec.update(
             metric=metric,
             mean=values.mean() if len(values) else np.nan,
-            std=values.std() if len(values) > 1 else (0.0 if len(values) else np.nan),
+            std=values.std(),  # ddof=1: NaN for a single trial
             n_trials=len(rows),
             fit_time_mean=pd.to_numeric(ok.get("fit_time"), errors="coerce").mean() if len(ok) else np.nan,
         )
@@ -135,7 +135,7 @@ def _cell(rec) -> str:
     if rec["n_ok"] == 0:
         worst = max((s for s in STATUSES if s != "ok"), key=lambda s: rec[f"n_{s}"])
         return worst
-    text = f"{rec['mean']:.3f} ± {rec['std']:.3f}"
+    text = f"{rec['mean']:.3f}" + ("" if pd.isna(rec["std"]) else f" ± {rec['std']:.3f}")
     if rec["n_ok"] < rec["n_trials"]:
         text += f" ({rec['n_ok']}/{rec['n_trials']})"
     return text

@@ -132,13 +132,17 @@ class ResultsStore:
         self.new_rows: list[dict] = []
         self._last_write = time.monotonic()
 
-    def status_of(self, config_hash: str) -> dict[int, str]:
-        """``{trial: status}`` already recorded for ``config_hash``."""
+    def rows_of(self, config_hash: str) -> pd.DataFrame:
+        """Rows already recorded for ``config_hash``, indexed by trial."""
         old = self.existing
         if old.empty or "config_hash" not in old:
-            return {}
+            return pd.DataFrame(index=pd.Index([], name="trial"))
         mine = old[old["config_hash"] == config_hash]
-        return dict(zip(mine["trial"].astype(int), mine["status"]))
+        return mine.set_index(mine["trial"].astype(int).rename("trial"))
+
+    def status_of(self, config_hash: str) -> dict[int, str]:
+        """``{trial: status}`` already recorded for ``config_hash``."""
+        return self.rows_of(config_hash).get("status", pd.Series(dtype=object)).to_dict()
 
     def add(self, row: dict) -> None:
         self.new_rows.append(row)

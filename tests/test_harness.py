@@ -333,6 +333,17 @@ def test_more_trials_on_resume_only_adds_new_ones(compose_cfg, tmp_path):
     assert len(read_results(tmp_path)) == 4
 
 
+def test_new_metric_on_resume_recomputes_in_place(compose_cfg, tmp_path):
+    base = ("method=kmeans", "n_trials=2", "method.n_init=1")
+    first = run_job(compose_cfg(*base, "metrics=[modified_rand]"), out_dir=tmp_path)
+    assert "nmi" not in first
+    second = run_job(compose_cfg(*base, "metrics=[modified_rand,nmi]"), out_dir=tmp_path)
+    assert len(read_results(tmp_path)) == 2
+    assert second["nmi"].between(0, 1).all()
+    assert second["config_hash"].tolist() == first["config_hash"].tolist()
+    assert second["modified_rand"].tolist() == first["modified_rand"].tolist()  # same seeds
+
+
 def test_interrupted_job_keeps_finished_trials(plugin, compose_cfg, tmp_path):
     plugin.INTERRUPT_AT = 3
     cfg = compose_cfg("method=interrupter", "n_trials=5")
