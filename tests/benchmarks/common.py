@@ -24,6 +24,8 @@ import functools
 import os
 import time
 import tracemalloc
+import warnings
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
 import numpy as np
@@ -166,24 +168,29 @@ def peak_extra_mb(func) -> float:
     return (_rss_kb("VmHWM") - before) / 1024
 
 
-def median_seconds(func, repeat: int) -> float:
-    """Median wall time of ``repeat`` calls of ``func``."""
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - t0)
-    return float(np.median(times))
+def per_iteration_seconds(fits: dict, iters: tuple[int, int] = (10, 30), repeat: int = 3) -> dict:
+    """Median per-iteration wall time of each ``fits[name](max_iter)``.
 
-
-def per_iteration_seconds(fit, iters: tuple[int, int], repeat: int) -> float:
-    """Median per-iteration time of ``fit(max_iter)``: the slope between two iteration
-    counts, ``(t(i2) - t(i1)) / (i2 - i1)``, which cancels the per-fit overhead (input
-    copies, similarity noise, final labelling) that is not the message-passing loop."""
+    One sample is the slope between two iteration counts,
+    ``(t(i2) - t(i1)) / (i2 - i1)``, which cancels the per-fit work that is not the
+    message-passing loop (similarities, input copies, tie noise, final labelling).  The
+    fits are interleaved (every repeat runs every fit at both counts, in turn) so a change
+    of machine load affects all of them alike; the median over ``repeat`` samples is
+    returned, in seconds, keyed like ``fits``.
+    """
     i1, i2 = iters
-    t1 = median_seconds(lambda: fit(i1), repeat)
-    t2 = median_seconds(lambda: fit(i2), repeat)
-    return max(t2 - t1, 1e-12) / (i2 - i1)
+    samples = {name: [] for name in fits}
+    for _ in range(repeat):
+        for name, fit in fits.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                fit(i1)
+                t1 = time.perf_counter()
+                fit(i2)
+                t2 = time.perf_counter()
+            samples[name].append(((t2 - t1) - (t1 - t0)) / (i2 - i1))
+    return {name: max(float(np.median(v)), 1e-12) for name, v in samples.items()}
 
 
 # --------------------------------------------------------------------------- mixin
@@ -198,7 +205,7 @@ class BenchData:
     constraints: object = None
 
 
-class EstimatorBenchmark:
+class EstimatorBenchmark(ABC):
     """Mixin: ``time_fit`` / ``peakmem_fit`` / quality tracks of one registered method.
 
     Subclasses set ``method`` (registry name), ``params`` / ``param_names`` and
@@ -216,12 +223,14 @@ class EstimatorBenchmark:
     heavy_n: tuple[int, ...] = ()
     timeout = 300
 
-    # -- hooks
+    # -- hooks (abstract, which also keeps asv from collecting the mixin itself)
+    @abstractmethod
     def make_data(self, params) -> BenchData:
-        raise NotImplementedError
+        """Inputs for the parameter combination ``params`` (cached getters only)."""
 
+    @abstractmethod
     def make_estimator(self, params):
-        raise NotImplementedError
+        """The estimator timed for ``params`` (fixed work per fit)."""
 
     def skip(self, params) -> str:
         n = dict(zip(self.param_names, params)).get("n")
@@ -231,47 +240,62 @@ class EstimatorBenchmark:
             return f"n={n} skipped in the quick run (CCBENCH_BENCH_QUICK)"
         return ""
 
+    def make_quality_estimator(self, params):
+        """The estimator the quality tracks fit; by default the timed one. Override to let
+        an iterative method run to convergence (a quality number should describe the
+        method's actual output, while timings need fixed work)."""
+        return self.make_estimator(params)
+
     def warm_up(self, params) -> None:
-        """One tiny fit so JIT compilation and first-call costs stay out of timings."""
-        X, y = blobs(40)
-        self.make_estimator(params).fit(np.array(X))
+        """One fit on 60 points so JIT compilation (or loading numba's on-disk cache) and
+        other first-call costs stay out of the timed region."""
+        small = list(params)
+        small[list(self.param_names).index("n")] = 60
+        small = tuple(small)
+        self._fit(self.make_estimator(small), self.make_data(small))
 
     # -- asv
     def setup(self, *params):
-        require_method(self.method)
-        reason = self.skip(params)
+        reason = self.skip(params)  # before any import: skipped combinations cost nothing
         if reason:
             raise NotImplementedError(reason)
+        require_method(self.method)
         self.data = self.make_data(params)
         self.estimator = self.make_estimator(params)
         self.warm_up(params)
 
-    def _fit(self):
-        d = self.data
-        return self.estimator.fit(d.X, constraints=d.constraints)
+    @staticmethod
+    def _fit(estimator, data):
+        # Fixed-work runs stop at max_iter on purpose: their ConvergenceWarning is noise.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return estimator.fit(data.X, constraints=data.constraints)
 
     def time_fit(self, *params):
-        self._fit()
+        self._fit(self.estimator, self.data)
 
     def peakmem_fit(self, *params):
-        self._fit()
+        self._fit(self.estimator, self.data)
 
     def track_fit_peak_mb(self, *params):
         """Memory the fit adds on top of the inputs (see :func:`peak_extra_mb`)."""
-        return peak_extra_mb(self._fit)
+        return peak_extra_mb(lambda: self._fit(self.estimator, self.data))
 
     track_fit_peak_mb.unit = "MB"
+
+    def _quality_labels(self, params):
+        return self._fit(self.make_quality_estimator(params), self.data).labels_
 
     def track_modified_rand(self, *params):
         from ccbench.metrics import modified_rand
 
-        return modified_rand(self.data.y, self._fit().labels_)
+        return modified_rand(self.data.y, self._quality_labels(params))
 
     track_modified_rand.unit = "modified Rand index"
 
     def track_ari(self, *params):
         from ccbench.metrics import adjusted_rand
 
-        return adjusted_rand(self.data.y, self._fit().labels_)
+        return adjusted_rand(self.data.y, self._quality_labels(params))
 
     track_ari.unit = "adjusted Rand index"

@@ -1,0 +1,25 @@
+"""``ssap_g``: Givoni & Frey's meta-point SSAP on the AP core (N + M augmented nodes)."""
+
+from .bench_ap import FIXED_ITER, QUALITY
+from .common import BenchData, EstimatorBenchmark, blobs, make, random_constraints
+
+
+class SSAPGFit(EstimatorBenchmark):
+    """``make_method("ssap_g")``, 50 iterations, ``constraint_fraction * n`` random pairs;
+    dense (N + M) x (N + M) (n capped at 5000)."""
+
+    method = "ssap_g"
+    param_names = ["n", "constraint_fraction"]
+    params = ([500, 2000], [0.01, 0.1])
+    max_n = 5000
+
+    def make_data(self, params):
+        n, constraint_fraction = params
+        X, y = blobs(n)
+        return BenchData(X, y, random_constraints(n, int(round(constraint_fraction * n))))
+
+    def make_estimator(self, params):
+        return make("ssap_g", max_iter=FIXED_ITER, convergence_iter=FIXED_ITER, random_state=0)
+
+    def make_quality_estimator(self, params):
+        return make("ssap_g", random_state=0, **QUALITY)
