@@ -43,6 +43,8 @@ def ccbench_metrics():
         MetricSpec("rand", metrics.rand, "Rand index, SCSSAP eq. 26"),
         MetricSpec("ari", metrics.adjusted_rand, "adjusted Rand index"),
         MetricSpec("nmi", metrics.nmi, "NMI, geometric normalisation (RN-SDP eq. 7)"),
+        MetricSpec("errors", metrics.majority_errors, "points outside their cluster's majority class",
+                   greater_is_better=False),
         MetricSpec("n_clusters_found", metrics.n_clusters, "number of clusters found", greater_is_better=False),
         MetricSpec(
             "constraint_violations",

@@ -84,3 +84,11 @@ def test_mismatched_labelings_are_refused():
         metrics.rand([0, 1, 1], [0, 1])
     with pytest.raises(ValueError, match="at least 2"):
         metrics.modified_rand([0], [0])
+
+
+def test_majority_errors_counts_minority_members():
+    true = [0, 0, 0, 1, 1, 2, 2, 2]
+    pred = [5, 5, 7, 7, 7, 9, 9, 9]
+    # cluster 5: {0,0} -> 0 errors; cluster 7: {0,1,1} -> 1; cluster 9: {2,2,2} -> 0
+    assert metrics.majority_errors(true, pred) == 1.0
+    assert metrics.majority_errors(true, [0] * 8) == 5.0
