@@ -81,14 +81,23 @@ def method_labels(data: pd.DataFrame) -> pd.Series:
 
 
 def _settings(data: pd.DataFrame, x: str) -> pd.Series:
+    """Non-method settings that vary within a data set's rows, as ``key=value`` text.
+
+    Computed per data set: an option only some sets have (``dataset.missing``)
+    does not split lines.
+    """
     cols = [
         c for c in data.columns
         if c.startswith(_SETTING_PREFIXES) and c not in ("dataset.name", x)
     ]
-    varying = _varying(data, cols)
-    if not varying:
-        return pd.Series("", index=data.index)
-    return data[varying].apply(lambda r: ", ".join(f"{c}={_fmt(v)}" for c, v in r.items()), axis=1)
+    settings = pd.Series("", index=data.index, dtype=object)
+    for _, rows in data.groupby("dataset.name", sort=False):
+        varying = _varying(rows, [c for c in cols if rows[c].notna().any()])
+        if varying:
+            settings[rows.index] = rows[varying].apply(
+                lambda r: ", ".join(f"{c}={_fmt(v)}" for c, v in r.items()), axis=1
+            )
+    return settings
 
 
 def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X) -> pd.DataFrame:

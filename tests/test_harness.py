@@ -414,6 +414,18 @@ def test_bad_config_gives_error_rows_not_a_crash(compose_cfg, tmp_path):
     assert rows["error"].str.contains("unknown data set 'no_such_set'").all()
 
 
+def test_job_count_for_progress():
+    from omegaconf import OmegaConf
+
+    from ccbench.harness import _count_jobs
+
+    cfg = OmegaConf.create({"hydra": {
+        "sweeper": {"params": {"method": "ap,scssap,kmeans", "constraints.n_constraints": "0,30,90"}},
+        "overrides": {"task": ["method=ap,kmeans", "dataset=iris,wine", "n_trials=3"]},
+    }})
+    assert _count_jobs(cfg) == 2 * 2 * 3  # the command line replaces the method list
+
+
 def test_progress_only_on_a_terminal(monkeypatch, capsys):
     for tty in (True, False):
         monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)

@@ -60,7 +60,16 @@ def test_summary_mean_std_over_ok_trials(data):
 def test_other_varying_settings_split_lines(data):
     noisy = pd.DataFrame(_rows("iris", "kmeans", {"n_init": 10}, 10, [0.5, 0.6], noise_rate=0.1))
     s = summarise(pd.concat([data, noisy], ignore_index=True), "modified_rand", X)
-    assert set(s.loc[s.method_label == "kmeans", "setting"]) == {"noise.rate=0", "noise.rate=0.1"}
+    assert set(s.loc[(s.method_label == "kmeans") & (s.dataset == "iris"), "setting"]) == {
+        "noise.rate=0", "noise.rate=0.1"}
+    assert set(s.loc[s.dataset == "wine", "setting"]) == {""}  # nothing varies in wine
+
+
+def test_an_option_of_one_dataset_does_not_split_lines(data):
+    data = data.copy()
+    data["dataset.missing"] = np.where(data["dataset.name"] == "wine", "drop", None)
+    s = summarise(data, "modified_rand", X)
+    assert (s["setting"] == "").all()
 
 
 def test_markdown_table_cells(data):
