@@ -2,7 +2,9 @@
 
 ``ccbench report DIR ...`` and ``ccbench plugins [--all]`` are argparse
 subcommands; anything else goes to the Hydra app (``ccbench --help`` shows
-Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep).
+Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep). A command line
+that chooses no dataset/method/constraints/noise/experiment runs the quick start
+(:func:`with_default_experiment`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,34 @@ import sys
 import hydra
 
 SUBCOMMANDS = ("report", "plugins")
+DEFAULT_EXPERIMENT = "experiment=quickstart"
+# Choosing any of these on the command line means "run what I say", not the quick start.
+_CHOOSERS = ("dataset", "method", "constraints", "noise", "experiment")
+_HYDRA_FLAGS_WITH_VALUE = {
+    "--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
+    "--config-dir", "-cd", "--experimental-rerun",
+}
+
+
+def with_default_experiment(args: list[str]) -> list[str]:
+    """Prepend ``experiment=quickstart`` unless ``args`` choose what to run.
+
+    ``ccbench``, ``ccbench n_trials=3`` or ``ccbench hydra/launcher=local`` run the
+    quick-start comparison; any override of a dataset, method, constraints,
+    noise or experiment group (or of their keys, e.g. ``method.penalty=1``) runs
+    exactly what the command line says.
+    """
+    skip = False
+    for arg in args:
+        if skip or arg in _HYDRA_FLAGS_WITH_VALUE:
+            skip = not skip
+            continue
+        if arg.startswith("-"):
+            continue
+        key = arg.split("=", 1)[0].lstrip("+~")
+        if key.split(".", 1)[0].split("/", 1)[0] in _CHOOSERS:
+            return list(args)
+    return [DEFAULT_EXPERIMENT, *args]
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ccbench_conf", config_name="config")
@@ -96,7 +126,7 @@ def main(argv: list[str] | None = None) -> int | None:
     if args and args[0] in SUBCOMMANDS:
         parsed = _parser().parse_args(args)
         return parsed.func(parsed)
-    sys.argv = [sys.argv[0] if sys.argv else "ccbench", *args]
+    sys.argv = [sys.argv[0] if sys.argv else "ccbench", *with_default_experiment(args)]
     hydra_app()
     return None
 

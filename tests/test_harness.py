@@ -447,8 +447,10 @@ CONF = Path(__import__("ccbench_conf").__file__).parent
 
 
 def test_default_is_a_multirun_of_registered_methods():
+    from ccbench.cli import with_default_experiment
+
     with initialize_config_module("ccbench_conf", version_base="1.3"):
-        cfg = compose("config", return_hydra_config=True)
+        cfg = compose("config", overrides=with_default_experiment([]), return_hydra_config=True)
     assert str(cfg.hydra.mode) == "RunMode.MULTIRUN"
     params = cfg.hydra.sweeper.params
     methods = params["method"].split(",")
@@ -458,6 +460,20 @@ def test_default_is_a_multirun_of_registered_methods():
     for m in methods:
         assert (CONF / "method" / f"{m}.yaml").exists()
     assert len(params["constraints.n_constraints"].split(",")) >= 3
+
+
+def test_quickstart_only_when_nothing_is_chosen():
+    from ccbench.cli import DEFAULT_EXPERIMENT, with_default_experiment
+
+    for args in ([], ["n_trials=3"], ["-m", "hydra/launcher=local"], ["--cfg", "job"]):
+        assert with_default_experiment(args) == [DEFAULT_EXPERIMENT, *args]
+    for args in (["-m", "method=ap,kmeans"], ["constraints.n_constraints=5"], ["experiment=x"],
+                 ["+method.penalty=1"], ["dataset=wine"], ["noise=label_noise"]):
+        assert with_default_experiment(args) == args
+    # a chosen scheme without n_constraints composes: no default sweep is left over
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        cfg = compose("config", overrides=["constraints=labeled_subsets"], return_hydra_config=True)
+    assert not cfg.hydra.sweeper.params
 
 
 @pytest.mark.parametrize("group", ["dataset", "method", "constraints", "noise"])
