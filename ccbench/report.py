@@ -84,7 +84,7 @@ def _settings(data: pd.DataFrame, x: str) -> pd.Series:
     """Non-method settings that vary within a data set's rows, as ``key=value`` text.
 
     Computed per data set: an option only some sets have (``dataset.missing``)
-    does not split lines.
+    does not split lines, nor does one that the x value determines.
     """
     cols = [
         c for c in data.columns
@@ -93,6 +93,9 @@ def _settings(data: pd.DataFrame, x: str) -> pd.Series:
     settings = pd.Series("", index=data.index, dtype=object)
     for _, rows in data.groupby("dataset.name", sort=False):
         varying = _varying(rows, [c for c in cols if rows[c].notna().any()])
+        if x in rows:  # a setting fixed by the x value (a scheme's own parameter) is no line of its own
+            by_x = rows.astype({c: str for c in varying}).groupby(rows[x].astype(str))
+            varying = [c for c in varying if by_x[c].nunique().max() > 1]
         if varying:
             settings[rows.index] = rows[varying].apply(
                 lambda r: ", ".join(f"{c}={_fmt(v)}" for c, v in r.items()), axis=1
@@ -136,6 +139,14 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
     return pd.DataFrame(out)
 
 
+def _sorted_values(values: list) -> list:
+    """Numbers in numeric order, anything else (scheme names, ...) as text."""
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=str)
+
+
 def _line_label(summary: pd.DataFrame) -> pd.Series:
     return summary["method_label"] + summary["setting"].map(lambda s: f" | {s}" if s else "")
 
@@ -155,7 +166,7 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     s = summary.copy()
     s["line"] = _line_label(s)
     s["cell"] = s.apply(_cell, axis=1)
-    xs = sorted(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
+    xs = _sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
     s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
     header = f"| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
     lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed)", "", header,
@@ -195,12 +206,22 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     nrows = math.ceil(len(datasets) / ncols)
     fig = Figure(figsize=(4.6 * ncols, 3.6 * nrows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
+    numeric = pd.api.types.is_numeric_dtype(summary["x"])
+    # a categorical x (e.g. constraints.name) is placed at 0, 1, ... with its values as ticks
+    categories = [] if numeric else _sorted_values(summary["x"].fillna("n/a").unique().tolist())
     for ax, dataset in zip(axes, datasets):
         rows = s[s["dataset"] == dataset]
         for line, g in rows.groupby("line", sort=True):
-            g = g.sort_values("x")
-            xv = g["x"].fillna(0).to_numpy(dtype=float)
+            if numeric:
+                g = g.sort_values("x")
+                xv = g["x"].fillna(0).to_numpy(dtype=float)
+            else:
+                xv = g["x"].fillna("n/a").map(categories.index).to_numpy(dtype=float)
+                order = np.argsort(xv)
+                g, xv = g.iloc[order], xv[order]
             ax.errorbar(xv, g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=line)
+        if categories:
+            ax.set_xticks(range(len(categories)), [str(c) for c in categories])
         ax.set_title(dataset)
         ax.set_xlabel(x)
         ax.set_ylabel(metric)

@@ -95,6 +95,17 @@ def test_plot_has_a_panel_per_dataset_and_a_line_per_label(data):
         assert means == pytest.approx(sorted([0.82, 0.90, 0.72]))
 
 
+def test_categorical_x_axis(data):
+    data = data.copy()
+    data["constraints.name"] = np.where(data[X] == 10, "random_pairs", "per_class_pairs")
+    s = summarise(data, "modified_rand", "constraints.name")
+    assert "| dataset | method | constraints.name=per_class_pairs | constraints.name=random_pairs |" in \
+        markdown_table(s, "modified_rand", "constraints.name")
+    ax = plot_metric(s, "modified_rand", "constraints.name").axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["per_class_pairs", "random_pairs"]
+    assert len(ax.containers) == 3
+
+
 def test_gather_keeps_the_latest_row_of_a_duplicated_trial(data, tmp_path):
     old = data.iloc[:3].copy()
     new = old.copy()
