@@ -1,14 +1,28 @@
 """Fused numba kernels for the affinity-propagation message core.
 
-Each kernel makes one pass over an N x N array, row-parallel (``prange``),
-with no N x N temporaries. They compute exactly what the numpy path in
-:mod:`ccbench_plugins.ap_core` computes (up to the order of floating-point
-summation in the column sums), so the two backends can be checked against
-each other.
+:func:`fused_iteration` does steps 3-4 of an Algorithm 1 iteration (see
+:mod:`ccbench_plugins.ap_core`) in ONE sweep over the rows, row-parallel
+(``prange`` over blocks of rows), with no N x N temporaries. For row i:
+
+- pass 1 over j: alpha_ij^(t) from rho^(t-1) (eq. 14, damped), using the
+  column sums and diagonal of rho^(t-1) carried over from the previous sweep;
+  in the same pass the largest and second-largest of s_hat_ij + alpha_ij^(t);
+- pass 2 over j: rho_ij^(t) (eq. 25, damped), and max(rho_ij^(t), 0) added to
+  the block's column-sum accumulator for the next iteration.
+
+A row of S, A and R (3 x 8N bytes) stays in cache between the two passes, so
+each N x N array is read once and A, R written once per iteration: the
+iteration is memory-bound at about 5 N^2 doubles of traffic.
+
+The small pairwise-message kernels (:func:`pair_messages`,
+:func:`similarity_delta`) compute Algorithm 1's gamma / omega and the per-row
+s_hat deltas (eq. 24). They touch O(m N) entries for m constraints and run
+serially: a parallel region costs more (thread wake-up and barrier, worse on a
+loaded machine) than the ~1 ms of work at N = 2000, m = 200.
 
 Compiled with ``cache=True``: the first call in a fresh environment compiles
-(a few seconds) and writes the machine code next to this module
-(``__pycache__``); later processes load it from there.
+(a few seconds) and writes the machine code to ``__pycache__`` next to this
+module; later processes load it from there.
 """
 
 from __future__ import annotations
@@ -16,90 +30,117 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-# Columns per parallel task in the column-sum kernel: each task streams the
-# rows of R but only touches a contiguous 512-byte slice of each row.
-_COLUMN_BLOCK = 64
-
 
 @njit(cache=True, parallel=True)
-def responsibilities(S, A, R, delta, delta_row, damping):  # pragma: no cover - numba
-    """rho <- mu rho + (1 - mu) (s_hat - max_{k != j} (s_hat + alpha)) in place (eq. 25).
+def fused_iteration(
+    S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_exemplar_columns, damping
+):  # pragma: no cover - numba
+    """alpha^(t) from rho^(t-1), then rho^(t) from s_hat^(t), alpha^(t), in place.
 
-    ``s_hat[i] = S[i] + delta[delta_row[i]]`` when ``delta_row[i] >= 0``
-    (eq. 24: only rows of constrained points differ from ``S``), else ``S[i]``.
-    One pass per row finds the largest and second-largest of s_hat + alpha,
-    a second pass writes the damped responsibilities.
+    Parameters
+    ----------
+    S : (n, m) similarities; ``s_hat[i] = S[i] + delta[delta_row[i]]`` when
+        ``delta_row[i] >= 0`` (eq. 24), else ``S[i]``.
+    A, R : (n, m) alpha^(t-1), rho^(t-1) on entry; alpha^(t), rho^(t) on exit.
+    pos_colsum : (m,) sum_{k != j} max(rho_kj^(t-1), 0) on entry; of rho^(t) on exit.
+    diag_r : (min(n, m),) rho_jj^(t-1) (read only: other rows need it all sweep).
+    diag_r_next : (min(n, m),) receives rho_jj^(t).
+    acc : (n_blocks, m) scratch; one column-sum accumulator per row block.
+    n_exemplar_columns : columns >= this have no self-selection factor (alpha = 0).
+    damping : mu.
     """
     n, m = S.shape
     keep = 1.0 - damping
-    for i in prange(n):
-        d = delta_row[i]
-        best = -np.inf
-        second = -np.inf
-        arg = 0
-        for j in range(m):
-            s = S[i, j]
-            if d >= 0:
-                s = s + delta[d, j]
-            v = s + A[i, j]
-            if v > best:
-                second = best
-                best = v
-                arg = j
-            elif v > second:
-                second = v
-        for j in range(m):
-            s = S[i, j]
-            if d >= 0:
-                s = s + delta[d, j]
-            sub = second if j == arg else best
-            R[i, j] = damping * R[i, j] + keep * (s - sub)
-
-
-@njit(cache=True, parallel=True)
-def positive_column_sums(R, out):  # pragma: no cover - numba
-    """out[j] = sum_{k != j} max(R[k, j], 0) (the sum in eq. 14)."""
-    n, m = R.shape
-    n_blocks = (m + _COLUMN_BLOCK - 1) // _COLUMN_BLOCK
+    n_blocks = acc.shape[0]
+    rows_per_block = (n + n_blocks - 1) // n_blocks
+    n_ex = min(m, n_exemplar_columns)
     for b in prange(n_blocks):
-        j0 = b * _COLUMN_BLOCK
-        j1 = min(m, j0 + _COLUMN_BLOCK)
-        acc = np.zeros(j1 - j0)
-        for k in range(n):
-            for j in range(j0, j1):
-                v = R[k, j]
-                if v > 0.0 and k != j:
-                    acc[j - j0] += v
-        for j in range(j0, j1):
-            out[j] = acc[j - j0]
-
-
-@njit(cache=True, parallel=True)
-def availabilities(R, A, pos_colsum, n_exemplar_columns, damping):  # pragma: no cover - numba
-    """alpha <- mu alpha + (1 - mu) alpha_new in place (eq. 14 / Algorithm 1).
-
-    alpha_new[i, j] = min(0, rho_jj + sum_{k not in {i, j}} max(rho_kj, 0)) for
-    i != j and sum_{k != j} max(rho_kj, 0) for i == j. Columns
-    ``j >= n_exemplar_columns`` have no self-selection factor (SSAP-G
-    meta-points): their availability is held at 0.
-    """
-    n, m = R.shape
-    keep = 1.0 - damping
-    diag = np.empty(min(n, m))
-    for j in range(diag.shape[0]):
-        diag[j] = R[j, j]
-    for i in prange(n):
-        for j in range(m):
-            if j >= n_exemplar_columns:
-                A[i, j] = 0.0
-                continue
-            if i == j:
-                a = pos_colsum[j]
-            else:
-                rp = R[i, j]
-                if rp < 0.0:
-                    rp = 0.0
-                a = diag[j] + (pos_colsum[j] - rp)
-                if a > 0.0:
+        col_acc = acc[b]
+        col_acc[:] = 0.0
+        r0 = b * rows_per_block
+        r1 = min(n, r0 + rows_per_block)
+        for i in range(r0, r1):
+            d = delta_row[i]
+            best = -np.inf
+            second = -np.inf
+            arg = 0
+            # pass 1: availabilities (eq. 14) and the two largest s_hat + alpha
+            for j in range(m):
+                if j >= n_ex:
                     a = 0.0
-            A[i, j] = damping * A[i, j] + keep * a
+                elif i == j:
+                    a = damping * A[i, j] + keep * pos_colsum[j]
+                else:
+                    rp = R[i, j]
+                    if rp < 0.0:
+                        rp = 0.0
+                    upd = diag_r[j] + (pos_colsum[j] - rp)
+                    if upd > 0.0:
+                        upd = 0.0
+                    a = damping * A[i, j] + keep * upd
+                A[i, j] = a
+                s = S[i, j]
+                if d >= 0:
+                    s = s + delta[d, j]
+                v = s + a
+                if v > best:
+                    second = best
+                    best = v
+                    arg = j
+                elif v > second:
+                    second = v
+            # pass 2: responsibilities (eq. 25) and next column sums
+            for j in range(m):
+                s = S[i, j]
+                if d >= 0:
+                    s = s + delta[d, j]
+                sub = second if j == arg else best
+                r = damping * R[i, j] + keep * (s - sub)
+                R[i, j] = r
+                if j == i:
+                    diag_r_next[i] = r
+                elif r > 0.0:
+                    col_acc[j] += r
+    for j in range(m):
+        total = 0.0
+        for b in range(n_blocks):
+            total += acc[b, j]
+        pos_colsum[j] = total
+
+
+@njit(cache=True)
+def pair_messages(A, R, msg, out, partner, reverse, sign, low, high):  # pragma: no cover - numba
+    """Algorithm 1 lines 1-2: out[r] = sign_r * clip(alpha_k + rho_k - msg[reverse_r], low_r, high_r).
+
+    Row r is the directed pair (i -> k), k = partner[r]; gamma (eq. 17) for
+    cannot-links (sign -1, [0, q_c]), omega (eq. 20) for must-links (sign +1, [-q_m, q_m]).
+    """
+    n_rows, m = out.shape
+    for r in range(n_rows):
+        k = partner[r]
+        rv = reverse[r]
+        lo = low[r]
+        hi = high[r]
+        sg = sign[r]
+        for j in range(m):
+            x = A[k, j] + R[k, j] - msg[rv, j]
+            if x < lo:
+                x = lo
+            elif x > hi:
+                x = hi
+            out[r, j] = sg * x
+
+
+@njit(cache=True)
+def similarity_delta(msg, starts, out):  # pragma: no cover - numba
+    """out[p] = sum of the message rows starts[p] .. starts[p+1]-1 (the sums of eq. 24)."""
+    n_points, m = out.shape
+    n_rows = msg.shape[0]
+    for p in range(n_points):
+        r0 = starts[p]
+        r1 = starts[p + 1] if p + 1 < n_points else n_rows
+        for j in range(m):
+            out[p, j] = msg[r0, j]
+        for r in range(r0 + 1, r1):
+            for j in range(m):
+                out[p, j] += msg[r, j]

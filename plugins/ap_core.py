@@ -26,10 +26,11 @@ derived in the Notes of :func:`pair_factors`; they never evaluate inf - inf):
 Both are ``sign * clip(x, lo, hi)`` with per-row (sign, lo, hi), so one array
 holds all pairwise messages.
 
-Two interchangeable back-ends compute steps 3-4: ``"numpy"`` (in-place, one
-N x N work array) and ``"numba"`` (:mod:`ccbench_plugins._ap_kernels`, fused
-row-parallel passes, no N x N temporaries). ``"auto"`` picks numba when it
-imports.
+Two interchangeable back-ends: ``"numpy"`` (in place, one N x N work array,
+several passes) and ``"numba"`` (:mod:`ccbench_plugins._ap_kernels`: steps 3-4
+in one fused row-parallel sweep, no N x N temporaries). They agree to rounding
+(the numba column sums are summed in 64 row blocks). ``"auto"`` picks numba
+when it imports.
 
 Public API (stable; the asv benchmarks call it)
 -----------------------------------------------
@@ -69,6 +70,10 @@ __all__ = [
 ]
 
 BACKENDS = ("auto", "numba", "numpy")
+
+# Row blocks of the fused numba sweep (each has its own column-sum
+# accumulator). Fixed, so results do not depend on the number of threads.
+_ROW_BLOCKS = 64
 
 
 def resolve_backend(backend: str) -> str:
@@ -199,9 +204,11 @@ def pair_factors(
 def _update_pair_messages(factors: PairFactors, A, R, msg, out):
     """Algorithm 1 lines 1-2: ``out`` <- eqs. 17 / 20 from the (t-1) alpha, rho, messages."""
     k = factors.partner
-    np.add(A[k], R[k], out=out)
+    np.take(A, k, axis=0, out=out)
+    out += R[k]
     out -= msg[factors.reverse]
-    np.clip(out, factors.low[:, None], factors.high[:, None], out=out)
+    np.maximum(out, factors.low[:, None], out=out)
+    np.minimum(out, factors.high[:, None], out=out)
     out *= factors.sign[:, None]
     return out
 
@@ -399,22 +406,32 @@ def affinity_propagation(
     if backend == "numba":
         from . import _ap_kernels as kern
 
-        pos_colsum = np.empty(m)
+        # Column sums / diagonal of rho^(t-1), carried between fused sweeps.
+        pos_colsum = np.zeros(m)
+        diag_r = np.zeros(min(n, m))
+        diag_r_next = np.zeros(min(n, m))
+        acc = np.empty((min(n, _ROW_BLOCKS), m))
+        if factors is not None:
+            delta = np.empty((factors.points.size, m))
+            f = factors
 
     prev = None
     stable = 0
     converged = False
     it = 0
     for it in range(1, max_iter + 1):
-        if factors is not None:
-            _update_pair_messages(factors, A, R, msg, msg_next)
-            msg, msg_next = msg_next, msg
-            delta = _similarity_delta(factors, msg)
         if backend == "numba":
-            kern.positive_column_sums(R, pos_colsum)
-            kern.availabilities(R, A, pos_colsum, n_ex, damping)
-            kern.responsibilities(S, A, R, delta, delta_row, damping)
+            if factors is not None:
+                kern.pair_messages(A, R, msg, msg_next, f.partner, f.reverse, f.sign, f.low, f.high)
+                msg, msg_next = msg_next, msg
+                kern.similarity_delta(msg, f.starts, delta)
+            kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_ex, damping)
+            diag_r, diag_r_next = diag_r_next, diag_r
         else:
+            if factors is not None:
+                _update_pair_messages(factors, A, R, msg, msg_next)
+                msg, msg_next = msg_next, msg
+                delta = _similarity_delta(factors, msg)
             _availabilities_numpy(R, A, work, n_ex, damping)
             _responsibilities_numpy(S, A, R, work, delta, points, damping)
         if convergence_iter is None:
