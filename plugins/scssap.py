@@ -220,15 +220,18 @@ def metric_similarity(X, point_metrics):
 
     ``point_metrics`` has shape (n, d): row i is diag(A_i). Clipped at 0 and
     with a zero diagonal, like :func:`ccbench.similarity.negative_sq_euclidean`.
+    Expanding (w_i + w_j) . (x_i - x_j)^2 gives one product L @ M.T of
+    (n, 4d + 2) factors, so the only n x n array allocated is the result.
     """
     W = point_metrics
     X2 = X * X
-    # T[i, j] = ||x_i - x_j||^2_{A_i} = w_i.x_i^2 - 2 (w_i o x_i).x_j + w_i.x_j^2
-    T = (W * X) @ X.T
-    T *= -2.0
-    T += np.einsum("ij,ij->i", W, X2)[:, None]
-    T += W @ X2.T
-    T += T.T.copy()
+    WX = W * X
+    u = np.einsum("ij,ij->i", W, X2)[:, None]  # ||x_i||^2_{A_i}
+    one = np.ones_like(u)
+    # sum_d (w_id + w_jd)(x_id - x_jd)^2 = u_i + u_j + X2_i.W_j + W_i.X2_j - 2 WX_i.X_j - 2 X_i.WX_j
+    L = np.hstack([X2, W, -2.0 * WX, -2.0 * X, u, one])
+    M = np.hstack([W, X2, X, WX, one, u])
+    T = L @ M.T
     T *= -0.5
     np.minimum(T, 0.0, out=T)
     np.fill_diagonal(T, 0.0)
@@ -393,23 +396,25 @@ class SCSSAPMetricLearning(SCSSAP):
             np.fill_diagonal(S, self.preference_)
             add_tie_noise(S, rng)
             result = self._run(S, cons, warn=True)
-            del S
-            if result.exemplars.size == 0:
-                labels = result.labels
+            # Keep only the clustering: the messages are N x N each.
+            new_labels, exemplars, n_iter = result.labels, result.exemplars, result.n_iter
+            del S, result
+            if exemplars.size == 0:
+                labels = new_labels
                 break
-            if labels is not None and np.array_equal(result.labels, labels):
+            if labels is not None and np.array_equal(new_labels, labels):
                 converged = True
                 break
-            labels = result.labels
+            labels = new_labels
             metrics = metric_update(
-                X, labels, result.exemplars, regularizer=self.regularizer, h=float(self.h), metric=self.metric
+                X, labels, exemplars, regularizer=self.regularizer, h=float(self.h), metric=self.metric
             )
             point_metrics = metrics[labels] if self.metric == "cluster" else np.repeat(metrics, n, axis=0)
-        self.labels_ = result.labels
-        self.cluster_centers_indices_ = result.exemplars
+        self.labels_ = new_labels
+        self.cluster_centers_indices_ = exemplars
         self.metrics_ = metrics
         self.n_outer_iter_ = outer
-        self.n_iter_ = result.n_iter
+        self.n_iter_ = n_iter
         self.converged_ = converged
         return self
 

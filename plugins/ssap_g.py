@@ -103,8 +103,7 @@ def augmented_similarity(S, groups, meta_of):
 def _decode(A, R, n, groups, meta_of, mtp_pairs):
     """Labels from the augmented messages (module notes, Decoding); all -1 if Psi is empty."""
     n_meta = len(groups)
-    belief = A + R
-    psi = np.flatnonzero(np.diagonal(belief)[:n] > 0)
+    psi = np.flatnonzero((np.diagonal(A)[:n] + np.diagonal(R)[:n]) > 0)
     if psi.size == 0:
         return np.full(n, -1, dtype=np.intp), psi
     neighbours = [[] for _ in range(n_meta)]
@@ -112,7 +111,7 @@ def _decode(A, R, n, groups, meta_of, mtp_pairs):
         neighbours[a].append(b)
         neighbours[b].append(a)
     mtp_exemplar = np.full(n_meta, -1, dtype=np.intp)
-    rows = belief[n:, :n]
+    rows = A[n:, :n] + R[n:, :n]
     order = np.argsort(-rows[:, psi].max(axis=1), kind="stable")
     for a in order:
         taken = {mtp_exemplar[b] for b in neighbours[a]} - {-1}
@@ -123,7 +122,7 @@ def _decode(A, R, n, groups, meta_of, mtp_pairs):
                 break
     # Free points: argmax over Psi and MTP columns; an MTP leads to its exemplar.
     cand = np.concatenate([psi, n + np.arange(n_meta)])
-    pick = cand[np.argmax(belief[:n, cand], axis=1)]
+    pick = cand[np.argmax(A[:n, cand] + R[:n, cand], axis=1)]
     exemplar_of = pick.copy()
     via_meta = pick >= n
     exemplar_of[via_meta] = mtp_exemplar[pick[via_meta] - n]
