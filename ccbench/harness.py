@@ -325,10 +325,12 @@ def run_job(cfg, out_dir=None) -> pd.DataFrame:
     base["config_hash"] = chash
     label = f"{conf['dataset']['name']}/{conf['method']['name']}"
     progress = _Progress(label, n_trials)
+    setup, setup_error = None, None
     try:
-        setup, setup_error = _setup(conf), None
+        if todo:  # a finished cell resumes without loading anything
+            setup = _setup(conf)
     except Exception:  # a bad config or a missing data file: every trial says why
-        setup, setup_error = None, _error_text()
+        setup_error = _error_text()
     try:
         for t in todo:
             row = {**base, "trial": t}
@@ -339,7 +341,7 @@ def run_job(cfg, out_dir=None) -> pd.DataFrame:
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(t + 1)
-    finally:  # Ctrl-C or a scheduler's SIGTERM->KeyboardInterrupt keeps finished trials
+    finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
         progress.close()
     frame = store.frame()
