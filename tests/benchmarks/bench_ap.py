@@ -6,7 +6,7 @@ same data in the same process (goal: ours / sklearn <= 0.25 for the default back
 N = 2000).
 """
 
-from .common import BenchData, EstimatorBenchmark, blobs, make, per_iteration_seconds, require_method
+from .common import QUICK, BenchData, EstimatorBenchmark, blobs, make, per_iteration_seconds, require_method
 
 #: Fixed work of the timed fits: ``max_iter`` iterations, convergence test on but unable
 #: to stop the run early (``convergence_iter = max_iter``).
@@ -41,7 +41,8 @@ class APVsSklearn:
     Both fit the same blobs with the same S (negative squared Euclidean distances, median
     preference, tie noise), damping 0.75, and run exactly ``i`` iterations
     (``convergence_iter = max_iter``); the per-iteration time is the slope between 5 and
-    20 iterations, median of 3 interleaved repeats (:func:`common.per_iteration_seconds`).
+    20 iterations, median of 3 interleaved repeats, 1 in the smoke run
+    (:func:`common.per_iteration_seconds`).
     All implementations are measured once, in one process, by ``setup_cache``.
     """
 
@@ -68,7 +69,7 @@ class APVsSklearn:
                 return fit
 
             fits = {"numba": ours("numba"), "numpy": ours("numpy"), "sklearn": sklearn_fit}
-            times[n] = per_iteration_seconds(fits, iters=(5, 20), repeat=3)
+            times[n] = per_iteration_seconds(fits, iters=(5, 20), repeat=1 if QUICK else 3)
         return times
 
     setup_cache.timeout = 600

@@ -8,7 +8,16 @@ over ap on the same data (goal <= 1.5).
 """
 
 from .bench_ap import FIXED_ITER, QUALITY
-from .common import BenchData, EstimatorBenchmark, blobs, make, per_iteration_seconds, random_constraints, require_method
+from .common import (
+    QUICK,
+    BenchData,
+    EstimatorBenchmark,
+    blobs,
+    make,
+    per_iteration_seconds,
+    random_constraints,
+    require_method,
+)
 
 
 def _data(n, constraint_fraction):
@@ -58,7 +67,8 @@ class SCSSAPVsAP:
     """Per-iteration time of scssap (0.1 n random constraints) over ap, per backend.
 
     Same blobs and S, exactly ``i`` iterations each; slope between 5 and 20 iterations,
-    median of 3 interleaved repeats, measured once in one process by ``setup_cache``.
+    median of 3 interleaved repeats (1 in the smoke run), measured once in one process
+    by ``setup_cache``.
     """
 
     param_names = ["n", "backend"]
@@ -81,7 +91,7 @@ class SCSSAPVsAP:
 
                     fit(2)  # compile / load the numba cache outside the measurement
                     fits[name, backend] = fit
-            times[n] = per_iteration_seconds(fits, iters=(5, 20), repeat=3)
+            times[n] = per_iteration_seconds(fits, iters=(5, 20), repeat=1 if QUICK else 3)
         return times
 
     setup_cache.timeout = 600
