@@ -47,10 +47,12 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         (Frey & Dueck; SCSSAP Section 4.1).
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (the SCSSAP paper's value; scikit-learn's default is 0.5).
-    max_iter : int, default=200
-    convergence_iter : int or None, default=15
+    max_iter : int, default=1000
+    convergence_iter : int or None, default=100
         Stop when the exemplar set has been unchanged (and non-empty) for this
-        many iterations; ``None`` runs exactly ``max_iter`` iterations.
+        many iterations (scikit-learn's rule); ``None`` runs exactly ``max_iter``
+        iterations. The defaults 1000 / 100 are those of Frey & Dueck's
+        reference code (apcluster.m); scikit-learn uses 200 / 15.
     backend : {"auto", "numba", "numpy"}, default="auto"
         Message-passing implementation (:mod:`ccbench_plugins.ap_core`).
     assignment : {"messages", "similarity"}, default="messages"
@@ -100,8 +102,8 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         *,
         preference=None,
         damping=0.75,
-        max_iter=200,
-        convergence_iter=15,
+        max_iter=1000,
+        convergence_iter=100,
         backend="auto",
         assignment="messages",
         random_state=None,

@@ -104,10 +104,13 @@ class SCSSAP(ConstrainedClusterer):
         s(k, k); ``None`` is the median off-diagonal similarity (Section 4.1).
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (Section 4.1).
-    max_iter : int, default=200
-    convergence_iter : int or None, default=15
+    max_iter : int, default=1000
+    convergence_iter : int or None, default=100
         Stop when the exemplar set is unchanged (and non-empty) for this many
-        iterations; ``None`` runs exactly ``max_iter`` iterations.
+        iterations; ``None`` runs exactly ``max_iter`` iterations. Defaults as
+        Frey & Dueck's apcluster.m: with hard constraints the exemplar set can
+        sit still for 15-20 iterations before the constraint messages move it
+        (scikit-learn's 15 then stops too early).
     backend : {"auto", "numba", "numpy"}, default="auto"
     random_state : int, Generator or None, default=None
         Seeds scikit-learn's tie-breaking noise on S (see ``ap``).
@@ -136,6 +139,10 @@ class SCSSAP(ConstrainedClusterer):
     Per-constraint confidences from :class:`ccbench.Constraints` multiply q
     (note after eq. 20); a pair with confidence 0 has no penalty even when q is inf.
     With no constraints, or q = 0, the result equals ``ap`` bit for bit.
+    With q_m = inf, omega = tau: the two directions of a must-link feed each
+    other on the loopy graph and omega, alpha, rho may grow without bound
+    (linearly in t); the decisions (signs and argmaxes) stay meaningful and
+    every value stays finite in practice.
     Exemplars: Psi = {k : a_kk + r_kk > 0}, c_i = argmax_{k in Psi} a_ik + r_ik;
     if Psi is empty, labels are -1 with a ``ConvergenceWarning``.
 
@@ -165,8 +172,8 @@ class SCSSAP(ConstrainedClusterer):
         confidence=None,
         preference=None,
         damping=0.75,
-        max_iter=200,
-        convergence_iter=15,
+        max_iter=1000,
+        convergence_iter=100,
         backend="auto",
         random_state=None,
     ):
@@ -358,8 +365,8 @@ class SCSSAPMetricLearning(SCSSAP):
         confidence=None,
         preference=None,
         damping=0.75,
-        max_iter=200,
-        convergence_iter=15,
+        max_iter=1000,
+        convergence_iter=100,
         backend="auto",
         random_state=None,
     ):

@@ -145,8 +145,8 @@ class SSAPG(ConstrainedClusterer):
     preference : float or None, default=None
         s(k, k) for data points; ``None`` is the median off-diagonal similarity.
     damping : float in [0.5, 1), default=0.75
-    max_iter : int, default=200
-    convergence_iter : int or None, default=15
+    max_iter : int, default=1000
+    convergence_iter : int or None, default=100
     backend : {"auto", "numba", "numpy"}, default="auto"
     random_state : int, Generator or None, default=None
         Seeds the tie-breaking noise on the data-point similarities.
@@ -187,8 +187,8 @@ class SSAPG(ConstrainedClusterer):
         *,
         preference=None,
         damping=0.75,
-        max_iter=200,
-        convergence_iter=15,
+        max_iter=1000,
+        convergence_iter=100,
         backend="auto",
         random_state=None,
     ):
