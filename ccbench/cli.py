@@ -78,26 +78,34 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
-def _plugins(args) -> int:
+def plugins_table(all: bool = False) -> str:
+    """The registered methods as a text table; with ``all``, data sets, schemes, noise, metrics."""
     from . import registry
 
-    registry.load_plugins(args.plugin or [])
     methods = [
         [m.name, m.summary, "/".join(m.supervision) or "-", "yes" if m.needs_n_clusters else "no",
          m.constraint_kind, m.paper]
         for m in registry.list_methods()
     ]
-    print("Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"]))
-    if args.all:
+    parts = ["Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"])]
+    if all:
         datasets = [
             [d.name, d.summary, f"{d.n_samples}x{d.n_features}" if d.n_samples else "?", d.n_classes or "?", d.source]
             for d in registry.list_datasets()
         ]
-        print("\nData sets\n" + _table(datasets, ["name", "summary", "n x d", "classes", "source"]))
-        print("\nConstraint schemes\n" + _table([[s.name, s.summary] for s in registry.list_schemes()], ["name", "summary"]))
-        print("\nNoise\n" + _table([[n.name, n.stage, n.summary] for n in registry.list_noise()], ["name", "stage", "summary"]))
+        parts.append("Data sets\n" + _table(datasets, ["name", "summary", "n x d", "classes", "source"]))
+        parts.append("Constraint schemes\n" + _table([[s.name, s.summary] for s in registry.list_schemes()], ["name", "summary"]))
+        parts.append("Noise\n" + _table([[n.name, n.stage, n.summary] for n in registry.list_noise()], ["name", "stage", "summary"]))
         metrics = [[m.name, "higher" if m.greater_is_better else "lower", m.summary] for m in registry.list_metrics()]
-        print("\nMetrics\n" + _table(metrics, ["name", "better", "summary"]))
+        parts.append("Metrics\n" + _table(metrics, ["name", "better", "summary"]))
+    return "\n\n".join(parts)
+
+
+def _plugins(args) -> int:
+    from . import registry
+
+    registry.load_plugins(args.plugin or [])
+    print(plugins_table(all=args.all))
     return 0
 
 
