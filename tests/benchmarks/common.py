@@ -1,16 +1,15 @@
 """Shared pieces of the asv suite: cached deterministic data and the estimator mixin.
 
-Nothing heavy happens at import time (asv imports every module during discovery and
-``peakmem_`` counts whatever the process holds): numpy is the only module-level import,
-ccbench and scikit-learn are imported inside the functions that need them, and data are
-built on first use and cached with :func:`functools.lru_cache` (fixed seeds, so every
-commit benchmarks the same inputs).
+No data are built and nothing is computed at import time (asv imports every module
+during discovery, and ``peakmem_`` counts whatever the process holds): data are built on
+first use by getters cached with :func:`functools.lru_cache`, with fixed seeds, so every
+commit benchmarks the same inputs.
 
-Library modules (ccbench, its registry and plugins, scikit-learn) are different: every
-benchmark needs them before it can fit anything, so :func:`preload` imports them once in
-asv's fork server and each forked benchmark process starts with them (about 2 s saved per
-benchmark and parameter combination on the CI machine); they are part of every
-``peakmem_`` baseline either way.
+Library modules (ccbench, its registry and plugins, scikit-learn) are imported at import
+time, by :func:`preload`: every benchmark needs them before it can fit anything, so they
+are part of every ``peakmem_`` baseline either way, and with ``--launch-method
+forkserver`` (the smoke run) they are imported once in asv's fork server instead of once
+per benchmark and parameter combination (about 2 s each on the CI machine).
 
 The mixin follows scikit-learn's ``asv_benchmarks/benchmarks/common.py``: a benchmark
 class says how to build its data (``make_data``) and its estimator (``make_estimator``)
@@ -40,8 +39,6 @@ QUICK = os.environ.get("CCBENCH_BENCH_QUICK", "") not in ("", "0")
 N_FEATURES = 8
 N_CENTERS = 5
 SEED = 0
-
-
 
 
 def preload() -> None:
@@ -256,7 +253,7 @@ class EstimatorBenchmark(ABC):
 
     # -- asv
     def setup(self, *params):
-        reason = self.skip(params)  # before any import: skipped combinations cost nothing
+        reason = self.skip(params)  # first: a skipped combination builds nothing
         if reason:
             raise NotImplementedError(reason)
         require_method(self.method)
