@@ -92,3 +92,4 @@ def test_majority_errors_counts_minority_members():
     # cluster 5: {0,0} -> 0 errors; cluster 7: {0,1,1} -> 1; cluster 9: {2,2,2} -> 0
     assert metrics.majority_errors(true, pred) == 1.0
     assert metrics.majority_errors(true, [0] * 8) == 5.0
+
