@@ -339,8 +339,8 @@ def affinity_propagation(
     S,
     *,
     damping: float = 0.75,
-    max_iter: int = 200,
-    convergence_iter: int | None = 15,
+    max_iter: int = 1000,
+    convergence_iter: int | None = 100,
     backend: str = "auto",
     factors: PairFactors | None = None,
     n_exemplar_columns: int | None = None,
@@ -359,8 +359,8 @@ def affinity_propagation(
     damping : float, default=0.75
         mu in [0.5, 1): new = mu * old + (1 - mu) * update for alpha and rho
         (Algorithm 1). Pairwise messages are not damped (Algorithm 1).
-    max_iter : int, default=200
-    convergence_iter : int or None, default=15
+    max_iter : int, default=1000
+    convergence_iter : int or None, default=100
         Stop once the exemplar set {k : alpha_kk + rho_kk > 0} has been the
         same, and non-empty, at the end of this many consecutive iterations.
         ``None`` disables the test (exactly ``max_iter`` iterations, e.g.
