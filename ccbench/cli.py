@@ -64,7 +64,12 @@ def _report(args) -> int:
         x = data["x_axis"].mode().iloc[0] if "x_axis" in data and data["x_axis"].notna().any() else report.DEFAULT_X
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
-    paths = report.write_report(data, out, metrics=metrics, x=x)
+    pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
+    command = "ccbench report " + " ".join(
+        [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
+    )
+    paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
+                                paper=report.paper_reference(*args.dirs), command=command)
     print(paths["summary_md"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
@@ -120,6 +125,8 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--metric", default="modified_rand", help="metric column(s), comma-separated")
     rep.add_argument("--x", default=None, help="x-axis column (default: the runs' x_axis, else constraints.n_constraints)")
     rep.add_argument("--out", default=None, help="output directory (default: DIR/report)")
+    rep.add_argument("--pool", default=None,
+                     help="setting columns to average over as replicates (e.g. dataset.seed), comma-separated")
     rep.set_defaults(func=_report)
     plg = sub.add_parser("plugins", help="list registered methods (and, with --all, everything else)")
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")

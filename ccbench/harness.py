@@ -45,7 +45,7 @@ __all__ = [
 
 GROUPS = ("dataset", "method", "constraints", "noise")
 # Root keys that steer the harness but do not define the experiment.
-CONTROL_KEYS = ("rerun_errors", "out_dir")
+CONTROL_KEYS = ("rerun_errors", "out_dir", "paper")  # not settings of a trial
 DEFAULT_METRICS = ("modified_rand", "ari", "nmi", "n_clusters_found", "constraint_violations")
 ERROR_TAIL = 2000  # characters of traceback kept per error row
 # Dataset options that do not change which points or labels a set has.

@@ -34,6 +34,8 @@ __all__ = [
     "problems_table",
     "plot_metric",
     "write_report",
+    "paper_reference",
+    "paper_table",
 ]
 
 DEFAULT_METRIC = "modified_rand"
@@ -80,7 +82,7 @@ def method_labels(data: pd.DataFrame) -> pd.Series:
     return labels
 
 
-def _settings(data: pd.DataFrame, x: str) -> pd.Series:
+def _settings(data: pd.DataFrame, x: str, pool=()) -> pd.Series:
     """Non-method settings that vary within a data set's rows, as ``key=value`` text.
 
     Computed per data set: an option only some sets have (``dataset.missing``)
@@ -88,7 +90,7 @@ def _settings(data: pd.DataFrame, x: str) -> pd.Series:
     """
     cols = [
         c for c in data.columns
-        if c.startswith(_SETTING_PREFIXES) and c not in ("dataset.name", x)
+        if c.startswith(_SETTING_PREFIXES) and c not in ("dataset.name", x, *pool)
     ]
     settings = pd.Series("", index=data.index, dtype=object)
     for _, rows in data.groupby("dataset.name", sort=False):
@@ -103,8 +105,12 @@ def _settings(data: pd.DataFrame, x: str) -> pd.Series:
     return settings
 
 
-def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X) -> pd.DataFrame:
+def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X, pool=()) -> pd.DataFrame:
     """Mean ± std of ``metric`` per (dataset, method label, setting, x value).
+
+    ``pool`` names setting columns whose values are replicates rather than
+    settings (e.g. ``dataset.seed`` for generated data): rows that differ only
+    there are averaged together instead of drawn as separate lines.
 
     Returns a long table with columns ``dataset, method_label, setting, x,
     metric, mean, std, n_ok, n_error, n_skipped, n_infeasible, n_trials,
@@ -118,7 +124,7 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
     data = data.copy()
     if "method_label" not in data:
         data["method_label"] = method_labels(data)
-    data["setting"] = _settings(data, x)
+    data["setting"] = _settings(data, x, pool)
     data["x"] = data[x] if x in data else np.nan
     keys = ["dataset.name", "method_label", "setting", "x"]
     out = []
@@ -233,23 +239,70 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     return fig
 
 
-def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X) -> dict:
+def paper_reference(*paths) -> dict | None:
+    """The ``paper`` block of the experiment config the runs under ``paths`` used.
+
+    Read from the first job's ``.hydra/config.yaml``; ``None`` when absent.
+    The block names ``source``, ``metric``, ``method`` (a method label) and
+    ``values`` ({x value: number the paper prints}).
+    """
+    import yaml
+
+    for root in paths:
+        for cfg in sorted(Path(root).rglob(".hydra/config.yaml")):
+            paper = (yaml.safe_load(cfg.read_text()) or {}).get("paper")
+            if paper:
+                return paper
+    return None
+
+
+def paper_table(summary: pd.DataFrame, paper: dict) -> str:
+    """Markdown: per data set and x, our mean ± std for the paper's method beside the paper's number."""
+    ours = summary[summary["method_label"] == paper["method"]]
+    lines = [f"Ours (`{paper['method']}`, mean ± std over trials) beside {paper['source']}.", "",
+             f"| dataset | x | ours | paper |", "|---|---|---|---|"]
+    values = {str(k): v for k, v in paper["values"].items()}
+    for _, rec in ours.sort_values(["dataset", "x"]).iterrows():
+        lines.append(f"| {rec['dataset']} | {_fmt(rec['x'])} | {_cell(rec)} | {values.get(_fmt(rec['x']), '')} |")
+    return "\n".join(lines)
+
+
+def _draw_paper(fig, paper: dict) -> None:
+    xs = np.array([float(k) for k in paper["values"]])
+    ys = np.array([float(v) for v in paper["values"].values()])
+    for ax in fig.axes:
+        if ax.get_visible():
+            ax.plot(xs, ys, "kx", markersize=8, mew=2, label=f"paper: {paper['method']}")
+            ax.legend(fontsize="small")
+
+
+def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
+                 pool=(), paper: dict | None = None, command: str | None = None) -> dict:
     """Write ``summary.parquet``, ``summary.md`` and ``<metric>.png`` per metric to ``out_dir``.
 
+    ``paper`` (see :func:`paper_reference`) adds the paper's printed numbers
+    beside ours for its metric, in a table and as black crosses on the plot;
+    ``command`` is recorded in the markdown so the report says how it was made.
     Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if "method_label" not in data:
         data = data.assign(method_label=method_labels(data))
-    summaries = [summarise(data, m, x) for m in metrics]
+    summaries = [summarise(data, m, x, pool) for m in metrics]
     paths = {"summary_parquet": out / "summary.parquet", "summary_md": out / "summary.md"}
     write_results(pd.concat(summaries, ignore_index=True), paths["summary_parquet"])
     parts = [f"# ccbench report\n\n{len(data)} trials from {data['source'].nunique() if 'source' in data else 1} job(s); x = `{x}`.\n"]
+    if command:
+        parts.append(f"Generated by `{command}`.\n")
     for m, s in zip(metrics, summaries):
         parts.append(f"## {m}\n\n{markdown_table(s, m, x)}\n")
+        fig = plot_metric(s, m, x)
+        if paper and paper.get("metric") == m:
+            parts.append(f"### Beside the paper\n\n{paper_table(s, paper)}\n")
+            _draw_paper(fig, paper)
         png = out / f"{m}.png"
-        plot_metric(s, m, x).savefig(png, dpi=110)
+        fig.savefig(png, dpi=110)
         paths[f"png_{m}"] = png
         parts.append(f"![{m}]({png.name})\n")
     parts.append(f"## Problems\n\n{problems_table(data)}\n")

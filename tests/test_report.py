@@ -165,3 +165,35 @@ def test_plugins_cli(capsys):
     out = capsys.readouterr().out
     for name in ("iris", "random_pairs", "label_noise", "modified_rand"):
         assert name in out
+
+
+def _replicate_rows():
+    import pandas as pd
+
+    rows = []
+    for seed in (0, 1):
+        for p in (1.0, 2.0):
+            rows.append({"dataset.name": "g", "dataset.seed": seed, "method.name": "scap", "method.p": p,
+                         "status": "ok", "errors": p + seed, "fit_time": 0.1})
+    return pd.DataFrame(rows)
+
+
+def test_pool_averages_replicate_settings_into_one_line():
+    from ccbench import report
+
+    data = _replicate_rows()
+    split = report.summarise(data, "errors", "method.p")
+    assert split["setting"].nunique() == 2  # one line per seed without pooling
+    pooled = report.summarise(data, "errors", "method.p", pool=["dataset.seed"])
+    assert pooled["setting"].nunique() == 1
+    assert pooled.set_index("x")["mean"].to_dict() == {1.0: 1.5, 2.0: 2.5}
+
+
+def test_paper_numbers_sit_beside_ours():
+    from ccbench import report
+
+    summary = report.summarise(_replicate_rows(), "errors", "method.p", pool=["dataset.seed"])
+    paper = {"source": "Table 1", "metric": "errors", "method": "scap", "values": {1: 7, 2: 3}}
+    table = report.paper_table(summary, paper)
+    assert "| g | 1 | 1.500 ± 0.707 | 7 |" in table
+    assert "| g | 2 | 2.500 ± 0.707 | 3 |" in table
