@@ -65,10 +65,13 @@ def _varying(frame: pd.DataFrame, columns) -> list[str]:
     return [c for c in columns if frame[c].astype(str).nunique(dropna=False) > 1]
 
 
-def method_labels(data: pd.DataFrame) -> pd.Series:
-    """``name`` or ``name(p=v, ...)`` with the method params that vary for that name."""
+def method_labels(data: pd.DataFrame, x: str | None = None) -> pd.Series:
+    """``name`` or ``name(p=v, ...)`` with the method params that vary for that name.
+
+    The x-axis column never enters a label (a sweep over ``method.p`` is one line).
+    """
     labels = pd.Series(index=data.index, dtype=object)
-    params = [c for c in data.columns if c.startswith("method.") and c != "method.name"]
+    params = [c for c in data.columns if c.startswith("method.") and c not in ("method.name", x)]
     for name, rows in data.groupby("method.name", sort=False):
         present = [c for c in params if rows[c].notna().any()]
         varying = _varying(rows, present)
@@ -122,8 +125,7 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
         known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
         raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
     data = data.copy()
-    if "method_label" not in data:
-        data["method_label"] = method_labels(data)
+    data["method_label"] = method_labels(data, x)
     data["setting"] = _settings(data, x, pool)
     data["x"] = data[x] if x in data else np.nan
     keys = ["dataset.name", "method_label", "setting", "x"]
