@@ -21,8 +21,11 @@ def _instances():
         est = spec.estimator()
         if "random_state" in est.get_params():
             params["random_state"] = 0
+        # the checks test the interface, not convergence: keep message-passing runs short
         if "max_iter" in est.get_params() and spec.name != "kmeans":
             params["max_iter"] = 200
+        if "convergence_iter" in est.get_params():
+            params["convergence_iter"] = 15
         out.append(spec.estimator(**params))
     return out
 
