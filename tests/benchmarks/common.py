@@ -219,6 +219,11 @@ class EstimatorBenchmark(ABC):
     #: ``n`` values skipped by the CI smoke run (``CCBENCH_BENCH_QUICK=1``).
     heavy_n: tuple[int, ...] = ()
     timeout = 300
+    # asv timing: one fit per sample (fits take 0.01-10 s), at most 5 samples or 20 s per
+    # round, no asv warm-up loop (``setup`` already warms up with a tiny fit).
+    number = 1
+    repeat = (1, 5, 20.0)
+    warmup_time = 0.0
 
     # -- hooks (abstract, which also keeps asv from collecting the mixin itself)
     @abstractmethod
