@@ -76,6 +76,22 @@ BACKENDS = ("auto", "numba", "numpy")
 _ROW_BLOCKS = 64
 
 
+# Below this many entries a fused sweep takes about a millisecond: waking the
+# worker threads (and, on a busy machine, waiting for them at the barrier)
+# costs more than it saves, so small problems run the kernel on one thread.
+_PARALLEL_MIN_ENTRIES = 1_000_000
+
+
+def _set_kernel_threads(n_entries: int) -> int:
+    """Use one numba thread for small problems; return the count to restore."""
+    import numba
+
+    saved = numba.get_num_threads()
+    if n_entries < _PARALLEL_MIN_ENTRIES:
+        numba.set_num_threads(1)
+    return saved
+
+
 def resolve_backend(backend: str) -> str:
     """``"auto"`` -> ``"numba"`` when numba imports, else ``"numpy"``."""
     if backend not in BACKENDS:
@@ -415,36 +431,43 @@ def affinity_propagation(
             delta = np.empty((factors.points.size, m))
             f = factors
 
-    prev = None
-    stable = 0
-    converged = False
-    it = 0
-    for it in range(1, max_iter + 1):
-        if backend == "numba":
-            if factors is not None:
-                kern.pair_messages(A, R, msg, msg_next, f.partner, f.reverse, f.sign, f.low, f.high)
-                msg, msg_next = msg_next, msg
-                kern.similarity_delta(msg, f.starts, delta)
-            kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_ex, damping)
-            diag_r, diag_r_next = diag_r_next, diag_r
-        else:
-            if factors is not None:
-                _update_pair_messages(factors, A, R, msg, msg_next)
-                msg, msg_next = msg_next, msg
-                delta = _similarity_delta(factors, msg)
-            _availabilities_numpy(R, A, work, n_ex, damping)
-            _responsibilities_numpy(S, A, R, work, delta, points, damping)
-        if convergence_iter is None:
-            continue
-        is_exemplar = (np.diagonal(A)[:n_ex] + np.diagonal(R)[:n_ex]) > 0
-        if prev is not None and np.array_equal(is_exemplar, prev):
-            stable += 1
-        else:
-            stable = 1
-            prev = is_exemplar
-        if stable >= convergence_iter and is_exemplar.any():
-            converged = True
-            break
+    threads = _set_kernel_threads(n * m) if backend == "numba" else None
+    try:
+        prev = None
+        stable = 0
+        converged = False
+        it = 0
+        for it in range(1, max_iter + 1):
+            if backend == "numba":
+                if factors is not None:
+                    kern.pair_messages(A, R, msg, msg_next, f.partner, f.reverse, f.sign, f.low, f.high)
+                    msg, msg_next = msg_next, msg
+                    kern.similarity_delta(msg, f.starts, delta)
+                kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_ex, damping)
+                diag_r, diag_r_next = diag_r_next, diag_r
+            else:
+                if factors is not None:
+                    _update_pair_messages(factors, A, R, msg, msg_next)
+                    msg, msg_next = msg_next, msg
+                    delta = _similarity_delta(factors, msg)
+                _availabilities_numpy(R, A, work, n_ex, damping)
+                _responsibilities_numpy(S, A, R, work, delta, points, damping)
+            if convergence_iter is None:
+                continue
+            is_exemplar = (np.diagonal(A)[:n_ex] + np.diagonal(R)[:n_ex]) > 0
+            if prev is not None and np.array_equal(is_exemplar, prev):
+                stable += 1
+            else:
+                stable = 1
+                prev = is_exemplar
+            if stable >= convergence_iter and is_exemplar.any():
+                converged = True
+                break
+    finally:
+        if threads is not None:
+            import numba
+
+            numba.set_num_threads(threads)
     del work
     labels, exemplars = assign_exemplars(A, R, n_ex)
     if exemplars.size == 0:
