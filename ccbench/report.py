@@ -9,7 +9,7 @@ can reuse any step::
 
 Groups: one panel per data set; one line per *label* = method name plus the
 method parameters that vary among that method's rows (``scssap(confidence=0.5)``),
-plus any other varying setting (noise, scheme, preprocessing) after a ``|``.
+plus any other varying setting (noise, scheme, preprocessing) in brackets.
 Only ``ok`` trials enter the mean and the standard deviation (ddof=1); the
 other statuses are counted.
 """
@@ -156,7 +156,7 @@ def _sorted_values(values: list) -> list:
 
 
 def _line_label(summary: pd.DataFrame) -> pd.Series:
-    return summary["method_label"] + summary["setting"].map(lambda s: f" | {s}" if s else "")
+    return summary["method_label"] + summary["setting"].map(lambda s: f" [{s}]" if s else "")
 
 
 def _cell(rec) -> str:
