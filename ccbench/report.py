@@ -176,7 +176,7 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     s["cell"] = s.apply(_cell, axis=1)
     xs = _sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
     s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
-    header = f"| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
+    header = "| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
     lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed)", "", header,
              "|" + "---|" * (2 + len(xs))]
     for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):
@@ -262,7 +262,7 @@ def paper_table(summary: pd.DataFrame, paper: dict) -> str:
     """Markdown: per data set and x, our mean ± std for the paper's method beside the paper's number."""
     ours = summary[summary["method_label"] == paper["method"]]
     lines = [f"Ours (`{paper['method']}`, mean ± std over trials) beside {paper['source']}.", "",
-             f"| dataset | x | ours | paper |", "|---|---|---|---|"]
+             "| dataset | x | ours | paper |", "|---|---|---|---|"]
     values = {str(k): v for k, v in paper["values"].items()}
     for _, rec in ours.sort_values(["dataset", "x"]).iterrows():
         lines.append(f"| {rec['dataset']} | {_fmt(rec['x'])} | {_cell(rec)} | {values.get(_fmt(rec['x']), '')} |")

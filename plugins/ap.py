@@ -23,18 +23,23 @@ AP_PARAMETER_CONSTRAINTS = {
 }
 
 
-def ap_similarity(X, preference, rng, *, metric_diag=None):
-    """S = -||x_i - x_j||^2 with the preference (median by default) on the diagonal, plus tie noise.
+def set_preference(S, preference, rng) -> float:
+    """Put the preference (median by default) on S's diagonal and add tie noise, in place.
 
-    Returns ``(S, preference)``. The noise is scikit-learn's
+    Returns the preference. The noise is scikit-learn's
     ``(eps * s + 100 * tiny) * N(0, 1)`` drawn from ``rng``
     (:func:`ccbench_plugins.ap_core.add_tie_noise`), added after the preference.
     """
-    S = negative_sq_euclidean(X, metric_diag=metric_diag)
     pref = median_preference(S) if preference is None else float(preference)
     np.fill_diagonal(S, pref)
     add_tie_noise(S, rng)
-    return S, pref
+    return pref
+
+
+def ap_similarity(X, preference, rng, *, metric_diag=None):
+    """S = -||x_i - x_j||^2 prepared by :func:`set_preference`; returns ``(S, preference)``."""
+    S = negative_sq_euclidean(X, metric_diag=metric_diag)
+    return S, set_preference(S, preference, rng)
 
 
 class AffinityPropagationClusterer(ConstrainedClusterer):

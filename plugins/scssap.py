@@ -13,10 +13,9 @@ import numpy as np
 
 from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
 from ccbench.base import Interval, Options, check_random_state
-from ccbench.similarity import median_preference
 
-from .ap import AP_PARAMETER_CONSTRAINTS, ap_similarity
-from .ap_core import add_tie_noise, affinity_propagation, pair_factors
+from .ap import AP_PARAMETER_CONSTRAINTS, ap_similarity, set_preference
+from .ap_core import affinity_propagation, pair_factors
 
 _PENALTY = [None, Interval(numbers.Real, 0, None, allow_inf=True)]
 
@@ -399,9 +398,7 @@ class SCSSAPMetricLearning(SCSSAP):
         outer = 0
         for outer in range(1, int(self.max_outer_iter) + 1):
             S = metric_similarity(X, point_metrics)
-            self.preference_ = median_preference(S) if self.preference is None else float(self.preference)
-            np.fill_diagonal(S, self.preference_)
-            add_tie_noise(S, rng)
+            self.preference_ = set_preference(S, self.preference, rng)
             result = self._run(S, cons, warn=True)
             # Keep only the clustering: the messages are N x N each.
             new_labels, exemplars, n_iter = result.labels, result.exemplars, result.n_iter

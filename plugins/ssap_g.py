@@ -59,10 +59,9 @@ import numpy as np
 
 from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
 from ccbench.base import check_random_state
-from ccbench.similarity import median_preference, negative_sq_euclidean
 
-from .ap import AP_PARAMETER_CONSTRAINTS
-from .ap_core import add_tie_noise, affinity_propagation, pair_factors
+from .ap import AP_PARAMETER_CONSTRAINTS, ap_similarity
+from .ap_core import affinity_propagation, pair_factors
 
 
 def meta_points(constraints):
@@ -203,10 +202,7 @@ class SSAPG(ConstrainedClusterer):
         X, cons = self._validate_fit(X, constraints)
         rng = check_random_state(self.random_state)
         n = X.shape[0]
-        S = negative_sq_euclidean(X)
-        self.preference_ = median_preference(S) if self.preference is None else float(self.preference)
-        np.fill_diagonal(S, self.preference_)
-        add_tie_noise(S, rng)
+        S, self.preference_ = ap_similarity(X, self.preference, rng)
         groups, meta_of = meta_points(cons)
         cl = cons.cannot_link
         a, b = meta_of[cl[:, 0]], meta_of[cl[:, 1]]

@@ -1,6 +1,5 @@
 """The shared AP message core and the ``ap`` estimator."""
 
-import warnings
 
 import numpy as np
 import pytest

@@ -5,7 +5,6 @@ number of clusters, so it cannot satisfy checks that assume ``n_clusters``)
 are listed with their reason, as scikit-learn's own suite does.
 """
 
-import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import ccbench
