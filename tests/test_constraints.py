@@ -129,3 +129,9 @@ def test_per_class_pairs_counts():
 def test_scheme_needs_two_samples():
     with pytest.raises(ValueError, match="at least 2"):
         cgen.random_pairs([0], 0, rng=np.random.default_rng(0))
+
+
+def test_per_class_pairs_refuses_more_pairs_than_exist():
+    # the must-link check also guards the cannot-links: j <= C(a, 2), C(b, 2) implies j <= a * b
+    with pytest.raises(ValueError, match="at most 1 must-link"):
+        cgen.per_class_pairs(np.array([0, 0, 1, 1, 1]), 2, rng=np.random.default_rng(0))
