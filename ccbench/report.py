@@ -199,9 +199,34 @@ def problems_table(data: pd.DataFrame, width: int = 160) -> str:
     return "\n".join(lines)
 
 
+_LINE_STYLES = (("o", "-"), ("*", "--"), ("s", ":"), ("^", "-."), ("D", (0, (5, 1))))
+# More lines than this per panel get one legend beside the figure instead of one per panel.
+_LEGEND_PER_PANEL = 6
+
+
+def _line_styles(summary: pd.DataFrame) -> dict:
+    """(color, marker, linestyle) per line: colour by method label, marker by setting.
+
+    The papers' figures read the same way (SCSSAP Fig. 4: one colour per
+    method, 'o' for 5 % noise and '*' for 10 %).
+    """
+    from matplotlib import colormaps
+
+    labels = sorted(summary["method_label"].unique())
+    settings = sorted(summary["setting"].unique())
+    cmap = colormaps["tab10" if len(labels) <= 10 else "tab20"]
+    styles = {}
+    for _, rec in summary.drop_duplicates(["method_label", "setting"]).iterrows():
+        marker, linestyle = _LINE_STYLES[settings.index(rec["setting"]) % len(_LINE_STYLES)]
+        color = cmap(labels.index(rec["method_label"]) % cmap.N)
+        styles[_line_label(rec.to_frame().T).iloc[0]] = (color, marker, linestyle)
+    return styles
+
+
 def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X):
     """Metric against x: one panel per data set, one line per label, error bars = std.
 
+    Colour tells the method label, marker and line style the other settings.
     Returns a :class:`matplotlib.figure.Figure` (no pyplot state involved).
     """
     from matplotlib.figure import Figure
@@ -209,14 +234,18 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     s = summary.copy()
     s["line"] = _line_label(s)
     s = s[s["n_ok"] > 0]
+    styles = _line_styles(s)
     datasets = sorted(summary["dataset"].unique())
     ncols = min(len(datasets), 3)
     nrows = math.ceil(len(datasets) / ncols)
-    fig = Figure(figsize=(4.6 * ncols, 3.6 * nrows), layout="constrained")
+    shared_legend = s["line"].nunique() > _LEGEND_PER_PANEL
+    width = 4.6 * ncols + (3.2 if shared_legend else 0)
+    fig = Figure(figsize=(width, 3.6 * nrows), layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False)).ravel()
     numeric = pd.api.types.is_numeric_dtype(summary["x"])
     # a categorical x (e.g. constraints.name) is placed at 0, 1, ... with its values as ticks
     categories = [] if numeric else _sorted_values(summary["x"].fillna("n/a").unique().tolist())
+    handles = {}
     for ax, dataset in zip(axes, datasets):
         rows = s[s["dataset"] == dataset]
         for line, g in rows.groupby("line", sort=True):
@@ -227,18 +256,34 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
                 xv = g["x"].fillna("n/a").map(categories.index).to_numpy(dtype=float)
                 order = np.argsort(xv)
                 g, xv = g.iloc[order], xv[order]
-            ax.errorbar(xv, g["mean"], yerr=g["std"].fillna(0), marker="o", capsize=3, label=line)
+            color, marker, linestyle = styles[line]
+            handles[line] = ax.errorbar(
+                xv, g["mean"], yerr=g["std"].fillna(0), color=color, marker=marker, linestyle=linestyle,
+                capsize=2, elinewidth=0.8, label=line,
+            )
         if categories:
             ax.set_xticks(range(len(categories)), [str(c) for c in categories])
         ax.set_title(dataset)
         ax.set_xlabel(x)
         ax.set_ylabel(metric)
         ax.grid(alpha=0.3)
-        if len(rows):
+        if len(rows) and not shared_legend:
             ax.legend(fontsize="small")
     for ax in axes[len(datasets):]:
         ax.set_visible(False)
+    if shared_legend:
+        names = sorted(handles)
+        fig.legend([handles[n] for n in names], names, loc="outside right upper", fontsize="small")
     return fig
+
+
+def _draw_paper(fig, paper: dict) -> None:
+    xs = np.array([float(k) for k in paper["values"]])
+    ys = np.array([float(v) for v in paper["values"].values()])
+    for ax in fig.axes:
+        if ax.get_visible():
+            ax.plot(xs, ys, "kx", markersize=8, mew=2, label=f"paper: {paper['method']}")
+            ax.legend(fontsize="small")
 
 
 def paper_reference(*paths) -> dict | None:
@@ -267,15 +312,6 @@ def paper_table(summary: pd.DataFrame, paper: dict) -> str:
     for _, rec in ours.sort_values(["dataset", "x"]).iterrows():
         lines.append(f"| {rec['dataset']} | {_fmt(rec['x'])} | {_cell(rec)} | {values.get(_fmt(rec['x']), '')} |")
     return "\n".join(lines)
-
-
-def _draw_paper(fig, paper: dict) -> None:
-    xs = np.array([float(k) for k in paper["values"]])
-    ys = np.array([float(v) for v in paper["values"].values()])
-    for ax in fig.axes:
-        if ax.get_visible():
-            ax.plot(xs, ys, "kx", markersize=8, mew=2, label=f"paper: {paper['method']}")
-            ax.legend(fontsize="small")
 
 
 def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,

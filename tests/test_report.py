@@ -197,3 +197,24 @@ def test_paper_numbers_sit_beside_ours():
     table = report.paper_table(summary, paper)
     assert "| g | 1 | 1.500 ± 0.707 | 7 |" in table
     assert "| g | 2 | 2.500 ± 0.707 | 3 |" in table
+
+
+def test_many_lines_share_one_legend_with_colour_by_method_and_marker_by_setting():
+    import pandas as pd
+
+    from ccbench import report
+
+    rows = [
+        {"dataset.name": "d", "method.name": "m", "method.c": c, "noise.rate": r,
+         "constraints.n_constraints": n, "status": "ok", "modified_rand": c + r + n / 100}
+        for c in (0.0, 0.1, 0.5, 0.9) for r in (0.05, 0.1) for n in (50, 100)
+    ]
+    summary = report.summarise(pd.DataFrame(rows), "modified_rand", "constraints.n_constraints")
+    fig = report.plot_metric(summary, "modified_rand", "constraints.n_constraints")
+    assert len(fig.legends) == 1 and fig.axes[0].get_legend() is None
+    lines = {t.get_text(): h for h, t in zip(fig.legends[0].legend_handles, fig.legends[0].get_texts())}
+    assert len(lines) == 8
+    a, b = lines["m(c=0.1) [noise.rate=0.05]"], lines["m(c=0.1) [noise.rate=0.1]"]
+    from matplotlib.colors import to_hex
+
+    assert to_hex(a.get_color()) == to_hex(b.get_color()) and a.get_marker() != b.get_marker()
