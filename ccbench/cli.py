@@ -140,7 +140,12 @@ def main(argv: list[str] | None = None) -> int | None:
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in SUBCOMMANDS:
         parsed = _parser().parse_args(args)
-        return parsed.func(parsed)
+        try:
+            return parsed.func(parsed)
+        except (FileNotFoundError, ValueError, ImportError) as exc:
+            # a user error (wrong directory, metric, plugin): say it in one line, no traceback
+            print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
+            return 2
     sys.argv = [sys.argv[0] if sys.argv else "ccbench", *with_default_experiment(args)]
     hydra_app()
     return None

@@ -218,3 +218,11 @@ def test_many_lines_share_one_legend_with_colour_by_method_and_marker_by_setting
     from matplotlib.colors import to_hex
 
     assert to_hex(a.get_color()) == to_hex(b.get_color()) and a.get_marker() != b.get_marker()
+
+
+def test_report_on_a_missing_directory_is_one_clear_line(capsys, tmp_path):
+    from ccbench.cli import main
+
+    assert main(["report", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert "no such results file or directory" in err and "Traceback" not in err
