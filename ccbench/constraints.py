@@ -268,19 +268,13 @@ def _check_y(y) -> np.ndarray:
 
 def _decode_pair_index(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Map k in [0, n(n-1)/2) to the k-th pair (i < j) in row-major order."""
+    k = np.asarray(k, dtype=np.int64)
     # Row i holds n-1-i pairs; rows before i hold i*n - i*(i+1)/2 of them.
-    k = k.astype(np.float64)
-    i = np.floor((2 * n - 1 - np.sqrt((2 * n - 1) ** 2 - 8 * k)) / 2).astype(np.int64)
-    start = i * n - i * (i + 1) // 2
-    # guard the float rounding at row boundaries
-    over = k.astype(np.int64) < start
-    i[over] -= 1
-    start = i * n - i * (i + 1) // 2
-    under = k.astype(np.int64) >= start + (n - 1 - i)
-    i[under] += 1
-    start = i * n - i * (i + 1) // 2
-    j = k.astype(np.int64) - start + i + 1
-    return i, j
+    i = np.floor((2 * n - 1 - np.sqrt((2 * n - 1) ** 2 - 8 * k.astype(np.float64))) / 2).astype(np.int64)
+    # the square root can land one row off at a row boundary: step back or forward once
+    i[k < i * n - i * (i + 1) // 2] -= 1
+    i[k >= (i + 1) * n - (i + 1) * (i + 2) // 2] += 1
+    return i, k - (i * n - i * (i + 1) // 2) + i + 1
 
 
 def random_pairs(y, n_constraints: int, *, rng: np.random.Generator) -> Constraints:

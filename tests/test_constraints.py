@@ -135,3 +135,13 @@ def test_per_class_pairs_refuses_more_pairs_than_exist():
     # the must-link check also guards the cannot-links: j <= C(a, 2), C(b, 2) implies j <= a * b
     with pytest.raises(ValueError, match="at most 1 must-link"):
         cgen.per_class_pairs(np.array([0, 0, 1, 1, 1]), 2, rng=np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("n", [2, 3, 7, 101])
+def test_pair_index_decoding_is_row_major_upper_triangle(n):
+    from ccbench.constraints import _decode_pair_index
+
+    i, j = _decode_pair_index(np.arange(n * (n - 1) // 2), n)
+    I, J = np.triu_indices(n, k=1)
+    np.testing.assert_array_equal(i, I)
+    np.testing.assert_array_equal(j, J)
