@@ -175,10 +175,14 @@ def _import_and_register(pm: pluggy.PluginManager, modname: str):
         module = importlib.import_module(modname)
     except ImportError as exc:
         raise ImportError(f"could not import ccbench plugin module {modname!r}: {exc}") from exc
-    pm.register(module, name=modname)
-    pm.check_pending()
+    return _register(pm, module, modname)
+
+
+def _register(pm: pluggy.PluginManager, plugin: Any, name: str | None):
+    pm.register(plugin, name=name)
+    pm.check_pending()  # a hook without a spec is an error, not silently ignored
     _clear_caches()
-    return module
+    return plugin
 
 
 def get_plugin_manager() -> pluggy.PluginManager:
@@ -201,10 +205,7 @@ def register_plugin(plugin: Any, name: str | None = None) -> Any:
     name = name or getattr(plugin, "__name__", None)
     if name is not None and pm.get_plugin(name) is not None:
         return pm.get_plugin(name)
-    pm.register(plugin, name=name)
-    pm.check_pending()
-    _clear_caches()
-    return plugin
+    return _register(pm, plugin, name)
 
 
 def unregister_plugin(name: str) -> None:
