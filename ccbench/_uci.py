@@ -54,7 +54,7 @@ __all__ = [
 
 log = logging.getLogger("ccbench.datasets")
 
-MISSING_OPTIONS = ("drop", "impute")
+MISSING_OPTIONS = ("drop", "impute")  # checked once, in load_dataset
 DATA_DIR_ENV = "CCBENCH_DATA_DIR"
 
 
@@ -147,17 +147,23 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _check_sha256(path: Path, expected: str, what: str, fix: str) -> None:
+    """Raise :class:`DataIntegrityError` naming ``what``, both hashes and ``fix`` on a mismatch."""
+    actual = _sha256(path)
+    if actual != expected:
+        raise DataIntegrityError(
+            f"{what} failed its checksum: expected sha256 {expected}, actual sha256 {actual}. {fix}"
+        )
+
+
 def _verify(path: Path, expected: str) -> None:
     key = _stat_key(path)
     if _verified.get(key) == expected:
         return
-    actual = _sha256(path)
-    if actual != expected:
-        raise DataIntegrityError(
-            f"data file {path} failed its checksum: expected sha256 {expected}, "
-            f"actual sha256 {actual}. Delete the file so it is downloaded again, or point "
-            f"{DATA_DIR_ENV} at a verified copy of the data sets."
-        )
+    _check_sha256(
+        path, expected, f"data file {path}",
+        f"Delete the file so it is downloaded again, or point {DATA_DIR_ENV} at a verified copy of the data sets.",
+    )
     _verified[key] = expected
 
 
@@ -182,14 +188,11 @@ def _download(entry: ManifestEntry, path: Path) -> None:
                 f"{entry.url}: {exc}. Check the network, or place a verified copy at {path} "
                 f"(or point {DATA_DIR_ENV} at a directory holding <name>/<file>)."
             ) from exc
-        actual = _sha256(part)
-        if actual != entry.sha256:
-            raise DataIntegrityError(
-                f"downloaded {entry.file} (from {entry.url}) failed its checksum: expected "
-                f"sha256 {entry.sha256}, actual sha256 {actual}; it was discarded. The server's "
-                f"copy differs from the one the manifest pins: point {DATA_DIR_ENV} at a "
-                f"verified copy of the data sets."
-            )
+        _check_sha256(
+            part, entry.sha256, f"downloaded {entry.file} (from {entry.url})",
+            f"It was discarded: the server's copy differs from the one the manifest pins; "
+            f"point {DATA_DIR_ENV} at a verified copy of the data sets.",
+        )
         shutil.move(str(part), path)
     _verified[_stat_key(path)] = entry.sha256
 
@@ -536,8 +539,6 @@ def load_uci(name: str, *, missing: str = "drop", data_dir=None, manifest=None):
     Returns ``(X, y, classes, meta)``; :func:`ccbench.datasets.load_dataset` wraps
     them in a :class:`~ccbench.datasets.Dataset`.
     """
-    if missing not in MISSING_OPTIONS:
-        raise ValueError(f"missing={missing!r} is not an option; use one of {MISSING_OPTIONS}")
     entries = read_manifest(manifest).get(name)
     if not entries:
         raise ValueError(f"data set {name!r} has no data file in the manifest {manifest or 'MANIFEST.tsv'}")

@@ -108,8 +108,6 @@ def _describe(rule) -> str:
         return "None"
     if isinstance(rule, type):
         return rule.__name__
-    if isinstance(rule, str):
-        return rule
     return str(rule)
 
 

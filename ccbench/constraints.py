@@ -85,8 +85,7 @@ class Constraints:
         self.cannot_link, self.cannot_link_confidence = self._clean(
             cannot_link, cannot_link_confidence, "cannot_link"
         )
-        both = self._pair_keys(self.must_link)
-        clash = np.intersect1d(both, self._pair_keys(self.cannot_link))
+        clash = np.intersect1d(self._pair_keys(self.must_link), self._pair_keys(self.cannot_link))
         if clash.size:
             i, j = divmod(int(clash[0]), self.n_samples)
             raise ValueError(
@@ -123,7 +122,7 @@ class Constraints:
             i = int(arr[self_pairs][0, 0])
             raise ValueError(f"{what} contains the self-pair ({i}, {i}); a point cannot be paired with itself")
         arr = np.sort(arr, axis=1)
-        keys = arr[:, 0] * self.n_samples + arr[:, 1]
+        keys = self._pair_keys(arr)
         order = np.lexsort((-conf, keys))  # by key, highest confidence first
         keys, arr, conf = keys[order], arr[order], conf[order]
         first = np.ones(len(keys), dtype=bool)
@@ -309,8 +308,7 @@ def labeled_subsets(y, per_class, *, rng: np.random.Generator) -> Constraints:
     """
     y = _check_y(y)
     partial = np.full(len(y), -1, dtype=np.intp)
-    classes = np.unique(y)
-    codes = np.searchsorted(classes, y)
+    classes, codes = np.unique(y, return_inverse=True)
     for c in range(len(classes)):
         members = np.flatnonzero(codes == c)
         if isinstance(per_class, float) and 0 < per_class < 1:

@@ -15,6 +15,7 @@ import functools
 import numpy as np
 
 from ._uci import (
+    MISSING_OPTIONS,
     UCI_SETS,
     DataDownloadError,
     DataIntegrityError,
@@ -38,7 +39,6 @@ __all__ = [
 ]
 
 PREPROCESS_OPTIONS = ("none", "minmax_1_2", "standardize")
-MISSING_OPTIONS = ("drop", "impute")
 
 
 @dataclasses.dataclass

@@ -27,19 +27,21 @@ def negative_sq_euclidean(X, Y=None, *, metric_diag=None) -> np.ndarray:
     Computed through the Gram identity and clipped at 0 so rounding never
     yields a positive similarity.
     """
+    symmetric = Y is None
     X = np.asarray(X, dtype=np.float64)
-    Y = X if Y is None else np.asarray(Y, dtype=np.float64)
+    Y = X if symmetric else np.asarray(Y, dtype=np.float64)
     if metric_diag is not None:
         w = np.sqrt(np.asarray(metric_diag, dtype=np.float64))
-        X, Y = X * w, Y * w
+        X = X * w
+        Y = X if symmetric else Y * w
     xx = np.einsum("ij,ij->i", X, X)
-    yy = xx if Y is X else np.einsum("ij,ij->i", Y, Y)
+    yy = xx if symmetric else np.einsum("ij,ij->i", Y, Y)
     S = X @ Y.T
     S *= 2.0
     S -= xx[:, None]
     S -= yy[None, :]
     np.minimum(S, 0.0, out=S)
-    if Y is X:
+    if symmetric:
         np.fill_diagonal(S, 0.0)
     return S
 

@@ -36,9 +36,9 @@ def set_preference(S, preference, rng) -> float:
     return pref
 
 
-def ap_similarity(X, preference, rng, *, metric_diag=None):
+def ap_similarity(X, preference, rng):
     """S = -||x_i - x_j||^2 prepared by :func:`set_preference`; returns ``(S, preference)``."""
-    S = negative_sq_euclidean(X, metric_diag=metric_diag)
+    S = negative_sq_euclidean(X)
     return S, set_preference(S, preference, rng)
 
 

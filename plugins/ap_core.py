@@ -243,7 +243,7 @@ def _availabilities_numpy(R, A, work, n_exemplar_columns, damping):
     np.fill_diagonal(work, 0.0)
     pos = work.sum(axis=0)  # sum_{k != j} max(rho_kj, 0)
     np.subtract(pos, work, out=work)  # drop k = i
-    work += np.diagonal(R).copy()
+    work += np.diagonal(R)
     np.minimum(work, 0.0, out=work)
     np.fill_diagonal(work, pos[: min(work.shape)])
     if n_exemplar_columns < work.shape[1]:
@@ -412,12 +412,11 @@ def affinity_propagation(
         msg = np.zeros((factors.n_rows, m))
         msg_next = np.empty_like(msg)
         points = factors.points
-        delta_row = np.full(n, -1, dtype=np.intp)
-        delta_row[points] = np.arange(points.size)
     else:
         factors = msg = msg_next = None
         points = np.empty(0, dtype=np.intp)
-        delta_row = np.full(n, -1, dtype=np.intp)
+    delta_row = np.full(n, -1, dtype=np.intp)  # row of delta that adds to s[i], -1: none
+    delta_row[points] = np.arange(points.size)
     delta = np.zeros((0, m))
     if backend == "numba":
         from . import _ap_kernels as kern
@@ -429,7 +428,6 @@ def affinity_propagation(
         acc = np.empty((min(n, _ROW_BLOCKS), m))
         if factors is not None:
             delta = np.empty((factors.points.size, m))
-            f = factors
 
     threads = _set_kernel_threads(n * m) if backend == "numba" else None
     try:
@@ -440,9 +438,11 @@ def affinity_propagation(
         for it in range(1, max_iter + 1):
             if backend == "numba":
                 if factors is not None:
-                    kern.pair_messages(A, R, msg, msg_next, f.partner, f.reverse, f.sign, f.low, f.high)
+                    kern.pair_messages(
+                        A, R, msg, msg_next, factors.partner, factors.reverse, factors.sign, factors.low, factors.high
+                    )
                     msg, msg_next = msg_next, msg
-                    kern.similarity_delta(msg, f.starts, delta)
+                    kern.similarity_delta(msg, factors.starts, delta)
                 kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_ex, damping)
                 diag_r, diag_r_next = diag_r_next, diag_r
             else:
@@ -468,7 +468,6 @@ def affinity_propagation(
             import numba
 
             numba.set_num_threads(threads)
-    del work
     labels, exemplars = assign_exemplars(A, R, n_ex)
     if exemplars.size == 0:
         converged = False

@@ -99,7 +99,7 @@ def test_a_hook_without_a_spec_is_an_error(tmp_path, monkeypatch):
 
 
 def test_a_missing_plugin_module_is_named():
-    with pytest.raises(ImportError, match="no_such_plugin_module"):
+    with pytest.raises(ImportError, match="could not import ccbench plugin module 'no_such_plugin_module'"):
         registry.load_plugins(["no_such_plugin_module"])
 
 

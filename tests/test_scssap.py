@@ -24,7 +24,7 @@ from ccbench_plugins.scssap import (
 # -- a direct transcription of Algorithm 1, independent of the core ---------------------
 
 
-def reference_scssap(S, must, cannot, q_m, q_c, mu, n_iter):
+def reference_scssap(S, must, cannot, mu, n_iter):
     """Algorithm 1 with Python loops: eqs. 17, 20, 24, damped alpha (eq. 14), rho (eq. 25).
 
     ``must`` / ``cannot`` map an undirected pair to its penalty. Returns
@@ -91,7 +91,7 @@ def test_messages_match_loop_reference(backend, q_m, q_c):
     must = {p: q_m * c for p, c in zip(must_pairs, conf_m)}
     cannot = {p: q_c for p in cannot_pairs}
     for n_iter in (1, 2, 3, 6):
-        alpha, rho, gamma, omega = reference_scssap(S, must, cannot, q_m, q_c, 0.75, n_iter)
+        alpha, rho, gamma, omega = reference_scssap(S, must, cannot, 0.75, n_iter)
         res, fac = _scssap(
             S, cons, penalty_must=q_m, penalty_cannot=q_c, damping=0.75,
             max_iter=n_iter, convergence_iter=None, backend=backend, warn=False,

@@ -17,6 +17,10 @@ def test_diagonal_metric_weights_features():
     X = np.array([[0.0, 0.0], [1.0, 2.0]])
     S = similarity.negative_sq_euclidean(X, metric_diag=[3.0, 0.5])
     assert S[0, 1] == pytest.approx(-(3 * 1 + 0.5 * 4))
+    rng = np.random.default_rng(2)
+    Z = rng.normal(size=(20, 3))
+    S = similarity.negative_sq_euclidean(Z, metric_diag=[0.3, 1.7, 2.0])
+    assert np.all(np.diag(S) == 0.0) and np.allclose(S, S.T)
 
 
 def test_median_preference_ignores_the_diagonal():

@@ -10,19 +10,12 @@ over ap on the same data (goal <= 1.5).
 from .bench_ap import FIXED_ITER, QUALITY
 from .common import (
     QUICK,
-    BenchData,
     EstimatorBenchmark,
-    blobs,
     make,
+    pairs_data,
     per_iteration_seconds,
-    random_constraints,
     require_method,
 )
-
-
-def _data(n, constraint_fraction):
-    X, y = blobs(n)
-    return BenchData(X, y, random_constraints(n, int(round(constraint_fraction * n))))
 
 
 class SCSSAPFit(EstimatorBenchmark):
@@ -34,8 +27,8 @@ class SCSSAPFit(EstimatorBenchmark):
     params = ([500, 2000], [0.01, 0.1])
     max_n = 5000
 
-    def make_data(self, params):
-        return _data(*params)
+    def makepairs_data(self, params):
+        return pairs_data(*params)
 
     def make_estimator(self, params):
         return make("scssap", max_iter=FIXED_ITER, convergence_iter=FIXED_ITER, random_state=0)
@@ -53,8 +46,8 @@ class SCSSAPMLFit(EstimatorBenchmark):
     params = ([300, 1000], [0.1])
     max_n = 2000
 
-    def make_data(self, params):
-        return _data(*params)
+    def makepairs_data(self, params):
+        return pairs_data(*params)
 
     def make_estimator(self, params):
         return make("scssap_ml", max_outer_iter=3, max_iter=30, convergence_iter=30, random_state=0)
@@ -80,7 +73,7 @@ class SCSSAPVsAP:
         require_method("scssap")
         times = {}
         for n in self.params[0]:
-            data = _data(n, 0.1)
+            data = pairs_data(n, 0.1)
             fits = {}
             for backend in self.params[1]:
                 for name in ("ap", "scssap"):

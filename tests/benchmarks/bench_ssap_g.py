@@ -1,7 +1,7 @@
 """``ssap_g``: Givoni & Frey's meta-point SSAP on the AP core (N + M augmented nodes)."""
 
 from .bench_ap import FIXED_ITER, QUALITY
-from .common import BenchData, EstimatorBenchmark, blobs, make, random_constraints
+from .common import EstimatorBenchmark, make, pairs_data
 
 
 class SSAPGFit(EstimatorBenchmark):
@@ -14,9 +14,7 @@ class SSAPGFit(EstimatorBenchmark):
     max_n = 5000
 
     def make_data(self, params):
-        n, constraint_fraction = params
-        X, y = blobs(n)
-        return BenchData(X, y, random_constraints(n, int(round(constraint_fraction * n))))
+        return pairs_data(*params)
 
     def make_estimator(self, params):
         return make("ssap_g", max_iter=FIXED_ITER, convergence_iter=FIXED_ITER, random_state=0)

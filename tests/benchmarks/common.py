@@ -72,18 +72,6 @@ def blobs(n: int, *, n_features: int = N_FEATURES, n_centers: int = N_CENTERS, s
 
 
 @functools.lru_cache(maxsize=None)
-def similarity(n: int, *, seed: int = SEED):
-    """``(S, preference)`` for :func:`blobs`: negative squared distances, median preference
-    on the diagonal (the AP input of scikit-learn's ``affinity="euclidean"``)."""
-    from ccbench.similarity import similarity_with_preference
-
-    X, _ = blobs(n, seed=seed)
-    S, pref = similarity_with_preference(X)
-    S.setflags(write=False)
-    return S, pref
-
-
-@functools.lru_cache(maxsize=None)
 def random_constraints(n: int, n_constraints: int, *, seed: int = SEED):
     """``n_constraints`` random must-/cannot-link pairs drawn from the blob labels
     (SCSSAP section 4.1 scheme, :func:`ccbench.constraints.random_pairs`)."""
@@ -91,6 +79,12 @@ def random_constraints(n: int, n_constraints: int, *, seed: int = SEED):
 
     _, y = blobs(n, seed=seed)
     return random_pairs(y, n_constraints, rng=np.random.default_rng(seed + 1))
+
+
+def pairs_data(n: int, constraint_fraction: float) -> "BenchData":
+    """Blobs with ``round(constraint_fraction * n)`` random pairs (the SCSSAP / SSAP-G input)."""
+    X, y = blobs(n)
+    return BenchData(X, y, random_constraints(n, int(round(constraint_fraction * n))))
 
 
 @functools.lru_cache(maxsize=None)
@@ -114,14 +108,6 @@ def require_method(name: str):
         return get_method_spec(name)
     except UnknownNameError as exc:
         raise NotImplementedError(f"method {name!r} is not registered: {exc}") from None
-
-
-def accepts(name: str, *params: str) -> bool:
-    """Whether the estimator registered as ``name`` takes all hyper-parameters ``params``."""
-    import inspect
-
-    accepted = inspect.signature(require_method(name).estimator).parameters
-    return all(p in accepted for p in params)
 
 
 def make(name: str, **params):
