@@ -179,11 +179,16 @@ class Constraints:
     def n_cannot_link(self) -> int:
         return len(self.cannot_link)
 
+    @property
+    def n_labeled(self) -> int:
+        """Points with a revealed label (0 when the supervision came as bare pairs)."""
+        return 0 if self.labels is None else int(np.sum(self.labels >= 0))
+
     def __len__(self) -> int:
         return self.n_must_link + self.n_cannot_link
 
     def __repr__(self) -> str:
-        lab = "" if self.labels is None else f", labeled={int((self.labels >= 0).sum())}"
+        lab = "" if self.labels is None else f", labeled={self.n_labeled}"
         return (
             f"Constraints(n_samples={self.n_samples}, must_link={self.n_must_link}, "
             f"cannot_link={self.n_cannot_link}{lab})"

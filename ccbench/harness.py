@@ -99,11 +99,6 @@ def draw_supervision(y, constraints_conf: dict, noise_conf: dict, rng: np.random
     """
     noise_spec = registry.get_noise_spec(noise_conf["name"])
     scheme = registry.get_scheme_spec(constraints_conf["name"])
-    if noise_spec.stage not in ("labels", "constraints"):
-        raise ValueError(
-            f"noise {noise_spec.name!r} has stage {noise_spec.stage!r}; "
-            f"NoiseSpec.stage must be 'labels' or 'constraints'"
-        )
     y_used = np.asarray(y)
     if noise_spec.stage == "labels":
         y_used = noise_spec.func(y_used, rng=rng, **_params(noise_conf))
@@ -262,11 +257,9 @@ def _output_dir(conf: dict, out_dir) -> Path:
     raise ValueError("run_job needs an output directory: pass out_dir=... or set cfg.out_dir")
 
 
-def _metric_specs(names):
-    specs = [registry.get_metric_spec(n) for n in names]
-    if "n_clusters_found" not in names:
-        specs.append(registry.get_metric_spec("n_clusters_found"))
-    return specs
+def _metric_names(conf) -> list[str]:
+    """The configured metrics plus ``n_clusters_found``, which every row records."""
+    return list(dict.fromkeys([*conf["metrics"], "n_clusters_found"]))
 
 
 class _Progress:
@@ -315,7 +308,7 @@ def run_job(cfg, out_dir=None) -> pd.DataFrame:
     chash = config_hash(conf)
     n_trials = int(conf["n_trials"])
     previous = store.rows_of(chash)
-    wanted = {*conf["metrics"], "n_clusters_found"}
+    wanted = set(_metric_names(conf))
     todo = [
         t for t in range(n_trials)
         if _needs_run(previous, t, rerun_errors=bool(conf.get("rerun_errors")), metrics=wanted)
@@ -356,7 +349,7 @@ def _setup(conf: dict) -> dict:
     spec = registry.get_method_spec(conf["method"]["name"])
     registry.get_scheme_spec(conf["constraints"]["name"])
     registry.get_noise_spec(conf["noise"]["name"])
-    metrics = _metric_specs(list(conf["metrics"]))
+    metrics = [registry.get_metric_spec(n) for n in _metric_names(conf)]
     dataset_options = _params(conf["dataset"])
     ds = load_dataset(conf["dataset"]["name"], **dataset_options)
     return {"spec": spec, "metrics": metrics, "dataset": ds}
@@ -380,7 +373,7 @@ def _run_trial(conf: dict, setup: dict, t: int) -> dict:
             constraints_hash=constraints_hash(cons),
             n_must_link=cons.n_must_link,
             n_cannot_link=cons.n_cannot_link,
-            n_labeled=0 if cons.labels is None else int(np.sum(cons.labels >= 0)),
+            n_labeled=cons.n_labeled,
             method_seed=method_seed,
         )
         reason = skip_reason(spec, cons)

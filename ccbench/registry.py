@@ -136,6 +136,12 @@ class NoiseSpec:
     stage: str
     summary: str = ""
 
+    def __post_init__(self):
+        if self.stage not in ("labels", "constraints"):
+            raise ValueError(
+                f"NoiseSpec {self.name!r}: stage must be 'labels' or 'constraints', got {self.stage!r}"
+            )
+
 
 @dataclasses.dataclass(frozen=True)
 class MetricSpec:

@@ -117,3 +117,8 @@ def test_public_api_quick_start():
     est = ccbench.make_method("kmeans", n_clusters=3, random_state=0)
     labels = est.fit(ds.X, constraints=cons).labels_
     assert metrics.modified_rand(ds.y, labels) > 0.7
+
+
+def test_noise_spec_validates_its_stage():
+    with pytest.raises(ValueError, match="stage must be 'labels' or 'constraints'"):
+        registry.NoiseSpec("x", lambda y, *, rate, rng: y, "before")
