@@ -61,10 +61,12 @@ class _CandidateSimilarity:
             self.sq_norms = np.einsum("ij,ij->i", X, X)
             self.X_T = np.ascontiguousarray(X.T)  # for the compiled kernel's row loop
         else:
+            self.sq_norms = np.zeros(0)
             self.X_T = np.zeros((0, 0))
-        if macro_nodes:
-            self.macro_members = np.concatenate(macro_nodes)
-            self.macro_starts = np.cumsum([0] + [len(g) for g in macro_nodes[:-1]])
+        # members of every macro-node, concatenated, and where each one starts (empty: none)
+        sizes = [len(g) for g in macro_nodes]
+        self.macro_members = np.concatenate(macro_nodes).astype(np.intp) if sizes else np.zeros(0, np.intp)
+        self.macro_starts = np.cumsum([0, *sizes])[:-1].astype(np.intp)
         self.n_candidates = len(variables) + len(macro_nodes)
 
     def point_rows(self, points):
@@ -90,7 +92,7 @@ class _CandidateSimilarity:
         if self.plain:
             return full
         parts = [full[:, self.variables]]
-        if hasattr(self, "macro_members"):
+        if self.macro_members.size:
             parts.append(np.maximum.reduceat(full[:, self.macro_members], self.macro_starts, axis=1))
         return np.concatenate(parts, axis=1)
 
@@ -195,17 +197,16 @@ def _numba_sweep(similarity, S, state, order, p):
     from .scap_kernel import sweep
 
     empty = np.zeros((0, 0))
-    macro = hasattr(similarity, "macro_members")
     sweep(
         order,
         float(p),
         similarity.X,
         similarity.X_T,
-        getattr(similarity, "sq_norms", np.zeros(0)),
+        similarity.sq_norms,
         similarity.kind == "euclidean",
         similarity.variables,
-        similarity.macro_members if macro else np.zeros(0, dtype=np.intp),
-        similarity.macro_starts.astype(np.intp) if macro else np.zeros(0, dtype=np.intp),
+        similarity.macro_members,
+        similarity.macro_starts,
         similarity.plain,
         empty if S is None else S,
         empty if state.requests is None else state.requests,
@@ -227,7 +228,12 @@ def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="
     """
     n_var, n_cand = len(similarity.variables), similarity.n_candidates
     state = _new_state(n_var, n_cand, dense)
-    S = similarity.rows(np.arange(n_var)) if dense else None
+    if not dense:
+        S = None
+    elif similarity.plain and similarity.kind == "precomputed":
+        S = similarity.X  # read only in the sweeps: no second N x N copy
+    else:
+        S = similarity.rows(np.arange(n_var))
     stable, previous = 0, None
     for sweep in range(1, max_iter + 1):
         order = rng.permutation(n_var)
