@@ -27,7 +27,7 @@ class SCSSAPFit(EstimatorBenchmark):
     params = ([500, 2000], [0.01, 0.1])
     max_n = 5000
 
-    def makepairs_data(self, params):
+    def make_data(self, params):
         return pairs_data(*params)
 
     def make_estimator(self, params):
@@ -46,7 +46,7 @@ class SCSSAPMLFit(EstimatorBenchmark):
     params = ([300, 1000], [0.1])
     max_n = 2000
 
-    def makepairs_data(self, params):
+    def make_data(self, params):
         return pairs_data(*params)
 
     def make_estimator(self, params):
