@@ -63,8 +63,10 @@ class MethodSpec:
     ----------
     name : str
         Registry name (``make_method(name)``).
-    estimator : type
-        A scikit-learn style estimator class.
+    estimator : type or str
+        A scikit-learn style estimator class, or ``"module:Class"`` naming it.
+        The string form keeps ``ccbench plugins`` fast (nothing heavy is
+        imported until the method is used); look-ups return the class.
     summary : str
         One line for ``ccbench plugins``.
     paper : str
@@ -79,7 +81,7 @@ class MethodSpec:
     """
 
     name: str
-    estimator: type
+    estimator: type | str
     summary: str
     paper: str = ""
     supervision: tuple[str, ...] = ()
@@ -98,6 +100,24 @@ class MethodSpec:
                 f"MethodSpec {self.name!r}: constraint_kind must be 'none', 'soft' "
                 f"or 'hard', got {self.constraint_kind!r}"
             )
+        if isinstance(self.estimator, str) and ":" not in self.estimator:
+            raise ValueError(
+                f"MethodSpec {self.name!r}: estimator {self.estimator!r} must be a class "
+                f"or a 'package.module:ClassName' string"
+            )
+
+    def loaded(self) -> "MethodSpec":
+        """This spec with ``estimator`` imported (a no-op when it is a class)."""
+        if not isinstance(self.estimator, str):
+            return self
+        modname, _, attr = self.estimator.partition(":")
+        try:
+            cls = getattr(importlib.import_module(modname), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(
+                f"method {self.name!r}: cannot import its estimator {self.estimator!r}: {exc}"
+            ) from exc
+        return dataclasses.replace(self, estimator=cls)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -261,7 +281,10 @@ def _lookup(kind: str, name: str, what: str):
 
 
 def get_method_spec(name: str) -> MethodSpec:
-    return _lookup("methods", name, "method")
+    spec = _lookup("methods", name, "method")
+    if isinstance(spec.estimator, str):
+        spec = _caches["methods"][name] = spec.loaded()
+    return spec
 
 
 def get_dataset_spec(name: str) -> DatasetSpec:
@@ -280,8 +303,14 @@ def get_metric_spec(name: str) -> MetricSpec:
     return _lookup("metrics", name, "metric")
 
 
-def list_methods() -> list[MethodSpec]:
-    """All registered methods, sorted by name."""
+def list_methods(*, load: bool = True) -> list[MethodSpec]:
+    """All registered methods, sorted by name.
+
+    ``load=False`` leaves ``"module:Class"`` estimators as strings, so listing
+    imports no estimator module (``ccbench plugins``).
+    """
+    if load:
+        return [get_method_spec(name) for name in _specs("methods")]
     return list(_specs("methods").values())
 
 

@@ -1,5 +1,8 @@
-"""ccbench's built-in algorithm plugins (installed as ``ccbench_plugins``).
+"""ccbench's built-in plugins (installed as ``ccbench_plugins``), one folder per family.
 
-Each module is a pluggy plugin advertised in the ``ccbench`` entry-point
-group of ``pyproject.toml``, exactly as a third-party package would be.
+Each family folder's ``__init__`` is the pluggy plugin advertised in the
+``ccbench`` entry-point group of ``pyproject.toml``, exactly as a third-party
+package would be. It declares specs only and names its estimators as
+``"module:Class"`` strings, so listing plugins imports no kernels. A family
+imports only :mod:`ccbench` and its own folder (``docs/architecture.md``).
 """

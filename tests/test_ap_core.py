@@ -9,8 +9,8 @@ from sklearn.datasets import make_blobs
 from ccbench import make_method
 from ccbench.base import ConvergenceWarning
 from ccbench.similarity import similarity_with_preference
-from ccbench_plugins import ap_core
-from ccbench_plugins.ap import AffinityPropagationClusterer
+from ccbench_plugins.affinity import core as ap_core
+from ccbench_plugins.affinity.ap import AffinityPropagationClusterer
 
 
 def canonical(labels):

@@ -46,10 +46,10 @@ def throwaway_plugin(tmp_path, monkeypatch):
 def test_builtins_are_registered_through_the_entry_point_group():
     from importlib.metadata import entry_points
 
-    advertised = {ep.name for ep in entry_points(group="ccbench")}
+    advertised = {ep.value for ep in entry_points(group="ccbench")}
     names = {spec.name for spec in ccbench.list_methods()}
-    assert {"kmeans"} <= names
-    assert {"ap", "kmeans"} <= advertised
+    assert {"ap", "scssap", "scap", "kmeans"} <= names
+    assert {"ccbench_plugins.affinity", "ccbench_plugins.scap", "ccbench_plugins.kmeans"} <= advertised
 
 
 def test_throwaway_plugin_is_listed_and_runnable(throwaway_plugin):

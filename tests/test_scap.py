@@ -12,7 +12,7 @@ import ccbench
 from ccbench import Constraints, constraints as cgen, metrics
 from ccbench.base import ConvergenceWarning
 from ccbench.similarity import negative_sq_euclidean
-from ccbench_plugins.scap import SCAP, SSAPL, _CandidateSimilarity, _run_scap
+from ccbench_plugins.scap.scap import SCAP, SSAPL, _CandidateSimilarity, _run_scap
 
 
 def _blobs(n_per, centers, scale=0.3, seed=0):

@@ -10,8 +10,8 @@ from sklearn.datasets import make_blobs
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
 from ccbench.similarity import similarity_with_preference
-from ccbench_plugins import ap_core
-from ccbench_plugins.scssap import (
+from ccbench_plugins.affinity import core as ap_core
+from ccbench_plugins.affinity.scssap import (
     SCSSAP,
     SCSSAPMetricLearning,
     _scssap,

@@ -9,8 +9,8 @@ from sklearn.datasets import make_blobs
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
 from ccbench.similarity import similarity_with_preference
-from ccbench_plugins import ap_core
-from ccbench_plugins.ssap_g import SSAPG, augmented_similarity, meta_points
+from ccbench_plugins.affinity import core as ap_core
+from ccbench_plugins.affinity.ssap_g import SSAPG, augmented_similarity, meta_points
 
 
 def _blobs(seed, n=90, std=1.0):

@@ -27,7 +27,7 @@ Both are ``sign * clip(x, lo, hi)`` with per-row (sign, lo, hi), so one array
 holds all pairwise messages.
 
 Two interchangeable back-ends: ``"numpy"`` (in place, one N x N work array,
-several passes) and ``"numba"`` (:mod:`ccbench_plugins._ap_kernels`: steps 3-4
+several passes) and ``"numba"`` (:mod:`ccbench_plugins.affinity._kernels`: steps 3-4
 in one fused row-parallel sweep, no N x N temporaries). They agree to rounding
 (the numba column sums are summed in 64 row blocks). ``"auto"`` picks numba
 when it imports.
@@ -51,14 +51,19 @@ Science 315, 2007.
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from dataclasses import dataclass
 
 import numpy as np
 
-from ccbench.base import ConvergenceWarning
+from ccbench.base import ConvergenceWarning, Interval, Options
+from ccbench.similarity import median_preference, negative_sq_euclidean
 
 __all__ = [
+    "AP_PARAMETER_CONSTRAINTS",
+    "ap_similarity",
+    "set_preference",
     "APResult",
     "PairFactors",
     "add_tie_noise",
@@ -99,7 +104,7 @@ def resolve_backend(backend: str) -> str:
     if backend == "numpy":
         return "numpy"
     try:
-        from . import _ap_kernels  # noqa: F401
+        from . import _kernels  # noqa: F401
     except ImportError:
         if backend == "numba":
             raise ImportError("backend='numba' needs numba; install it or use backend='numpy'") from None
@@ -419,7 +424,7 @@ def affinity_propagation(
     delta_row[points] = np.arange(points.size)
     delta = np.zeros((0, m))
     if backend == "numba":
-        from . import _ap_kernels as kern
+        from . import _kernels as kern
 
         # Column sums / diagonal of rho^(t-1), carried between fused sweeps.
         pos_colsum = np.zeros(m)
@@ -499,3 +504,35 @@ def add_tie_noise(S, rng: np.random.Generator, *, block_rows: int = 256):
         scale[~np.isfinite(scale)] = 0.0
         block += scale
     return S
+
+
+# -- similarity set-up shared by the estimators ------------------------------------
+
+# Hyper-parameters common to every estimator on the AP message core.
+AP_PARAMETER_CONSTRAINTS = {
+    "preference": [None, Interval(numbers.Real, None, None)],
+    "damping": [Interval(numbers.Real, 0.5, 1.0, closed="left")],
+    "max_iter": [Interval(numbers.Integral, 1, None)],
+    "convergence_iter": [None, Interval(numbers.Integral, 1, None)],
+    "backend": [Options(*BACKENDS)],
+    "random_state": ["random_state"],
+}
+
+
+def set_preference(S, preference, rng) -> float:
+    """Put the preference (median by default) on S's diagonal and add tie noise, in place.
+
+    Returns the preference. The noise is scikit-learn's
+    ``(eps * s + 100 * tiny) * N(0, 1)`` drawn from ``rng``
+    (:func:`add_tie_noise`), added after the preference.
+    """
+    pref = median_preference(S) if preference is None else float(preference)
+    np.fill_diagonal(S, pref)
+    add_tie_noise(S, rng)
+    return pref
+
+
+def ap_similarity(X, preference, rng):
+    """S = -||x_i - x_j||^2 prepared by :func:`set_preference`; returns ``(S, preference)``."""
+    S = negative_sq_euclidean(X)
+    return S, set_preference(S, preference, rng)

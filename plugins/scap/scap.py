@@ -14,7 +14,7 @@ Two storage modes run the same schedule on the same random order:
   ``u`` (eq. 18), computing each similarity row from ``X`` when needed and
   every request and availability from them (eqs. 17, 19). No N x N array.
 
-``engine="numba"`` runs each sweep through :mod:`ccbench_plugins.scap_kernel`
+``engine="numba"`` runs each sweep through :mod:`ccbench_plugins.scap._kernels`
 (same arithmetic and random order as the numpy path used by default).
 """
 
@@ -28,8 +28,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
-from ccbench.base import ConvergenceWarning, Interval, Options, check_random_state
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
 
 __all__ = ["SCAP", "SSAPL"]
 
@@ -194,7 +193,7 @@ def _update_point(state, i, s, p):
 
 def _numba_sweep(similarity, S, state, order, p):
     """One sweep through the compiled kernel (same arithmetic as :func:`_update_point`)."""
-    from .scap_kernel import sweep
+    from ._kernels import sweep
 
     empty = np.zeros((0, 0))
     sweep(
@@ -530,25 +529,3 @@ class SSAPL(SCAP):
             singles = np.flatnonzero((constraints.labels >= 0) & ~in_chunklet)
             groups += [np.array([i], dtype=np.intp) for i in singles]
         return sorted(groups, key=lambda g: int(g[0]))
-
-
-@hookimpl
-def ccbench_methods():
-    paper = "Leone, Sumedha & Weigt, Eur. Phys. J. B 65 (2008)"
-    return [
-        MethodSpec(
-            name="scap",
-            estimator=SCAP,
-            summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
-            paper=paper,
-        ),
-        MethodSpec(
-            name="ssap_l",
-            estimator=SSAPL,
-            summary="semi-supervised SCAP: labeled points / must-link chunklets as macro-nodes "
-            "(cannot-links ignored)",
-            paper=paper + ", section 4",
-            supervision=("must_link", "labels"),
-            constraint_kind="hard",
-        ),
-    ]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
+
 from sklearn.cluster import KMeans
 
-from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
-from ccbench.base import Interval, check_random_state
-
-import numbers
+from ccbench.base import ConstrainedClusterer, Interval, check_random_state
 
 
 class KMeansClusterer(ConstrainedClusterer):
@@ -49,16 +48,3 @@ class KMeansClusterer(ConstrainedClusterer):
         self.n_iter_ = int(km.n_iter_)
         self.converged_ = km.n_iter_ < self.max_iter
         return self
-
-
-@hookimpl
-def ccbench_methods():
-    return [
-        MethodSpec(
-            name="kmeans",
-            estimator=KMeansClusterer,
-            summary="k-means (unsupervised baseline)",
-            paper="Lloyd 1982; Arthur & Vassilvitskii 2007",
-            needs_n_clusters=True,
-        )
-    ]

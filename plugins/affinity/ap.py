@@ -2,45 +2,9 @@
 
 from __future__ import annotations
 
-import numbers
+from ccbench.base import ConstrainedClusterer, Options, check_random_state
 
-import numpy as np
-
-from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
-from ccbench.base import Interval, Options, check_random_state
-from ccbench.similarity import median_preference, negative_sq_euclidean
-
-from .ap_core import BACKENDS, add_tie_noise, affinity_propagation, similarity_assignment
-
-# Hyper-parameters common to every estimator on the AP message core.
-AP_PARAMETER_CONSTRAINTS = {
-    "preference": [None, Interval(numbers.Real, None, None)],
-    "damping": [Interval(numbers.Real, 0.5, 1.0, closed="left")],
-    "max_iter": [Interval(numbers.Integral, 1, None)],
-    "convergence_iter": [None, Interval(numbers.Integral, 1, None)],
-    "backend": [Options(*BACKENDS)],
-    "random_state": ["random_state"],
-}
-
-
-def set_preference(S, preference, rng) -> float:
-    """Put the preference (median by default) on S's diagonal and add tie noise, in place.
-
-    Returns the preference. The noise is scikit-learn's
-    ``(eps * s + 100 * tiny) * N(0, 1)`` drawn from ``rng``
-    (:func:`ccbench_plugins.ap_core.add_tie_noise`), added after the preference.
-    """
-    pref = median_preference(S) if preference is None else float(preference)
-    np.fill_diagonal(S, pref)
-    add_tie_noise(S, rng)
-    return pref
-
-
-def ap_similarity(X, preference, rng):
-    """S = -||x_i - x_j||^2 prepared by :func:`set_preference`; returns ``(S, preference)``."""
-    S = negative_sq_euclidean(X)
-    return S, set_preference(S, preference, rng)
-
+from .core import AP_PARAMETER_CONSTRAINTS, affinity_propagation, ap_similarity, similarity_assignment
 
 class AffinityPropagationClusterer(ConstrainedClusterer):
     """Affinity propagation on s(i, j) = -||x_i - x_j||^2 (constraints are ignored).
@@ -59,7 +23,7 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         iterations. The defaults 1000 / 100 are those of Frey & Dueck's
         reference code (apcluster.m); scikit-learn uses 200 / 15.
     backend : {"auto", "numba", "numpy"}, default="auto"
-        Message-passing implementation (:mod:`ccbench_plugins.ap_core`).
+        Message-passing implementation (:mod:`ccbench_plugins.affinity.core`).
     assignment : {"messages", "similarity"}, default="messages"
         How points join exemplars: ``"messages"`` is Algorithm 1 of Arzeno &
         Vikalo (argmax_k a_ik + r_ik over the exemplars, the rule SCSSAP uses, so
@@ -139,18 +103,3 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         return self
-
-
-@hookimpl
-def ccbench_methods():
-    return [
-        MethodSpec(
-            name="ap",
-            estimator=AffinityPropagationClusterer,
-            summary="affinity propagation on negative squared Euclidean similarities (unsupervised)",
-            paper="Frey & Dueck, Science 2007",
-            supervision=(),
-            needs_n_clusters=False,
-            constraint_kind="none",
-        )
-    ]

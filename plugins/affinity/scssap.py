@@ -1,7 +1,7 @@
 """``scssap`` and ``scssap_ml``: soft-constraint semi-supervised affinity propagation (Arzeno & Vikalo 2015).
 
 ``scssap`` is Algorithm 1 (eqs. 9-25) on the shared message core
-(:mod:`ccbench_plugins.ap_core`); ``scssap_ml`` is Algorithm 2, alternating
+(:mod:`ccbench_plugins.affinity.core`); ``scssap_ml`` is Algorithm 2, alternating
 SCSSAP with closed-form diagonal metric updates (eqs. 28-33).
 """
 
@@ -11,11 +11,9 @@ import numbers
 
 import numpy as np
 
-from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
-from ccbench.base import Interval, Options, check_random_state
+from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
 
-from .ap import AP_PARAMETER_CONSTRAINTS, ap_similarity, set_preference
-from .ap_core import affinity_propagation, pair_factors
+from .core import AP_PARAMETER_CONSTRAINTS, affinity_propagation, ap_similarity, pair_factors, set_preference
 
 _PENALTY = [None, Interval(numbers.Real, 0, None, allow_inf=True)]
 
@@ -421,29 +419,3 @@ class SCSSAPMetricLearning(SCSSAP):
         self.n_iter_ = n_iter
         self.converged_ = converged
         return self
-
-
-@hookimpl
-def ccbench_methods():
-    supervision = ("must_link", "cannot_link")
-    paper = "Arzeno & Vikalo, IEEE TPAMI 2015"
-    return [
-        MethodSpec(
-            name="scssap",
-            estimator=SCSSAP,
-            summary="soft-constraint semi-supervised affinity propagation (penalised must/cannot-link factors)",
-            paper=paper,
-            supervision=supervision,
-            needs_n_clusters=False,
-            constraint_kind="soft",
-        ),
-        MethodSpec(
-            name="scssap_ml",
-            estimator=SCSSAPMetricLearning,
-            summary="SCSSAP alternated with closed-form diagonal metric learning (Algorithm 2)",
-            paper=paper,
-            supervision=supervision,
-            needs_n_clusters=False,
-            constraint_kind="soft",
-        ),
-    ]

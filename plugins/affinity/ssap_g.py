@@ -35,7 +35,7 @@ hears except this factor). Then
 which is eq. 17 at q_c = inf. The factor enters the responsibility of MTP a
 through s_hat(a, j) = s(a, j) + sum_b gamma_ab^j (eq. 24), and the availability
 and responsibility updates are those of AP on the augmented matrix (eqs. 14,
-25), so the shared core (:mod:`ccbench_plugins.ap_core`) runs it with hard
+25), so the shared core (:mod:`ccbench_plugins.affinity.core`) runs it with hard
 cannot-link factors between MTP rows and ``n_exemplar_columns = N``.
 
 Decoding
@@ -57,11 +57,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
-from ccbench.base import check_random_state
+from ccbench.base import ConstrainedClusterer, check_random_state
 
-from .ap import AP_PARAMETER_CONSTRAINTS, ap_similarity
-from .ap_core import affinity_propagation, pair_factors
+from .core import AP_PARAMETER_CONSTRAINTS, affinity_propagation, ap_similarity, pair_factors
 
 
 def meta_points(constraints):
@@ -230,18 +228,3 @@ class SSAPG(ConstrainedClusterer):
         self.n_iter_ = result.n_iter
         self.converged_ = result.converged
         return self
-
-
-@hookimpl
-def ccbench_methods():
-    return [
-        MethodSpec(
-            name="ssap_g",
-            estimator=SSAPG,
-            summary="semi-supervised AP with must-link meta-points and hard cannot-link factors",
-            paper="Givoni & Frey, AISTATS 2009",
-            supervision=("must_link", "cannot_link"),
-            needs_n_clusters=False,
-            constraint_kind="hard",
-        )
-    ]

@@ -1,7 +1,7 @@
 """Fused numba kernels for the affinity-propagation message core.
 
 :func:`fused_iteration` does steps 3-4 of an Algorithm 1 iteration (see
-:mod:`ccbench_plugins.ap_core`) in ONE sweep over the rows, row-parallel
+:mod:`ccbench_plugins.affinity.core`) in ONE sweep over the rows, row-parallel
 (``prange`` over blocks of rows), with no N x N temporaries. For row i:
 
 - pass 1 over j: alpha_ij^(t) from rho^(t-1) (eq. 14, damped), using the

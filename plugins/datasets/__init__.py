@@ -1,0 +1,1 @@
+"""Data-set plugins (generated data; the UCI sets are built into :mod:`ccbench.datasets`)."""

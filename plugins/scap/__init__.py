@@ -1,0 +1,27 @@
+"""Soft-constraint affinity propagation family: ``scap`` and its semi-supervised form ``ssap_l``."""
+
+from ccbench.hookspecs import hookimpl
+from ccbench.registry import MethodSpec
+
+_LEONE = "Leone, Sumedha & Weigt, Eur. Phys. J. B 65 (2008)"
+
+
+@hookimpl
+def ccbench_methods() -> list[MethodSpec]:
+    return [
+        MethodSpec(
+            name="scap",
+            estimator=f"{__name__}.scap:SCAP",
+            summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
+            paper=_LEONE,
+        ),
+        MethodSpec(
+            name="ssap_l",
+            estimator=f"{__name__}.scap:SSAPL",
+            summary="semi-supervised SCAP: labeled points / must-link chunklets as macro-nodes "
+            "(cannot-links ignored)",
+            paper=_LEONE + ", section 4",
+            supervision=("must_link", "labels"),
+            constraint_kind="hard",
+        ),
+    ]
