@@ -1,0 +1,198 @@
+"""``asv publish`` for a dashboard that opens without internet access.
+
+Usage (from anywhere)::
+
+    python tests/benchmarks/publish.py            # asv publish, then rewrite .asv/html
+    python tests/benchmarks/publish.py --serve    # ... and serve it at http://127.0.0.1:8080
+    python tests/benchmarks/publish.py --refresh-vendor   # re-fetch vendor/ with npm pack
+
+asv 0.6's ``index.html`` loads jQuery, flot (+ time, selection, categories, orderBars),
+stupidtable, blueimp-md5 and Bootstrap from public CDNs, so on a machine without internet
+the dashboard is a blank page.  This script runs ``asv publish`` and then points those
+``<script>`` / ``<link>`` tags at copies of the same packages taken from npm and committed
+under ``tests/benchmarks/vendor/`` (with their licences, see ``vendor/README.md``).  A CDN
+tag the table below does not know (a newer asv) stops the script with the URL to add.
+
+The page reads its data (``index.json``, ``graphs/``) with XMLHttpRequest, which browsers
+refuse for ``file://`` pages, so open it through a local web server (``--serve``, or
+``asv preview``): the server is local, nothing is fetched from the internet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENDOR = Path(__file__).resolve().parent / "vendor"
+
+
+@dataclass(frozen=True)
+class Asset:
+    """One CDN file of asv's page and the npm file that replaces it."""
+
+    url: str  #: as written in asv's index.html
+    package: str  #: npm package name
+    version: str
+    path: str  #: file inside the npm package (``package/`` prefix dropped)
+    same_as_cdn: bool = False  #: byte-identical to the CDN file (sha matches its ``integrity``)
+
+    @property
+    def local(self) -> str:
+        """Path of the copy, relative to the html directory (and to ``vendor/``)."""
+        return f"{self.package}-{self.version}/{self.path}"
+
+
+_CDNJS = "https://cdnjs.cloudflare.com/ajax/libs"
+#: Same versions as asv 0.6.x's index.html.  Where npm has the CDN's exact file the bytes
+#: are identical (their sha256 equals the page's ``integrity`` hash: jQuery, orderBars,
+#: blueimp-md5, Bootstrap); cdnjs's flot ``.min.js`` files are minified by cdnjs, so the
+#: npm package's unminified sources of the same 0.8.3 release are used; stupidtable 1.0.1
+#: was never published to npm, whose only release, 1.1.3, keeps the same API
+#: (``$.fn.stupidtable``, ``$.fn.stupidsort``).
+ASSETS = (
+    Asset("https://code.jquery.com/jquery-3.3.1.min.js", "jquery", "3.3.1", "dist/jquery.min.js", True),
+    Asset(f"{_CDNJS}/flot/0.8.3/jquery.flot.min.js", "flot", "0.8.3", "jquery.flot.js", False),
+    Asset(f"{_CDNJS}/flot/0.8.3/jquery.flot.time.min.js", "flot", "0.8.3", "jquery.flot.time.js", False),
+    Asset(f"{_CDNJS}/flot/0.8.3/jquery.flot.selection.min.js", "flot", "0.8.3", "jquery.flot.selection.js", False),
+    Asset(f"{_CDNJS}/flot/0.8.3/jquery.flot.categories.min.js", "flot", "0.8.3", "jquery.flot.categories.js", False),
+    Asset("https://cdn.jsdelivr.net/npm/flot-orderbars@1.0.0/js/jquery.flot.orderBars.js", "flot-orderbars",
+          "1.0.0", "js/jquery.flot.orderBars.js", True),
+    Asset(f"{_CDNJS}/stupidtable/1.0.1/stupidtable.min.js", "stupid-table-plugin", "1.1.3",
+          "stupidtable.min.js", False),
+    Asset(f"{_CDNJS}/blueimp-md5/2.19.0/js/md5.min.js", "blueimp-md5", "2.19.0", "js/md5.min.js", True),
+    Asset("https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/js/bootstrap.min.js", "bootstrap", "3.1.1",
+          "dist/js/bootstrap.min.js", True),
+    Asset("https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css", "bootstrap", "3.1.1",
+          "dist/css/bootstrap.min.css", True),
+)
+#: Files kept from each package besides the assets: licence and provenance.
+SUMS = "SHA256SUMS.json"
+LICENCE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "MIT-LICENSE.txt", "package.json")
+
+_TAG = re.compile(r"<(script|link)\b[^>]*?\b(?:src|href)=\"(https?://[^\"]+)\"[^>]*>", re.IGNORECASE)
+#: Attributes that only make sense for a cross-origin CDN request.
+_CDN_ATTRS = re.compile(r"\s+(?:integrity|crossorigin|referrerpolicy)=\"[^\"]*\"")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def rewrite_html(html: str, assets=ASSETS) -> str:
+    """``html`` with every known CDN ``<script>`` / ``<link>`` pointing at ``vendor/``.
+
+    Raises ``ValueError`` naming any remaining ``http(s)://`` script or stylesheet, so a
+    new asv release that adds a library fails here instead of producing a blank page.
+    """
+    by_url = {a.url: a for a in assets}
+    unknown = []
+
+    def replace(match):
+        tag, url = match.group(0), match.group(2)
+        asset = by_url.get(url)
+        if asset is None:
+            unknown.append(url)
+            return tag
+        return _CDN_ATTRS.sub("", tag.replace(url, f"vendor/{asset.local}"))
+
+    out = _TAG.sub(replace, html)
+    if unknown:
+        raise ValueError(
+            "asv's page loads files this script does not vendor: " + ", ".join(unknown)
+            + "; add them to ASSETS in tests/benchmarks/publish.py and run it with --refresh-vendor"
+        )
+    return out
+
+
+def check_vendor(vendor: Path = VENDOR, assets=ASSETS) -> None:
+    """Every asset is present under ``vendor`` and unchanged since it was fetched from npm
+    (``vendor/SHA256SUMS.json``, written by :func:`refresh_vendor`)."""
+    sums = json.loads((vendor / SUMS).read_text()) if (vendor / SUMS).is_file() else {}
+    for asset in assets:
+        path = vendor / asset.local
+        if not path.is_file() or asset.local not in sums:
+            raise FileNotFoundError(f"{path} is missing; run publish.py --refresh-vendor (needs npm)")
+        if sha256(path) != sums[asset.local]:
+            raise ValueError(f"{path} differs from the npm release it was taken from; run --refresh-vendor")
+
+
+def install(html_dir: Path, vendor: Path = VENDOR) -> None:
+    """Copy ``vendor`` into ``html_dir/vendor`` and rewrite ``html_dir/index.html``."""
+    check_vendor(vendor)
+    index = html_dir / "index.html"
+    text = rewrite_html(index.read_text(encoding="utf-8"))
+    shutil.copytree(vendor, html_dir / "vendor", dirs_exist_ok=True)
+    index.write_text(text, encoding="utf-8")
+
+
+def refresh_vendor(vendor: Path = VENDOR) -> None:
+    """Re-create ``vendor`` from ``npm pack`` of each package (needs npm and the registry)
+    and record the files' sha256 in ``vendor/SHA256SUMS.json``."""
+    npm = shutil.which("npm")
+    if npm is None:
+        sys.exit("publish.py --refresh-vendor needs npm (e.g. apt-get install npm)")
+    packages = sorted({(a.package, a.version) for a in ASSETS})
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, version in packages:
+            out = subprocess.run([npm, "pack", f"{name}@{version}", "--silent"], cwd=tmp, check=True,
+                                 capture_output=True, text=True).stdout.split()[-1]
+            dest = vendor / f"{name}-{version}"
+            shutil.rmtree(dest, ignore_errors=True)
+            with tarfile.open(Path(tmp) / out) as tar:
+                wanted = {f"package/{a.path}" for a in ASSETS if a.package == name}
+                wanted |= {f"package/{f}" for f in LICENCE_FILES}
+                for member in tar.getmembers():
+                    if member.name in wanted and member.isfile():
+                        target = dest / member.name.removeprefix("package/")
+                        target.parent.mkdir(parents=True, exist_ok=True)
+                        target.write_bytes(tar.extractfile(member).read())
+    sums = {a.local: sha256(vendor / a.local) for a in ASSETS}
+    (vendor / SUMS).write_text(json.dumps(sums, indent=1, sort_keys=True) + "\n")
+    for local, digest in sums.items():
+        print(f"{digest}  {local}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--serve", action="store_true", help="serve the dashboard at http://127.0.0.1:PORT")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--refresh-vendor", action="store_true", help="re-fetch vendor/ from npm and exit")
+    parser.add_argument("--config", default=str(ROOT / "asv.conf.json"), help="asv config (default: the repo's)")
+    args, asv_args = parser.parse_known_args(argv)
+    if args.refresh_vendor:
+        refresh_vendor()
+        return 0
+    config = Path(args.config).resolve()
+    subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
+                   cwd=config.parent, check=True)
+    html_dir = config.parent / json.loads(_strip_comments(config.read_text()))["html_dir"]
+    install(html_dir)
+    print(f"dashboard written to {html_dir} (no internet needed; open it through a local server)")
+    if args.serve:
+        import functools
+        import http.server
+
+        handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(html_dir))
+        with http.server.ThreadingHTTPServer(("127.0.0.1", args.port), handler) as server:
+            print(f"serving http://127.0.0.1:{args.port}/ (Ctrl-C stops)", flush=True)
+            server.serve_forever()
+    return 0
+
+
+def _strip_comments(text: str) -> str:
+    """asv.conf.json allows ``//`` comment lines."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
