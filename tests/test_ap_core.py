@@ -8,9 +8,17 @@ from sklearn.datasets import make_blobs
 
 from ccbench import make_method
 from ccbench.base import ConvergenceWarning
-from ccbench.similarity import similarity_with_preference
+from ccbench.similarity import median_preference, negative_sq_euclidean
 from ccbench_plugins.affinity import core as ap_core
 from ccbench_plugins.affinity.ap import AffinityPropagationClusterer
+
+
+def similarity_with_preference(X):
+    """-||x_i - x_j||^2 with the median off-diagonal value on the diagonal (no tie noise)."""
+    S = negative_sq_euclidean(X)
+    pref = median_preference(S)
+    np.fill_diagonal(S, pref)
+    return S, pref
 
 
 def canonical(labels):

@@ -9,7 +9,7 @@ from sklearn.datasets import make_blobs
 
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
-from ccbench.similarity import similarity_with_preference
+from ccbench.similarity import median_preference, negative_sq_euclidean
 from ccbench_plugins.affinity import core as ap_core
 from ccbench_plugins.affinity.scssap import (
     SCSSAP,
@@ -19,6 +19,14 @@ from ccbench_plugins.affinity.scssap import (
     metric_update,
     resolve_penalties,
 )
+
+
+def similarity_with_preference(X):
+    """-||x_i - x_j||^2 with the median off-diagonal value on the diagonal (no tie noise)."""
+    S = negative_sq_euclidean(X)
+    pref = median_preference(S)
+    np.fill_diagonal(S, pref)
+    return S, pref
 
 
 # -- a direct transcription of Algorithm 1, independent of the core ---------------------
