@@ -1,9 +1,33 @@
-"""Nearest-neighbour clustering family (Yang et al. 2015): ``fpc``, ``nnc`` and their learned metrics."""
+"""Nearest-neighbour clustering family (Yang et al. 2015): ``fpc``, ``nnc`` and their learned metrics.
+
+Metric learners (the paper's LP / SDP models and Xing et al.'s diagonal metric) live in
+:mod:`.metric_learning` and are the ``metric`` parameter of both methods.
+"""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MethodSpec
 
+_YANG = "Yang, Xiao, Wang, Ma & Shen, Comput. Intell. Neurosci. 2015"
+
 
 @hookimpl
 def ccbench_methods() -> list[MethodSpec]:
-    return []
+    return [
+        MethodSpec(
+            name="fpc",
+            estimator=f"{__name__}.fpc:FarthestPointClustering",
+            summary="Gonzalez farthest-point clustering; metric= learns a metric from the pairs",
+            paper="Gonzalez 1985; " + _YANG,
+            supervision=("must_link", "cannot_link"),
+            needs_n_clusters=True,
+        ),
+        MethodSpec(
+            name="nnc",
+            estimator=f"{__name__}.nnc:NearestNeighbourClustering",
+            summary="nearest-neighbour (dMax) clustering from labeled subsets (Algorithm 2); metric=",
+            paper=_YANG,
+            supervision=("labels", "must_link", "cannot_link"),
+            needs_n_clusters=True,
+            constraint_kind="hard",
+        ),
+    ]
