@@ -1,7 +1,10 @@
-"""k-means family: ``kmeans`` (unsupervised baseline)."""
+"""k-means family: ``kmeans`` (unsupervised baseline), ``cop_kmeans``, ``pck_means``,
+``mpck_means`` and ``constrained_em``. Shared pieces live in :mod:`.core`."""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MethodSpec
+
+_PAIRS = ("must_link", "cannot_link", "labels")
 
 
 @hookimpl
@@ -13,5 +16,23 @@ def ccbench_methods() -> list[MethodSpec]:
             summary="k-means (unsupervised baseline)",
             paper="Lloyd 1982; Arthur & Vassilvitskii 2007",
             needs_n_clusters=True,
-        )
+        ),
+        MethodSpec(
+            name="cop_kmeans",
+            estimator=f"{__name__}.cop_kmeans:COPKMeans",
+            summary="COP-k-means: nearest feasible centre, chunklets move as one",
+            paper="Wagstaff et al., ICML 2001",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="hard",
+        ),
+        MethodSpec(
+            name="pck_means",
+            estimator=f"{__name__}.pck_means:PCKMeans",
+            summary="pairwise-constrained k-means: penalty w per violated constraint",
+            paper="Basu, Banerjee & Mooney, SDM 2004",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="soft",
+        ),
     ]

@@ -1,0 +1,220 @@
+"""Pieces shared by the constrained k-means family (``cop_kmeans``, ``pck_means``,
+``mpck_means``, ``constrained_em``).
+
+- :class:`Units` -- must-link chunklets as the units that move together (every point
+  not in a must-link is a unit of its own) and the cannot-link graph between units.
+- :func:`neighbours` -- a CSR adjacency (index pointer, neighbour, weight) of pairs.
+- :func:`initial_centres` -- ``"k-means++"``, ``"random"`` or ``"supervision"``
+  (Basu et al. 2004's seeding from the labeled subsets or the must-link neighbourhoods).
+- :func:`sq_dists`, :func:`group_sums` -- vectorised distances and per-cluster sums.
+
+Everything takes a :class:`numpy.random.Generator` and trusts its inputs: the
+estimators validate in ``fit``.
+
+References
+----------
+S. Basu, A. Banerjee and R. J. Mooney, "Active semi-supervision for pairwise
+constrained clustering", SDM 2004 (section 3.2, initialisation from the
+neighbourhoods of the transitive closure of the must-links).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+
+from ccbench.base import InfeasibleConstraintsError
+from ccbench.constraints import Constraints
+
+INIT_OPTIONS = ("k-means++", "random", "supervision")
+
+
+def sq_dists(A: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances (len(A), len(C)), clipped at 0 against rounding."""
+    d = (A * A).sum(1)[:, None] - 2.0 * A @ C.T + (C * C).sum(1)[None, :]
+    return np.maximum(d, 0.0, out=d)
+
+
+def group_sums(labels: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    """Row sums of ``values`` per label: (n_groups, n_columns) (one sparse product)."""
+    ind = sparse.csr_matrix(
+        (np.ones(len(labels)), (labels, np.arange(len(labels)))), shape=(n_groups, len(labels))
+    )
+    return np.asarray(ind @ values)
+
+
+def neighbours(pairs: np.ndarray, n: int, weights: np.ndarray | None = None):
+    """Symmetric CSR adjacency of ``pairs`` over ``n`` nodes: ``(indptr, indices, weights)``."""
+    if weights is None:
+        weights = np.ones(len(pairs))
+    a = np.concatenate([pairs[:, 0], pairs[:, 1]])
+    b = np.concatenate([pairs[:, 1], pairs[:, 0]])
+    w = np.concatenate([weights, weights])
+    order = np.argsort(a, kind="stable")
+    indptr = np.zeros(n + 1, dtype=np.intp)
+    np.cumsum(np.bincount(a, minlength=n), out=indptr[1:])
+    return indptr, b[order].astype(np.intp), w[order].astype(float)
+
+
+@dataclass(frozen=True)
+class Units:
+    """Must-link chunklets as units; cannot-links as edges between units.
+
+    Attributes
+    ----------
+    unit_of : ndarray (n_samples,)
+        Unit index of every point.
+    size : ndarray (n_units,)
+        Points per unit.
+    mean : ndarray (n_units, n_features)
+        Unit means.
+    cannot : ndarray (m, 2)
+        Distinct cannot-link edges between units (u < v).
+    """
+
+    unit_of: np.ndarray
+    size: np.ndarray
+    mean: np.ndarray
+    cannot: np.ndarray
+
+    @property
+    def n_units(self) -> int:
+        return len(self.size)
+
+    @classmethod
+    def build(cls, X: np.ndarray, constraints: Constraints) -> "Units":
+        """Raise :class:`InfeasibleConstraintsError` when a cannot-link joins a chunklet."""
+        _, unit_of = np.unique(constraints.chunklet_labels(), return_inverse=True)
+        n_units = int(unit_of.max()) + 1
+        size = np.bincount(unit_of, minlength=n_units).astype(float)
+        mean = group_sums(unit_of, X, n_units) / size[:, None]
+        cl = unit_of[constraints.cannot_link]
+        if len(cl) and np.any(cl[:, 0] == cl[:, 1]):
+            i, j = constraints.cannot_link[np.flatnonzero(cl[:, 0] == cl[:, 1])[0]]
+            raise InfeasibleConstraintsError(
+                f"cannot-link ({i}, {j}) joins two points of one must-link chunklet: no "
+                f"clustering meets these hard constraints (use a soft method such as pck_means)"
+            )
+        cl = np.unique(np.sort(cl, axis=1), axis=0) if len(cl) else np.empty((0, 2), np.intp)
+        return cls(unit_of, size, mean, cl)
+
+
+def _kmeanspp(X, k, rng, centres=None, weights=None):
+    """k-means++ (Arthur & Vassilvitskii 2007) continuing from ``centres`` if given."""
+    n = len(X)
+    chosen = [] if centres is None else list(centres)
+    if not chosen:
+        p = None if weights is None else weights / weights.sum()
+        chosen.append(X[rng.choice(n, p=p)])
+    d2 = sq_dists(X, np.asarray(chosen)).min(1)
+    while len(chosen) < k:
+        w = d2 if weights is None else d2 * weights
+        total = w.sum()
+        i = rng.choice(n, p=w / total) if total > 0 else rng.integers(n)
+        chosen.append(X[i])
+        d2 = np.minimum(d2, sq_dists(X, X[i : i + 1])[:, 0])
+    return np.asarray(chosen, dtype=float)
+
+
+def _supervision_seeds(X, constraints: Constraints, k: int) -> np.ndarray:
+    """Seeds from the supervision: class means of the labeled points, else must-link
+    neighbourhood centroids (largest first, then weighted farthest-first as Basu et al.).
+    At most ``k`` rows; may be fewer (the caller fills the rest)."""
+    lab = constraints.labels
+    if lab is not None and np.any(lab >= 0):
+        known = lab >= 0
+        classes, codes, counts = np.unique(lab[known], return_inverse=True, return_counts=True)
+        means = group_sums(codes, X[known], len(classes)) / counts[:, None]
+        return means[np.argsort(-counts, kind="stable")[:k]]
+    groups = constraints.chunklets()
+    if not groups:
+        return np.empty((0, X.shape[1]))
+    sizes = np.array([len(g) for g in groups], dtype=float)
+    cents = np.array([X[g].mean(0) for g in groups])
+    if len(groups) <= k:
+        return cents[np.argsort(-sizes, kind="stable")]
+    # weighted farthest-first traversal from the largest neighbourhood
+    pick = [int(np.argmax(sizes))]
+    d2 = sq_dists(cents, cents[pick]).min(1)
+    while len(pick) < k:
+        nxt = int(np.argmax(sizes * d2))
+        pick.append(nxt)
+        d2 = np.minimum(d2, sq_dists(cents, cents[nxt : nxt + 1])[:, 0])
+    return cents[pick]
+
+
+def initial_centres(X, constraints: Constraints, init: str, k: int, rng) -> np.ndarray:
+    """``k`` starting centres.
+
+    ``"supervision"`` seeds from the labeled subsets or the must-link chunklets
+    (:func:`_supervision_seeds`); when they give fewer than ``k`` centres, a point
+    cannot-linked to every seeding neighbourhood comes next (Basu et al.) and
+    k-means++ fills the rest (Basu et al. draw the rest at random).
+    """
+    if init == "random":
+        return X[rng.choice(len(X), size=k, replace=False)].astype(float)
+    if init == "k-means++":
+        return _kmeanspp(X, k, rng)
+    seeds = _supervision_seeds(X, constraints, k)
+    if len(seeds) < k and len(seeds) and constraints.labels is None and constraints.n_cannot_link:
+        groups = constraints.chunklets()
+        member = np.full(len(X), -1)
+        for g_id, g in enumerate(groups):
+            member[g] = g_id
+        cl = constraints.cannot_link
+        reach = np.zeros((len(X), len(groups)), dtype=bool)
+        for a, b in ((0, 1), (1, 0)):
+            hit = member[cl[:, b]] >= 0
+            reach[cl[hit, a], member[cl[hit, b]]] = True
+        cand = np.flatnonzero(reach.all(1) & (member < 0))
+        if len(cand):
+            seeds = np.vstack([seeds, X[cand[:1]]])
+    if len(seeds) < k:
+        seeds = _kmeanspp(X, k, rng, centres=seeds if len(seeds) else None)
+    return np.asarray(seeds, dtype=float)
+
+
+def icm_sweep(cost, lab, order, ml, cl):
+    """One sequential pass of iterated conditional modes over the points in ``order``.
+
+    Each point takes the cluster minimising ``cost[i] + pair penalties`` given the
+    current labels of its neighbours (-1 = not assigned yet: no penalty). ``ml`` and
+    ``cl`` are ``(indptr, neighbour, P, Q)`` CSR adjacencies over directed edges with
+    per-edge penalty rows: a must-link edge i -> j costs ``P[e, c] + Q[e, l_j]`` when
+    ``c != l_j``; a cannot-link edge costs ``P[e, c]`` when ``c == l_j`` (``Q`` unused).
+    Infinite penalties are counted apart and compared first (the w -> inf limit:
+    fewest hard violations, then least finite cost), so they never meet a zero.
+    """
+    k = cost.shape[1]
+    ar = np.arange(k)
+    (mp, mn, mP, mQ), (cp, cn, cP, _) = ml, cl
+    for i in order:
+        row = cost[i].copy()
+        hard = np.zeros(k)
+        for (ip, nb, P, Q), same in (((mp, mn, mP, mQ), False), ((cp, cn, cP, None), True)):
+            s, e = ip[i], ip[i + 1]
+            if e == s:
+                continue
+            lj = lab[nb[s:e]]
+            ok = lj >= 0
+            if not ok.any():
+                continue
+            lj = lj[ok]
+            pen = P[s:e][ok] if Q is None else P[s:e][ok] + Q[s:e][ok, lj][:, None]
+            hit = (lj[:, None] == ar) if same else (lj[:, None] != ar)
+            inf = np.isinf(pen)
+            row += np.where(hit & ~inf, pen, 0.0).sum(0)
+            hard += (hit & inf).sum(0)
+        row[hard > hard.min()] = np.inf
+        lab[i] = int(np.argmin(row))
+    return lab
+
+
+def update_centres(X, lab, centres, weights=None):
+    """(Weighted) cluster means; an emptied cluster keeps its previous centre."""
+    k = len(centres)
+    counts = np.bincount(lab, weights=weights, minlength=k).astype(float)
+    sums = group_sums(lab, X if weights is None else X * weights[:, None], k)
+    return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], centres)

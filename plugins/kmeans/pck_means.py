@@ -1,0 +1,163 @@
+"""``pck_means``: k-means with a penalty per violated constraint (Basu et al. 2004)."""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
+
+from ccbench.constraints import Constraints
+
+from .core import INIT_OPTIONS, Units, icm_sweep, initial_centres, neighbours, sq_dists, update_centres
+
+
+def pair_penalties(cons, n, k, penalty):
+    """ICM adjacencies (see :func:`core.icm_sweep`) with weight ``penalty * confidence``."""
+    out = []
+    for pairs, conf in ((cons.must_link, cons.must_link_confidence), (cons.cannot_link, cons.cannot_link_confidence)):
+        w = np.where(conf > 0, penalty * np.where(conf > 0, conf, 1.0), 0.0)
+        indptr, nbr, we = neighbours(pairs, n, w)
+        P = np.repeat(we[:, None], k, axis=1)
+        out.append((indptr, nbr, P, np.zeros_like(P)))
+    return out
+
+
+def violation_cost(cons, lab, penalty):
+    """Sum of ``penalty * confidence`` over violated constraints (0 when none)."""
+    total = 0.0
+    for pairs, conf, same in (
+        (cons.must_link, cons.must_link_confidence, False),
+        (cons.cannot_link, cons.cannot_link_confidence, True),
+    ):
+        viol = (lab[pairs[:, 0]] == lab[pairs[:, 1]]) == same
+        viol &= conf > 0
+        if viol.any():
+            total += penalty * conf[viol].sum()
+    return total
+
+
+class PCKMeans(ConstrainedClusterer):
+    """Pairwise-constrained k-means: minimises eq. (2) of Basu et al. (2004),
+
+    ``1/2 sum_i ||x_i - mu_{l_i}||^2 + sum_ML w [l_i != l_j] + sum_CL w [l_i == l_j]``
+
+    with ``w = penalty * confidence`` per constraint. The assignment step is
+    iterated conditional modes: points with constraints are visited in a random
+    order and each takes the cluster of least distance-plus-penalty given its
+    neighbours' current labels; the others take their nearest centre.
+
+    Parameters
+    ----------
+    n_clusters : int, default=2
+    penalty : float, default=1.0
+        Cost ``w`` of one violated constraint (``inf``: hard, while the greedy
+        pass can meet them).
+    init : {"supervision", "k-means++", "random"}, default="supervision"
+        ``"supervision"`` seeds the centres from the labeled subsets or the
+        must-link neighbourhoods (Basu et al., section 3.2).
+    n_init : int, default=1
+        Restarts; the lowest objective wins.
+    max_iter : int, default=300
+    random_state : int, Generator or None, default=None
+
+    Attributes
+    ----------
+    labels_ : ndarray of shape (n_samples,)
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    objective_ : float
+        Eq. (2) at the kept solution.
+    n_iter_ : int
+    converged_ : bool
+
+    Notes
+    -----
+    With ``penalty=inf`` the must-link chunklets cannot split, so they are
+    contracted to weighted points first (the w -> inf limit); infinite penalties
+    are compared before finite costs in the assignment (fewest hard violations
+    first), so the greedy pass escapes states that violate a hard pair.
+    The penalty is on the data's squared-distance scale: standardise the data or
+    scale ``penalty`` with it.
+
+    References
+    ----------
+    S. Basu, A. Banerjee and R. J. Mooney, "Active semi-supervision for pairwise
+    constrained clustering", SDM 2004 (eq. 2, Algorithm PCKMeans).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from ccbench import Constraints, make_method
+    >>> X = np.array([[0.0], [0.2], [4.0], [4.2]])
+    >>> cons = Constraints(must_link=[[1, 2]], n_samples=4)
+    >>> est = make_method("pck_means", n_clusters=2, penalty=np.inf, random_state=0)
+    >>> labels = est.fit_predict(X, constraints=cons)
+    >>> bool(labels[1] == labels[2])
+    True
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None)],
+        "penalty": [Interval(numbers.Real, 0, None, allow_inf=True)],
+        "init": [Options(*INIT_OPTIONS)],
+        "n_init": [Interval(numbers.Integral, 1, None)],
+        "max_iter": [Interval(numbers.Integral, 1, None)],
+        "random_state": ["random_state"],
+    }
+
+    def __init__(self, n_clusters=2, *, penalty=1.0, init="supervision", n_init=1, max_iter=300, random_state=None):
+        self.n_clusters = n_clusters
+        self.penalty = penalty
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        X, cons = self._validate_fit(X, constraints)
+        rng = check_random_state(self.random_state)
+        k, penalty = self.n_clusters, float(self.penalty)
+        if np.isinf(penalty) and cons.n_must_link:
+            # w = inf on must-links: a chunklet never splits, so it moves as one weighted point
+            units = Units.build(X, cons)
+            pts, size, unit_of = units.mean, units.size, units.unit_of
+            pairs = Constraints(cannot_link=units.cannot, n_samples=units.n_units)
+        else:
+            pts, size, unit_of, pairs = X, np.ones(len(X)), np.arange(len(X)), cons
+        ml, cl = pair_penalties(pairs, len(pts), k, penalty)
+        constrained = np.unique(np.concatenate([pairs.must_link.ravel(), pairs.cannot_link.ravel()]))
+        best = None
+        for _ in range(self.n_init):
+            centres = initial_centres(X, cons, self.init, k, rng)
+            lab, centres, n_iter, converged = _pck_single(
+                pts, size, centres, ml, cl, constrained, rng, max_iter=self.max_iter
+            )
+            lab = lab[unit_of]
+            obj = 0.5 * float(((X - centres[lab]) ** 2).sum()) + violation_cost(cons, lab, penalty)
+            if best is None or obj < best[0]:
+                best = (obj, lab, centres, n_iter, converged)
+        self.objective_, self.labels_, self.cluster_centers_, self.n_iter_, self.converged_ = best
+        if not self.converged_:
+            warnings.warn(
+                f"PCK-means did not converge in max_iter={self.max_iter} iterations",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        return self
+
+
+def _pck_single(pts, size, centres, ml, cl, constrained, rng, *, max_iter):
+    """ICM assignment / weighted mean update until the labels repeat."""
+    lab = np.full(len(pts), -1, dtype=np.intp)
+    for it in range(1, max_iter + 1):
+        cost = 0.5 * size[:, None] * sq_dists(pts, centres)
+        new = np.argmin(cost, axis=1)
+        new[constrained] = lab[constrained]
+        new = icm_sweep(cost, new, rng.permutation(constrained), ml, cl)
+        if np.array_equal(new, lab):
+            return lab, centres, it, True
+        lab = new
+        centres = update_centres(pts, lab, centres, size)
+    return lab, centres, max_iter, False
