@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-import hydra
-
 SUBCOMMANDS = ("report", "plugins")
 DEFAULT_EXPERIMENT = "experiment=quickstart"
 # Choosing any of these on the command line means "run what I say", not the quick start.
 _CHOOSERS = ("dataset", "method", "constraints", "noise", "experiment")
+# Flags that show Hydra's own help or information and compose no experiment.
+_NO_EXPERIMENT_FLAGS = ("--hydra-help", "--info", "-i", "--shell-completion", "-sc", "--version")
 _HYDRA_FLAGS_WITH_VALUE = {
     "--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
     "--config-dir", "-cd", "--experimental-rerun",
@@ -32,6 +32,8 @@ def with_default_experiment(args: list[str]) -> list[str]:
     noise or experiment group (or of their keys, e.g. ``method.penalty=1``) runs
     exactly what the command line says.
     """
+    if any(arg.split("=", 1)[0] in _NO_EXPERIMENT_FLAGS for arg in args):
+        return list(args)
     skip = False
     for arg in args:
         if skip or arg in _HYDRA_FLAGS_WITH_VALUE:
@@ -45,23 +47,13 @@ def with_default_experiment(args: list[str]) -> list[str]:
     return [DEFAULT_EXPERIMENT, *args]
 
 
-@hydra.main(version_base="1.3", config_path="pkg://ccbench_conf", config_name="config")
-def hydra_app(cfg) -> None:
-    """Compose the config (Hydra) and run one job; results go to the job's output dir."""
-    from .harness import run_job
-
-    run_job(cfg)
-
-
 def _report(args) -> int:
     from pathlib import Path
 
     from . import report
 
     data = report.load(*args.dirs)
-    x = args.x
-    if x is None:
-        x = data["x_axis"].mode().iloc[0] if "x_axis" in data and data["x_axis"].notna().any() else report.DEFAULT_X
+    x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
@@ -69,7 +61,7 @@ def _report(args) -> int:
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
     )
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
-                                paper=report.paper_reference(*args.dirs), command=command)
+                                paper=report.paper_reference(data), command=command)
     print(paths["summary_md"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
@@ -90,7 +82,7 @@ def plugins_table(all: bool = False) -> str:
     methods = [
         [m.name, m.summary, "/".join(m.supervision) or "-", "yes" if m.needs_n_clusters else "no",
          m.constraint_kind, m.paper]
-        for m in registry.list_methods()
+        for m in registry.list_methods(load=False)
     ]
     parts = ["Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"])]
     if all:
@@ -135,7 +127,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int | None:
+def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ccbench`` console script."""
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0] in SUBCOMMANDS:
@@ -147,8 +139,27 @@ def main(argv: list[str] | None = None) -> int | None:
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2
     sys.argv = [sys.argv[0] if sys.argv else "ccbench", *with_default_experiment(args)]
-    hydra_app()
-    return None
+    return _run_sweep()
+
+
+def _run_sweep() -> int:
+    """Run the Hydra app; non-zero when a trial failed or the run was interrupted."""
+    from .app import hydra_app, last_sweep_outcome
+
+    try:
+        hydra_app()
+    except KeyboardInterrupt:
+        print("\nccbench: interrupted. Finished trials are saved; run the same command again "
+              "to resume where it stopped.", file=sys.stderr)
+        return 130
+    outcome = last_sweep_outcome()
+    if outcome.get("failed"):
+        print(f"ccbench: {outcome['failed']} trial(s) failed (status error) in {outcome['sweep']}; "
+              f"the messages are above and in the 'error' column of results.parquet. Fix the cause "
+              f"and run the same command again: failed trials are retried, finished ones kept.",
+              file=sys.stderr)
+        return 1
+    return 0
 
 
 if __name__ == "__main__":

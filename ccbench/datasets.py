@@ -39,6 +39,8 @@ __all__ = [
 ]
 
 PREPROCESS_OPTIONS = ("none", "minmax_1_2", "standardize")
+# Options that do not change which points or labels a set has (see DatasetSpec.not_in_seed).
+_NOT_IN_SEED = ("preprocess", "data_dir", "manifest")
 
 
 @dataclasses.dataclass
@@ -84,17 +86,19 @@ def builtin_dataset_specs() -> list[DatasetSpec]:
     ``n_samples`` is the size with the default ``missing="drop"``.
     """
     specs = [
-        DatasetSpec("iris", _sklearn_loader("iris"), "Fisher's iris (scikit-learn copy)", 150, 4, 3, "sklearn"),
-        DatasetSpec("wine", _sklearn_loader("wine"), "UCI wine (scikit-learn copy)", 178, 13, 3, "sklearn"),
+        DatasetSpec("iris", _sklearn_loader("iris"), "Fisher's iris (scikit-learn copy)", 150, 4, 3, "sklearn",
+                    _NOT_IN_SEED),
+        DatasetSpec("wine", _sklearn_loader("wine"), "UCI wine (scikit-learn copy)", 178, 13, 3, "sklearn",
+                    _NOT_IN_SEED),
         DatasetSpec("breast_cancer", _sklearn_loader("breast_cancer"), "UCI WDBC (scikit-learn copy)",
-                    569, 30, 2, "sklearn"),
+                    569, 30, 2, "sklearn", _NOT_IN_SEED),
     ]
     for name, uci in UCI_SETS.items():
         summary = uci.summary
         if uci.n_samples_impute is not None:
             summary += f" ({uci.n_samples} rows with missing='drop', {uci.n_samples_impute} with 'impute')"
         specs.append(DatasetSpec(name, _uci_loader(name), summary, uci.n_samples, uci.n_features,
-                                 uci.n_classes, "UCI"))
+                                 uci.n_classes, "UCI", _NOT_IN_SEED))
     return specs
 
 

@@ -122,7 +122,13 @@ class MethodSpec:
 
 @dataclasses.dataclass(frozen=True)
 class DatasetSpec:
-    """A loadable data set: ``loader(**options) -> Dataset``."""
+    """A loadable data set: ``loader(**options) -> Dataset``.
+
+    ``not_in_seed`` names the loader options that change how the data is read
+    or scaled but not which points and labels it has (where the files live,
+    preprocessing). Trial seeds leave them out, so such variants of one data
+    set see the same constraint sets (paired).
+    """
 
     name: str
     loader: Callable[..., Any]
@@ -131,6 +137,7 @@ class DatasetSpec:
     n_features: int | None = None
     n_classes: int | None = None
     source: str = ""
+    not_in_seed: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)

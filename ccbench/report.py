@@ -22,12 +22,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .config import CELL_FILE, DEFAULT_X_AXIS
 from .results import STATUSES, gather, write_results
 
 __all__ = [
     "DEFAULT_METRIC",
     "DEFAULT_X",
     "load",
+    "resolve_x",
+    "first_metric",
     "method_labels",
     "summarise",
     "markdown_table",
@@ -39,7 +42,7 @@ __all__ = [
 ]
 
 DEFAULT_METRIC = "modified_rand"
-DEFAULT_X = "constraints.n_constraints"
+DEFAULT_X = DEFAULT_X_AXIS
 # Columns that never make two rows different settings: replicates, bookkeeping.
 _SETTING_PREFIXES = ("dataset.", "constraints.", "noise.")
 
@@ -51,6 +54,26 @@ def load(*paths) -> pd.DataFrame:
         return data
     data["method_label"] = method_labels(data)
     return data
+
+
+def resolve_x(data: pd.DataFrame, x: str | None = None) -> str:
+    """The x-axis column: ``x`` if given, else the runs' most common ``x_axis``, else the schema default."""
+    if x is not None:
+        return x
+    if "x_axis" in data and data["x_axis"].notna().any():
+        return str(data["x_axis"].mode().iloc[0])
+    return DEFAULT_X
+
+
+def first_metric(data: pd.DataFrame) -> str:
+    """The first metric the runs asked for (their ``metrics`` column), else :data:`DEFAULT_METRIC`."""
+    import json
+
+    if "metrics" in data and data["metrics"].notna().any():
+        names = json.loads(data["metrics"].dropna().iloc[0])
+        if names:
+            return names[0]
+    return DEFAULT_METRIC
 
 
 def _fmt(value) -> str:
@@ -122,8 +145,10 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
     if data.empty:
         raise ValueError("no results to summarise")
     if metric not in data:
-        known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
-        raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
+        if (data["status"] == "ok").any():
+            known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
+            raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
+        data = data.assign(**{metric: np.nan})  # no trial succeeded: the table shows the statuses
     data = data.copy()
     data["method_label"] = method_labels(data, x)
     data["setting"] = _settings(data, x, pool)
@@ -185,17 +210,35 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     return "\n".join(lines)
 
 
+def _n_not_converged(rows: pd.DataFrame) -> int:
+    if "converged" not in rows:
+        return 0
+    return int(rows["converged"].astype("boolean").eq(False).fillna(False).sum())
+
+
 def problems_table(data: pd.DataFrame, width: int = 160) -> str:
-    """Counts of non-ok rows per (dataset, method label, status) with the first message."""
-    bad = data[data["status"] != "ok"]
-    if bad.empty:
-        return "All trials ok."
+    """What the means hide, per (dataset, method label): failed trials with their first message,
+    ``ok`` trials that did not converge, and hard-constraint methods that violated given constraints."""
     lines = ["| dataset | method | status | rows | first message |", "|---|---|---|---|---|"]
-    for (d, m, st), rows in bad.groupby(["dataset.name", "method_label", "status"], sort=True):
+    for (d, m, st), rows in data[data["status"] != "ok"].groupby(["dataset.name", "method_label", "status"], sort=True):
         msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
         msg = msg.strip().splitlines()[-1] if msg.strip() else ""
         msg = msg.replace("|", "\\|")[:width]
         lines.append(f"| {d} | {m} | {st} | {len(rows)} | {msg} |")
+    ok = data[data["status"] == "ok"]
+    for (d, m), rows in ok.groupby(["dataset.name", "method_label"], sort=True):
+        not_converged = _n_not_converged(rows)
+        if not_converged:
+            lines.append(f"| {d} | {m} | ok, not converged | {not_converged} of {len(rows)} | "
+                         f"counted in the means; raise max_iter or see the method's warnings |")
+        hard = rows["constraint_kind"].eq("hard") if "constraint_kind" in rows else None
+        if "n_violated" in rows and hard is not None and hard.any():
+            violated = int((pd.to_numeric(rows["n_violated"], errors="coerce") > 0)[hard].sum())
+            if violated:
+                lines.append(f"| {d} | {m} | ok, hard constraints violated | {violated} of {len(rows)} | "
+                             f"a hard-constraint method left given constraints unmet |")
+    if len(lines) == 2:
+        return f"All {len(data)} trials ok and converged where the method reports it."
     return "\n".join(lines)
 
 
@@ -286,18 +329,18 @@ def _draw_paper(fig, paper: dict) -> None:
             ax.legend(fontsize="small")
 
 
-def paper_reference(*paths) -> dict | None:
-    """The ``paper`` block of the experiment config the runs under ``paths`` used.
+def paper_reference(data: pd.DataFrame) -> dict | None:
+    """The ``paper`` block of the cells behind ``data`` (from each job's ``cell.json``).
 
-    Read from the first job's ``.hydra/config.yaml``; ``None`` when absent.
-    The block names ``source``, ``metric``, ``method`` (a method label) and
-    ``values`` ({x value: number the paper prints}).
+    ``None`` when no cell has one. The block names ``source``, ``metric``,
+    ``method`` (a method label) and ``values`` ({x value: number the paper prints}).
     """
-    import yaml
+    import json
 
-    for root in paths:
-        for cfg in sorted(Path(root).rglob(".hydra/config.yaml")):
-            paper = (yaml.safe_load(cfg.read_text()) or {}).get("paper")
+    for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
+        cell = Path(source) / CELL_FILE
+        if cell.exists():
+            paper = json.loads(cell.read_text()).get("paper")
             if paper:
                 return paper
     return None

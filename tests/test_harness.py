@@ -20,14 +20,9 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from ccbench import registry
-from ccbench.harness import (
-    _Progress,
-    constraints_hash,
-    draw_supervision,
-    run_job,
-    trial_seed,
-    _trial_streams,
-)
+from ccbench.harness import _Progress, run_job
+from ccbench.protocol import constraints_hash, draw_supervision, trial_seed
+from ccbench.protocol import trial_streams as _trial_streams
 from ccbench.results import read_results
 
 PLUGIN = "ccbench_harness_testplugin_" + uuid.uuid4().hex[:8]
@@ -143,11 +138,11 @@ def plugin(plugin_dir, monkeypatch):
     sys.modules.pop(PLUGIN, None)
 
 
-def _ccbench(args, plugin_dir, cwd):
+def _ccbench(args, plugin_dir, cwd, expect=0):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())", *args]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.returncode == expect, proc.stderr[-3000:]
     return proc
 
 
@@ -168,7 +163,9 @@ def _sweep_args(plugin_dir, sweep_dir):
 def sweep(plugin_dir, tmp_path_factory):
     """A real 4 methods x 2 constraint counts multirun through the CLI (joblib launcher)."""
     sweep_dir = tmp_path_factory.mktemp("sweep")
-    proc = _ccbench(_sweep_args(plugin_dir, sweep_dir), plugin_dir, sweep_dir)
+    # boom fails every trial: the sweep finishes, then the command exits 1 and says why
+    proc = _ccbench(_sweep_args(plugin_dir, sweep_dir), plugin_dir, sweep_dir, expect=1)
+    assert "6 trial(s) failed" in proc.stderr and "boom: deliberate failure" in proc.stdout
     rows = pd.concat([read_results(f) for f in sorted(sweep_dir.rglob("results.parquet"))], ignore_index=True)
     return sweep_dir, proc, rows
 
@@ -201,6 +198,7 @@ EXPECTED_COLUMNS = {
 }
 
 
+@pytest.mark.slow
 def test_sweep_writes_one_row_per_trial_per_job(sweep):
     sweep_dir, _, rows = sweep
     files = list(sweep_dir.rglob("results.parquet"))
@@ -212,6 +210,7 @@ def test_sweep_writes_one_row_per_trial_per_job(sweep):
     assert not rows.duplicated(["config_hash", "trial"]).any()
 
 
+@pytest.mark.slow
 def test_sweep_statuses(sweep):
     _, _, rows = sweep
     by = dict(iter(rows.groupby("method.name")))
@@ -232,6 +231,7 @@ def test_sweep_statuses(sweep):
     assert skipped["fit_time"].isna().all()
 
 
+@pytest.mark.slow
 def test_sweep_is_paired_across_methods(sweep):
     _, _, rows = sweep
     per_cell = rows.groupby(["constraints.n_constraints", "trial"])
@@ -244,6 +244,7 @@ def test_sweep_is_paired_across_methods(sweep):
     assert (rows["n_must_link"] + rows["n_cannot_link"] == rows["constraints.n_constraints"]).all()
 
 
+@pytest.mark.slow
 def test_recorded_constraints_can_be_redrawn(sweep):
     """An independent route: redraw from trial_seed(config, t) and compare fingerprints."""
     _, _, rows = sweep
@@ -265,6 +266,7 @@ def test_recorded_constraints_can_be_redrawn(sweep):
         assert method_seed == row["method_seed"]
 
 
+@pytest.mark.slow
 def test_sweep_prints_summary_table(sweep):
     sweep_dir, proc, _ = sweep
     out = proc.stdout
@@ -275,10 +277,12 @@ def test_sweep_prints_summary_table(sweep):
     assert (sweep_dir / "report" / "modified_rand.png").exists()
 
 
+@pytest.mark.slow
 def test_rerun_same_sweep_adds_no_rows(sweep, plugin_dir):
     """Resume: the same sweep into the same directory (basic launcher this time) adds nothing."""
     sweep_dir, _, rows = sweep
-    _ccbench([*_sweep_args(plugin_dir, sweep_dir), "hydra/launcher=basic"], plugin_dir, sweep_dir)
+    _ccbench([*_sweep_args(plugin_dir, sweep_dir), "hydra/launcher=basic", "rerun_errors=false"],
+             plugin_dir, sweep_dir, expect=1)  # the recorded errors still fail the command
     again = pd.concat([read_results(f) for f in sorted(sweep_dir.rglob("results.parquet"))], ignore_index=True)
     key = ["config_hash", "trial"]
     before = rows.sort_values(key).reset_index(drop=True)
@@ -287,6 +291,7 @@ def test_rerun_same_sweep_adds_no_rows(sweep, plugin_dir):
     pd.testing.assert_series_equal(after["timestamp"], before["timestamp"])  # untouched rows
 
 
+@pytest.mark.slow
 def test_report_cli_on_sweep(sweep, tmp_path):
     sweep_dir, _, rows = sweep
     from ccbench.cli import main
@@ -311,13 +316,15 @@ def test_report_cli_on_sweep(sweep, tmp_path):
 # -- run_job directly -------------------------------------------------------------
 
 
-def test_rerun_errors_replaces_error_rows(plugin, compose_cfg, tmp_path):
+def test_fixing_the_cause_fixes_the_cell(plugin, compose_cfg, tmp_path):
+    """Error rows are retried on the next run by default (rerun_errors=false keeps them)."""
     cfg = compose_cfg("method=boom", "n_trials=2")
     first = run_job(cfg, out_dir=tmp_path)
     assert first["status"].tolist() == ["error", "error"]
     plugin.BOOM = False
-    assert run_job(cfg, out_dir=tmp_path)["status"].tolist() == ["error", "error"]  # not retried
-    again = run_job(compose_cfg("method=boom", "n_trials=2", "rerun_errors=true"), out_dir=tmp_path)
+    kept = run_job(compose_cfg("method=boom", "n_trials=2", "rerun_errors=false"), out_dir=tmp_path)
+    assert kept["status"].tolist() == ["error", "error"]
+    again = run_job(cfg, out_dir=tmp_path)
     assert again["status"].tolist() == ["ok", "ok"]
     assert len(read_results(tmp_path)) == 2
     assert (again["constraints_hash"] == first["constraints_hash"]).all()
@@ -416,7 +423,7 @@ def test_bad_config_gives_error_rows_not_a_crash(compose_cfg, tmp_path):
 def test_job_count_for_progress():
     from omegaconf import OmegaConf
 
-    from ccbench.harness import _count_jobs
+    from ccbench.app import _count_jobs
 
     cfg = OmegaConf.create({"hydra": {
         "sweeper": {"params": {"method": "ap,scssap,kmeans", "constraints.n_constraints": "0,30,90"}},
@@ -504,6 +511,7 @@ def test_launcher_presets():
         assert key in slurm.hydra.launcher
 
 
+@pytest.mark.slow
 def test_submitit_local_launcher(plugin_dir, tmp_path):
     """The SLURM code path (submitit) with its local executor."""
     _ccbench(

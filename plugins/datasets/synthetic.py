@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ccbench import Dataset, DatasetSpec, hookimpl
+from ccbench.datasets import Dataset
+from ccbench.hookspecs import hookimpl
+from ccbench.registry import DatasetSpec
 
 
 def gaussian_similarity_clusters(n_samples: int = 100, n_clusters: int = 5, alpha: float = 3.0,
@@ -60,5 +62,7 @@ def ccbench_datasets():
             "scap_gaussian_similarity", _load,
             "SCAP sec. 3.1: Gaussian similarities, N(alpha,1) within / N(0,1) between clusters (X is S)",
             n_samples=100, n_features=100, n_classes=5, source="generated",
+            # every option defines the generated data except where files would live
+            not_in_seed=("preprocess", "data_dir", "manifest"),
         )
     ]

@@ -1,0 +1,119 @@
+"""The Hydra side of ccbench: the app (one job = one cell) and the sweep callback.
+
+Thin on purpose: :func:`hydra_app` passes Hydra's output directory to
+:func:`ccbench.harness.run_job`; :class:`SweepSummaryCallback` shows progress,
+prints the summary at the end of a sweep (the same text as ``ccbench report``)
+and records whether any trial failed, so the command can exit non-zero.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import hydra
+from hydra.core.hydra_config import HydraConfig
+from hydra.experimental.callback import Callback
+
+from .config import canonical_json, register_configs
+
+__all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome"]
+
+register_configs()
+
+_TOTAL_FILE = ".ccbench_jobs"
+_DONE_FILE = ".ccbench_done"
+# Set by the callback at the end of a sweep (same process as the command).
+_outcome: dict = {}
+
+
+def last_sweep_outcome() -> dict:
+    """``{"sweep": dir, "failed": n_error_rows, "problems": text}`` of the last sweep, if any."""
+    return dict(_outcome)
+
+
+@hydra.main(version_base="1.3", config_path="pkg://ccbench_conf", config_name="config")
+def hydra_app(cfg) -> dict:
+    """Compose the config (Hydra) and run one job into Hydra's job output directory."""
+    from .harness import run_job
+
+    rows = run_job(cfg, out_dir=HydraConfig.get().runtime.output_dir)
+    return rows["status"].value_counts().to_dict() if len(rows) else {}
+
+
+def _count_jobs(config) -> int | None:
+    """Number of jobs a basic sweep will launch (product of the sweep lists)."""
+    try:
+        import numpy as np
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
+        args = list(config.hydra.overrides.task)
+        lengths = {}
+        for o in OverridesParser.create().parse_overrides(params + args):
+            key = o.get_key_element()
+            lengths[key] = len(list(o.sweep_string_iterator())) if o.is_sweep_override() else 1
+        return int(np.prod(list(lengths.values()))) if lengths else 1
+    except Exception:
+        return None
+
+
+class SweepSummaryCallback(Callback):
+    """Multirun progress (jobs done / total, on a terminal) and a summary at the end.
+
+    ``on_multirun_end`` gathers the sweep directory, prints mean ± std of
+    ``metric`` per method and x value and the problems (errors with their real
+    message, non-converged runs, violated hard constraints), and writes the full
+    report (``summary.md``, ``summary.parquet``, PNG) to ``<sweep dir>/report``.
+
+    Parameters
+    ----------
+    metric : str, default="modified_rand"
+    write_report : bool, default=True
+    """
+
+    def __init__(self, metric: str = "modified_rand", write_report: bool = True):
+        self.metric = metric
+        self.write_report = write_report
+
+    def on_multirun_start(self, config, **kwargs):
+        _outcome.clear()
+        sweep = Path(config.hydra.sweep.dir)
+        sweep.mkdir(parents=True, exist_ok=True)
+        total = _count_jobs(config)
+        (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time()}))
+
+    def on_job_end(self, config, job_return, **kwargs):
+        try:
+            out = Path(config.hydra.runtime.output_dir)
+            (out / _DONE_FILE).write_text(str(time.time()))
+            if not sys.stderr.isatty():
+                return
+            sweep = Path(config.hydra.sweep.dir)
+            info = json.loads((sweep / _TOTAL_FILE).read_text())
+            done = sum(1 for f in sweep.rglob(_DONE_FILE) if f.stat().st_mtime >= info["start"])
+            sys.stderr.write(f"[ccbench] jobs done {done}/{info['total'] or '?'}\n")
+        except Exception:  # progress must never break a sweep
+            pass
+
+    def on_multirun_end(self, config, **kwargs):
+        from . import report
+
+        sweep = Path(config.hydra.sweep.dir)
+        try:
+            data = report.load(sweep)
+        except FileNotFoundError:
+            _outcome.update(sweep=str(sweep), failed=0, problems="no results were written")
+            return
+        x = report.resolve_x(data)
+        metric = self.metric if self.metric in data else report.first_metric(data)
+        print(f"\n{report.markdown_table(report.summarise(data, metric, x), metric, x)}")
+        problems = report.problems_table(data)
+        print(f"\n{problems}")
+        if self.write_report:
+            paths = report.write_report(data, sweep / "report", metrics=[metric], x=x,
+                                        paper=report.paper_reference(data))
+            print(f"report: {paths['summary_md']}")
+        _outcome.update(sweep=str(sweep), failed=int((data["status"] == "error").sum()), problems=problems)

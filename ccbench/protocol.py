@@ -1,0 +1,173 @@
+"""The trial protocol, free of Hydra: seeds, supervision draws, skips, ``n_clusters``, estimators.
+
+Pairing: trial ``t`` of a cell draws its label noise, constraints and
+constraint noise from :func:`trial_seed`, which hashes the base seed, the
+dataset, constraints and noise configs and ``t`` but never the method, so every
+method of a sweep sees the same constraint sets. The method's ``random_state``
+is a second child of the same seed (identical across methods too).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+
+import numpy as np
+
+from . import registry
+from .config import stable_hash
+from .constraints import Constraints
+
+__all__ = [
+    "trial_seed",
+    "trial_streams",
+    "group_params",
+    "draw_supervision",
+    "constraints_hash",
+    "skip_reason",
+    "resolve_n_clusters",
+    "build_estimator",
+]
+
+
+def trial_seed(conf: dict, trial: int) -> int:
+    """The seed of trial ``trial`` of a cell: a 63-bit int, independent of the method.
+
+    sha256 of the canonical JSON of (base seed, dataset config without the
+    options its :class:`~ccbench.registry.DatasetSpec` declares ``not_in_seed``
+    (for the built-in sets: ``preprocess``, ``data_dir``, ``manifest``),
+    constraints config, noise config, trial). Scaling variants of one data set
+    are thereby paired too; where the files live does not change the data.
+    """
+    excluded = registry.get_dataset_spec(conf["dataset"]["name"]).not_in_seed
+    dataset = {k: v for k, v in conf["dataset"].items() if k not in excluded}
+    key = {
+        "seed": conf.get("seed", 0),
+        "dataset": dataset,
+        "constraints": conf["constraints"],
+        "noise": conf["noise"],
+        "trial": int(trial),
+    }
+    return int(stable_hash(key, length=16), 16) >> 1
+
+
+def trial_streams(seed: int) -> tuple[np.random.Generator, int]:
+    """(generator for noise and constraints, int random_state for the method)."""
+    supervision, method = np.random.SeedSequence(seed).spawn(2)
+    return np.random.default_rng(supervision), int(method.generate_state(1, np.uint32)[0])
+
+
+def group_params(section: dict) -> dict:
+    return {k: v for k, v in section.items() if k != "name"}
+
+
+def draw_supervision(y, constraints_conf: dict, noise_conf: dict, rng: np.random.Generator):
+    """Draw one trial's supervision from labels ``y``.
+
+    Label noise (``NoiseSpec.stage == "labels"``) corrupts ``y`` before the
+    scheme draws; constraint noise (``"constraints"``) acts on the drawn set.
+
+    Returns
+    -------
+    constraints : Constraints
+    y_used : ndarray
+        The labels the scheme saw (noisy under label noise). Evaluation uses
+        the true labels, never these.
+    """
+    noise_spec = registry.get_noise_spec(noise_conf["name"])
+    scheme = registry.get_scheme_spec(constraints_conf["name"])
+    y_used = np.asarray(y)
+    if noise_spec.stage == "labels":
+        y_used = noise_spec.func(y_used, rng=rng, **group_params(noise_conf))
+    cons = scheme.func(y_used, rng=rng, **group_params(constraints_conf))
+    if noise_spec.stage == "constraints":
+        cons = noise_spec.func(cons, rng=rng, **group_params(noise_conf))
+    if not isinstance(cons, Constraints):
+        raise TypeError(
+            f"constraint scheme {scheme.name!r} returned {type(cons).__name__}; "
+            f"schemes must return a ccbench.Constraints"
+        )
+    return cons, y_used
+
+
+def constraints_hash(cons: Constraints) -> str:
+    """A short fingerprint of a constraint set (pairs, confidences, partial labels)."""
+    h = hashlib.sha256()
+    h.update(str(cons.n_samples).encode())
+    for arr in (cons.must_link, cons.cannot_link, cons.must_link_confidence, cons.cannot_link_confidence):
+        h.update(np.ascontiguousarray(arr).tobytes())
+        h.update(b"|")
+    if cons.labels is not None:
+        h.update(np.ascontiguousarray(cons.labels, dtype=np.int64).tobytes())
+    return h.hexdigest()[:16]
+
+
+def skip_reason(spec: registry.MethodSpec, cons: Constraints) -> str | None:
+    """Why ``spec`` cannot use this supervision, or None when it can.
+
+    Unsupervised methods always run. Pair-based methods run on any cell (an
+    empty set is the unconstrained case). A method that uses only partial
+    labels is skipped when the scheme revealed none.
+    """
+    if not spec.supervision:
+        return None
+    available = {"must_link", "cannot_link"}
+    if cons.labels is not None:
+        available.add("labels")
+    if set(spec.supervision) & available:
+        return None
+    return (
+        f"method {spec.name!r} uses {'/'.join(spec.supervision)} supervision but the "
+        f"constraint scheme gives {'/'.join(sorted(available))}; use a labeled scheme "
+        f"such as constraints=labeled_subsets"
+    )
+
+
+def _accepts(estimator: type, name: str) -> bool:
+    return name in inspect.signature(estimator).parameters
+
+
+def build_estimator(spec: registry.MethodSpec, params: dict, random_state: int, n_clusters=None):
+    params = dict(params)
+    # random_state null (the method configs' default) = the trial's derived seed;
+    # an explicit value in the config wins.
+    if _accepts(spec.estimator, "random_state") and params.get("random_state") is None:
+        params["random_state"] = random_state
+    if n_clusters is not None:
+        params["n_clusters"] = n_clusters
+    return registry.make_method(spec.name, **params)
+
+
+def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) -> int | None:
+    """The ``n_clusters`` a method receives (None when it needs none).
+
+    ``value`` is the method config's reserved ``n_clusters`` key: ``"true_k"``
+    (default; the number of true classes), an int, ``"from_method=<name>"`` or a
+    mapping ``{from_method: <name>, <param>: ...}``: run that method on the same
+    data and constraints and use the number of clusters it found (SCSSAP feeds
+    constrained EM the count found by SCSSAP with infinite penalty).
+    """
+    if not spec.needs_n_clusters:
+        return None
+    if value is None or value == "true_k":
+        return int(n_classes)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and value.startswith("from_method="):
+        source, params = value.split("=", 1)[1].strip(), {}
+    elif isinstance(value, dict) and "from_method" in value:
+        source, params = value["from_method"], {k: v for k, v in value.items() if k != "from_method"}
+    else:
+        raise ValueError(
+            f"method.n_clusters={value!r} is not understood; use true_k, an int, "
+            f"from_method=<name> or {{from_method: <name>, <param>: <value>}}"
+        )
+    source_spec = registry.get_method_spec(source)
+    if source_spec.needs_n_clusters:
+        raise ValueError(
+            f"n_clusters=from_method={source} needs a method that finds the number of "
+            f"clusters itself, but {source!r} needs n_clusters"
+        )
+    est = build_estimator(source_spec, params, random_state)
+    est.fit(X, constraints=constraints)
+    return int(len(np.unique(est.labels_)))
