@@ -148,3 +148,124 @@ def test_pck_means_confidence_scales_the_penalty():
     cons = Constraints(must_link=[[0, 1]], cannot_link=[[2, 3]], n_samples=4, must_link_confidence=[0.5])
     assert violation_cost(cons, np.array([0, 1, 1, 1]), 4.0) == pytest.approx(0.5 * 4 + 4)
     assert violation_cost(cons, np.array([0, 0, 0, 1]), np.inf) == 0.0
+
+
+# -- constrained EM ----------------------------------------------------------------
+
+
+def _em_setup(X, cons, k, max_configurations=4096):
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+    from ccbench_plugins.kmeans.core import Units
+
+    units = Units.build(X, cons)
+    return units, CannotLinkNetwork(units.cannot, units.n_units, k, max_configurations)
+
+
+@pytest.mark.parametrize("cov_type", ["full", "diag", "spherical"])
+def test_constrained_em_without_constraints_is_sklearn_gmm(cov_type):
+    import warnings
+
+    from sklearn.mixture import GaussianMixture
+
+    from ccbench_plugins.kmeans.constrained_em import constrained_em_single
+
+    X, _ = _blobs(n_per=40, d=3, sep=3.0, seed=1)
+    w0, m0 = np.array([0.3, 0.3, 0.4]), X[[0, 50, 100]] + 0.1
+    c0 = {"full": np.array([np.eye(3)] * 3), "diag": np.ones((3, 3)), "spherical": np.ones(3)}[cov_type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = GaussianMixture(
+            3, covariance_type=cov_type, weights_init=w0, means_init=m0, precisions_init=c0, max_iter=7, tol=0
+        ).fit(X)
+    units, net = _em_setup(X, Constraints.empty(len(X)), 3)
+    ours = constrained_em_single(X, units, net, w0, m0, c0, cov_type=cov_type, reg_covar=1e-6, max_iter=7, tol=0)
+    np.testing.assert_allclose(ours["means"], ref.means_, atol=1e-6)
+    np.testing.assert_allclose(ours["covs"], ref.covariances_, atol=1e-6)
+    np.testing.assert_allclose(ours["weights"], ref.weights_, atol=1e-6)
+    assert ours["history"][-1] / len(X) == pytest.approx(ref.lower_bound_, abs=1e-6)
+
+
+def test_chunklet_posterior_is_the_product_of_its_members_likelihoods():
+    from scipy.stats import norm
+
+    X = np.array([[0.0], [1.0], [3.0], [10.0]])
+    cons = Constraints(must_link=[[0, 1], [1, 2]], n_samples=4)
+    from ccbench_plugins.kmeans.constrained_em import log_gauss
+    from ccbench_plugins.kmeans.core import group_sums
+
+    units, net = _em_setup(X, cons, 2)
+    means, var, w = np.array([[0.0], [5.0]]), np.array([1.0, 4.0]), np.array([0.7, 0.3])
+    phi = group_sums(units.unit_of, log_gauss(X, means, var, "spherical"), units.n_units) + np.log(w)
+    resp, _, _ = net.infer(phi)
+    lik = [w[h] * np.prod(norm.pdf(X[:3, 0], means[h, 0], np.sqrt(var[h]))) for h in range(2)]
+    np.testing.assert_allclose(resp[units.unit_of[0]], np.array(lik) / sum(lik), rtol=1e-10)
+
+
+def _random_phi(n_units, k, seed):
+    return np.random.default_rng(seed).normal(scale=2.0, size=(n_units, k))
+
+
+def test_cannot_link_exact_marginals_known_answer():
+    # two units, one cannot-link, k = 2: only (0,1) and (1,0) remain
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+
+    phi = np.log(np.array([[0.6, 0.4], [0.7, 0.3]]))
+    net = CannotLinkNetwork(np.array([[0, 1]]), 2, 2, 4096)
+    resp, labels, ll = net.infer(phi)
+    p01, p10 = 0.6 * 0.3, 0.4 * 0.7
+    np.testing.assert_allclose(resp[0], [p01, p10] / np.float64(p01 + p10))
+    assert labels.tolist() == [1, 0]
+    assert ll == pytest.approx(np.log(p01 + p10))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bp_equals_enumeration_on_trees(seed):
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+
+    # a random tree over 7 units plus 2 free ones
+    rng = np.random.default_rng(seed)
+    edges = np.array([[rng.integers(i), i] for i in range(1, 7)])
+    phi = _random_phi(9, 3, seed)
+    exact = CannotLinkNetwork(edges, 9, 3, 10**6).infer(phi)[0]
+    bp_net = CannotLinkNetwork(edges, 9, 3, 1)
+    assert not bp_net.is_exact
+    np.testing.assert_allclose(bp_net.infer(phi)[0], exact, atol=1e-7)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bp_close_to_enumeration_on_loopy_graphs(seed):
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+
+    # a 6-cycle with one chord, k = 3
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 4], [4, 5], [5, 0], [0, 3]])
+    phi = _random_phi(6, 3, seed)
+    exact = CannotLinkNetwork(edges, 6, 3, 10**6).infer(phi)[0]
+    approx = CannotLinkNetwork(edges, 6, 3, 1).infer(phi)[0]
+    assert np.abs(approx - exact).max() < 0.1
+    assert np.array_equal(approx.argmax(1), exact.argmax(1))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_constrained_em_log_likelihood_never_decreases(seed):
+    from ccbench_plugins.kmeans.constrained_em import ConstrainedEM, constrained_em_single
+
+    X, y = _blobs(n_per=30, sep=2.0, seed=seed)
+    cons = cgen.random_pairs(y, 25, rng=np.random.default_rng(seed))
+    units, net = _em_setup(X, cons, 3, max_configurations=10**5)
+    assert net.is_exact and net.exact
+    est = ConstrainedEM(3, covariance_type="full", init="random")
+    w, m, c = est._start(X, cons, units, np.random.default_rng(seed))
+    run = constrained_em_single(X, units, net, w, m, c, cov_type="full", reg_covar=1e-6, max_iter=40, tol=0)
+    assert np.all(np.diff(run["history"]) >= -1e-8 * abs(run["history"][-1]))
+    assert cons.violations(run["labels"]) == (0, 0)
+
+
+def test_constrained_em_fit_meets_constraints_and_raises_when_infeasible():
+    X, y = _blobs(seed=2)
+    cons = cgen.random_pairs(y, 40, rng=np.random.default_rng(0))
+    est = make_method("constrained_em", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    assert est.labels_.shape == (len(X),)
+    assert cons.violations(est.labels_)[0] == 0  # chunklets are single points
+    triangle = Constraints(cannot_link=[[0, 1], [1, 2], [0, 2]], n_samples=len(X))
+    with pytest.raises(InfeasibleConstraintsError):
+        make_method("constrained_em", n_clusters=2, random_state=0).fit(X, constraints=triangle)

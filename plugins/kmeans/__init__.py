@@ -35,4 +35,13 @@ def ccbench_methods() -> list[MethodSpec]:
             needs_n_clusters=True,
             constraint_kind="soft",
         ),
+        MethodSpec(
+            name="constrained_em",
+            estimator=f"{__name__}.constrained_em:ConstrainedEM",
+            summary="Gaussian-mixture EM with chunklets and a cannot-link Markov network",
+            paper="Shental, Bar-Hillel, Hertz & Weinshall, NIPS 2003",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="hard",
+        ),
     ]
