@@ -71,6 +71,7 @@ __all__ = [
     "assign_exemplars",
     "similarity_assignment",
     "pair_factors",
+    "equivalent_hard_penalty",
     "resolve_backend",
 ]
 
@@ -163,6 +164,29 @@ def _scaled_penalty(q: float, confidence) -> np.ndarray:
     return np.where(conf == 0.0, 0.0, scaled)
 
 
+def equivalent_hard_penalty(S) -> float:
+    """A finite penalty q* that no configuration violating a constraint can outweigh.
+
+    q* = 2 N (max s - min s) over the finite entries of S (1 if they are all equal).
+    In the objective (eq. 6) the similarity terms of any two configurations that
+    satisfy I and E (eqs. 2, 3) differ by at most N (max s - min s), since each
+    point contributes one s(i, c_i). A configuration violating one must-link
+    or cannot-link factor (eqs. 4, 5) pays at least q* more than that, so it
+    can never be the maximiser while a configuration meeting every constraint
+    exists: penalties q* and infinity give the same argmax of eq. 6.
+    """
+    S = np.asarray(S)
+    n = S.shape[0]
+    lo, hi = np.inf, -np.inf
+    for r0 in range(0, n, 256):  # row blocks: no N x N boolean temporary
+        block = S[r0 : r0 + 256]
+        finite = block[np.isfinite(block)]
+        if finite.size:
+            lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
+    span = hi - lo if hi >= lo else 0.0
+    return 2.0 * n * span if span > 0 else 1.0
+
+
 def pair_factors(
     must_link,
     cannot_link,
@@ -171,6 +195,7 @@ def pair_factors(
     penalty_cannot: float,
     must_link_confidence=None,
     cannot_link_confidence=None,
+    hard_penalty: float | None = None,
 ) -> PairFactors:
     """Layout of the must-link (eq. 4) and cannot-link (eq. 5) factor messages.
 
@@ -183,6 +208,10 @@ def pair_factors(
     must_link_confidence, cannot_link_confidence : array-like of shape (m,), default=None
         Per-pair multipliers in [0, 1] of q (the paper's note after eq. 20).
         A confidence of 0 removes the pair's penalty (0 * inf is taken as 0).
+    hard_penalty : float or None, default=None
+        When given, every infinite q (after the confidences) is replaced by this
+        finite value, e.g. :func:`equivalent_hard_penalty` of the similarities,
+        which keeps the messages bounded (see ``scssap``'s Notes).
 
     Returns
     -------
@@ -209,6 +238,8 @@ def pair_factors(
     ]).astype(np.intp)
     is_cannot = np.concatenate([np.zeros(2 * n_ml, bool), np.ones(2 * n_cl, bool)])
     q = np.concatenate([q_m, q_m, q_c, q_c])
+    if hard_penalty is not None:
+        q[np.isinf(q)] = float(hard_penalty)
     sign = np.where(is_cannot, -1.0, 1.0)
     low = np.where(is_cannot, 0.0, -q)
     high = q
