@@ -37,11 +37,30 @@ def _as_pairs(pairs, what: str) -> np.ndarray:
     return arr.astype(np.intp)
 
 
+def _warn_renamed(kind: str) -> None:
+    import warnings
+
+    warnings.warn(
+        f"{kind}_confidence is deprecated and will be removed in 0.3; use {kind}_weight "
+        f"(the same numbers: 0 = the pair does not count, 1 = full weight)",
+        FutureWarning, stacklevel=3,
+    )
+
+
+def _renamed(old, new, kind: str):
+    if old is None:
+        return new
+    if new is not None:
+        raise TypeError(f"give {kind}_weight only ({kind}_confidence is its deprecated name), not both")
+    _warn_renamed(kind)
+    return old
+
+
 class Constraints:
     """Must-link and cannot-link pairs over ``n_samples`` points.
 
     Pairs are stored with ``i < j``, sorted, duplicates merged (keeping the
-    highest confidence). Construction validates: indices in range, no
+    highest weight). Construction validates: indices in range, no
     self-pairs, no pair both must-link and cannot-link.
 
     Parameters
@@ -50,9 +69,12 @@ class Constraints:
         Index pairs.
     n_samples : int
         Number of points the indices refer to.
-    must_link_confidence, cannot_link_confidence : array-like of shape (m,), default=None
-        Per-constraint confidence in [0, 1] (SCSSAP: multiplies the penalty q,
-        note after eq. 20). Default 1 for every pair.
+    must_link_weight, cannot_link_weight : array-like of shape (m,), default=None
+        Per-constraint weight in [0, 1]: how much a pair counts (SCSSAP: it
+        multiplies the penalty q, note after eq. 20, so 0 = no penalty; PCK-means:
+        it multiplies w). Default 1 for every pair. Formerly ``*_confidence``
+        (still accepted, with a FutureWarning, until 0.3); renamed because
+        SCSSAP's ``confidence`` hyper-parameter meant exp(-q), the opposite scale.
     labels : array-like of shape (n_samples,), default=None
         Partial labels (-1 = unlabeled) when the supervision came as labeled
         points; methods that use labels directly (SSAP-L, NNC) read these.
@@ -60,7 +82,7 @@ class Constraints:
     Attributes
     ----------
     must_link, cannot_link : ndarray of shape (m, 2)
-    must_link_confidence, cannot_link_confidence : ndarray of shape (m,)
+    must_link_weight, cannot_link_weight : ndarray of shape (m,)
     labels : ndarray of shape (n_samples,) or None
     """
 
@@ -70,21 +92,21 @@ class Constraints:
         cannot_link=None,
         *,
         n_samples: int,
+        must_link_weight=None,
+        cannot_link_weight=None,
+        labels=None,
         must_link_confidence=None,
         cannot_link_confidence=None,
-        labels=None,
     ):
         if isinstance(n_samples, bool) or not isinstance(n_samples, (int, np.integer)):
             raise TypeError(f"n_samples must be an int, got {n_samples!r}")
         if n_samples < 1:
             raise ValueError(f"n_samples must be >= 1, got {n_samples}")
         self.n_samples = int(n_samples)
-        self.must_link, self.must_link_confidence = self._clean(
-            must_link, must_link_confidence, "must_link"
-        )
-        self.cannot_link, self.cannot_link_confidence = self._clean(
-            cannot_link, cannot_link_confidence, "cannot_link"
-        )
+        must_link_weight = _renamed(must_link_confidence, must_link_weight, "must_link")
+        cannot_link_weight = _renamed(cannot_link_confidence, cannot_link_weight, "cannot_link")
+        self.must_link, self.must_link_weight = self._clean(must_link, must_link_weight, "must_link")
+        self.cannot_link, self.cannot_link_weight = self._clean(cannot_link, cannot_link_weight, "cannot_link")
         clash = np.intersect1d(self._pair_keys(self.must_link), self._pair_keys(self.cannot_link))
         if clash.size:
             i, j = divmod(int(clash[0]), self.n_samples)
@@ -104,10 +126,10 @@ class Constraints:
             conf = np.asarray(confidence, dtype=float).reshape(-1)
             if conf.shape[0] != len(arr):
                 raise ValueError(
-                    f"{what}_confidence has {conf.shape[0]} values for {len(arr)} pairs"
+                    f"{what}_weight has {conf.shape[0]} values for {len(arr)} pairs"
                 )
             if not np.all((conf >= 0) & (conf <= 1)):
-                raise ValueError(f"{what}_confidence must lie in [0, 1]")
+                raise ValueError(f"{what}_weight must lie in [0, 1]")
         if len(arr) == 0:
             return arr, conf
         bad = (arr < 0) | (arr >= self.n_samples)
@@ -123,7 +145,7 @@ class Constraints:
             raise ValueError(f"{what} contains the self-pair ({i}, {i}); a point cannot be paired with itself")
         arr = np.sort(arr, axis=1)
         keys = self._pair_keys(arr)
-        order = np.lexsort((-conf, keys))  # by key, highest confidence first
+        order = np.lexsort((-conf, keys))  # by key, highest weight first
         keys, arr, conf = keys[order], arr[order], conf[order]
         first = np.ones(len(keys), dtype=bool)
         first[1:] = keys[1:] != keys[:-1]
@@ -246,14 +268,26 @@ class Constraints:
             int(np.sum(lab[cl[:, 0]] == lab[cl[:, 1]])),
         )
 
-    def with_pairs(self, must_link, cannot_link, must_link_confidence=None, cannot_link_confidence=None):
+    @property
+    def must_link_confidence(self):
+        """Deprecated name of :attr:`must_link_weight` (FutureWarning; removed in 0.3)."""
+        _warn_renamed("must_link")
+        return self.must_link_weight
+
+    @property
+    def cannot_link_confidence(self):
+        """Deprecated name of :attr:`cannot_link_weight` (FutureWarning; removed in 0.3)."""
+        _warn_renamed("cannot_link")
+        return self.cannot_link_weight
+
+    def with_pairs(self, must_link, cannot_link, must_link_weight=None, cannot_link_weight=None):
         """A copy with other pairs (same ``n_samples`` and ``labels``)."""
         return Constraints(
             must_link,
             cannot_link,
             n_samples=self.n_samples,
-            must_link_confidence=must_link_confidence,
-            cannot_link_confidence=cannot_link_confidence,
+            must_link_weight=must_link_weight,
+            cannot_link_weight=cannot_link_weight,
             labels=self.labels,
         )
 

@@ -55,7 +55,7 @@ def constraint_flip(constraints: Constraints, *, rate: float, rng: np.random.Gen
     rate = _check_rate(rate)
     ml, cl = constraints.must_link, constraints.cannot_link
     pairs = np.concatenate([ml, cl])
-    conf = np.concatenate([constraints.must_link_confidence, constraints.cannot_link_confidence])
+    conf = np.concatenate([constraints.must_link_weight, constraints.cannot_link_weight])
     is_ml = np.r_[np.ones(len(ml), bool), np.zeros(len(cl), bool)]
     n_flip = int(round(rate * len(pairs)))
     chosen = rng.choice(len(pairs), size=n_flip, replace=False)

@@ -94,7 +94,7 @@ def constraints_hash(cons: Constraints) -> str:
     """A short fingerprint of a constraint set (pairs, confidences, partial labels)."""
     h = hashlib.sha256()
     h.update(str(cons.n_samples).encode())
-    for arr in (cons.must_link, cons.cannot_link, cons.must_link_confidence, cons.cannot_link_confidence):
+    for arr in (cons.must_link, cons.cannot_link, cons.must_link_weight, cons.cannot_link_weight):
         h.update(np.ascontiguousarray(arr).tobytes())
         h.update(b"|")
     if cons.labels is not None:

@@ -7,11 +7,11 @@ from ccbench import constraints as cgen
 
 def test_pairs_are_normalised_and_merged():
     c = Constraints([[3, 1], [1, 3], [0, 2]], [[4, 0]], n_samples=5,
-                    must_link_confidence=[0.2, 0.7, 1.0])
+                    must_link_weight=[0.2, 0.7, 1.0])
     np.testing.assert_array_equal(c.must_link, [[0, 2], [1, 3]])
     np.testing.assert_array_equal(c.cannot_link, [[0, 4]])
     # the duplicate (1, 3) keeps its highest confidence
-    np.testing.assert_allclose(c.must_link_confidence, [1.0, 0.7])
+    np.testing.assert_allclose(c.must_link_weight, [1.0, 0.7])
     assert len(c) == 3
 
 
@@ -30,11 +30,11 @@ def test_bad_pairs_are_refused_by_name(ml, cl, message):
         Constraints(ml, cl, n_samples=5)
 
 
-def test_bad_confidence_is_refused():
+def test_bad_weight_is_refused():
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
-        Constraints([[0, 1]], n_samples=3, must_link_confidence=[1.5])
+        Constraints([[0, 1]], n_samples=3, must_link_weight=[1.5])
     with pytest.raises(ValueError, match="1 pairs"):
-        Constraints([[0, 1]], n_samples=3, must_link_confidence=[0.5, 0.5])
+        Constraints([[0, 1]], n_samples=3, must_link_weight=[0.5, 0.5])
 
 
 def test_chunklets_on_small_graph():
@@ -145,3 +145,13 @@ def test_pair_index_decoding_is_row_major_upper_triangle(n):
     I, J = np.triu_indices(n, k=1)
     np.testing.assert_array_equal(i, I)
     np.testing.assert_array_equal(j, J)
+
+
+def test_confidence_is_a_deprecated_name_of_weight():
+    with pytest.warns(FutureWarning, match="must_link_weight"):
+        c = Constraints([[0, 1]], n_samples=3, must_link_confidence=[0.25])
+    np.testing.assert_allclose(c.must_link_weight, [0.25])
+    with pytest.warns(FutureWarning, match="cannot_link_weight"):
+        assert len(c.cannot_link_confidence) == 0
+    with pytest.raises(TypeError, match="not both"):
+        Constraints([[0, 1]], n_samples=3, must_link_weight=[1.0], must_link_confidence=[1.0])

@@ -39,8 +39,8 @@ def test_constraint_flip_keeps_confidences_with_their_pairs():
     from ccbench import Constraints
 
     c = Constraints([[0, 1]], [[2, 3]], n_samples=4,
-                    must_link_confidence=[0.3], cannot_link_confidence=[0.9])
+                    must_link_weight=[0.3], cannot_link_weight=[0.9])
     f = noise.constraint_flip(c, rate=1.0, rng=np.random.default_rng(0))
     np.testing.assert_array_equal(f.must_link, [[2, 3]])
-    np.testing.assert_allclose(f.must_link_confidence, [0.9])
-    np.testing.assert_allclose(f.cannot_link_confidence, [0.3])
+    np.testing.assert_allclose(f.must_link_weight, [0.9])
+    np.testing.assert_allclose(f.cannot_link_weight, [0.3])

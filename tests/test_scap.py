@@ -139,8 +139,8 @@ def test_numba_engine_matches_numpy_path(memory):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         for cls in (SCAP, SSAPL):
-            a = cls(engine="numpy", **kw).fit(X, constraints=cons)
-            b = cls(engine="numba", **kw).fit(X, constraints=cons)
+            a = cls(backend="numpy", **kw).fit(X, constraints=cons)
+            b = cls(backend="numba", **kw).fit(X, constraints=cons)
             np.testing.assert_array_equal(a.exemplars_, b.exemplars_)
 
 
@@ -273,7 +273,7 @@ def test_default_penalty_is_the_median_distance():
         (dict(p=-1.0), "'p'"),
         (dict(memory="sparse"), "'memory'"),
         (dict(similarity="cosine"), "'similarity'"),
-        (dict(engine="cython"), "'engine'"),
+        (dict(backend="cython"), "'backend'"),
         (dict(max_iter=0), "'max_iter'"),
         (dict(convergence_iter=0), "'convergence_iter'"),
     ],
@@ -310,3 +310,11 @@ def test_registry_specs_and_configs():
         assert conf.pop("name") == spec.name
         est = ccbench.make_method(spec.name, **conf)
         assert est.get_params() == {**spec.estimator().get_params(), **conf}
+
+
+def test_engine_is_a_deprecated_alias_of_backend():
+    X = np.r_[np.zeros((4, 2)), np.ones((4, 2)) * 5] + np.arange(8)[:, None] * 0.01
+    with pytest.warns(FutureWarning, match="backend='numpy'"):
+        old = SCAP(engine="numpy", random_state=0).fit(X)
+    new = SCAP(backend="numpy", random_state=0).fit(X)
+    np.testing.assert_array_equal(old.labels_, new.labels_)

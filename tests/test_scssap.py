@@ -95,7 +95,7 @@ def test_messages_match_loop_reference(backend, q_m, q_c):
     S = _six_points()
     must_pairs, cannot_pairs = [(0, 1), (1, 4), (2, 5)], [(0, 3), (2, 4)]
     conf_m = np.array([1.0, 0.5, 0.25])
-    cons = Constraints(must_pairs, cannot_pairs, n_samples=6, must_link_confidence=conf_m)
+    cons = Constraints(must_pairs, cannot_pairs, n_samples=6, must_link_weight=conf_m)
     must = {p: q_m * c for p, c in zip(must_pairs, conf_m)}
     cannot = {p: q_c for p in cannot_pairs}
     for n_iter in (1, 2, 3, 6):
@@ -122,7 +122,7 @@ def test_equivalent_hard_penalty_exceeds_any_similarity_trade():
     assert ap_core.equivalent_hard_penalty(S) == 2 * 3 * (4.0 - 0.5)
     assert ap_core.equivalent_hard_penalty(np.full((4, 4), -1.0)) == 1.0
     fac = ap_core.pair_factors([[0, 1]], [[1, 2]], penalty_must=np.inf, penalty_cannot=np.inf,
-                               cannot_link_confidence=[0.5], hard_penalty=7.0)
+                               cannot_link_weight=[0.5], hard_penalty=7.0)
     np.testing.assert_array_equal(fac.high, 7.0)  # q * confidence = inf -> q*, not q* / 2
     np.testing.assert_array_equal(fac.low, np.where(fac.is_cannot, 0.0, -7.0))
 
@@ -164,8 +164,8 @@ def test_no_constraints_or_zero_confidence_pairs_equal_ap():
     np.testing.assert_array_equal(empty.labels_, ap.labels_)
     cons = cgen.random_pairs(y, n_constraints=30, rng=np.random.default_rng(4))
     muted = Constraints(cons.must_link, cons.cannot_link, n_samples=len(X),
-                        must_link_confidence=np.zeros(cons.n_must_link),
-                        cannot_link_confidence=np.zeros(cons.n_cannot_link))
+                        must_link_weight=np.zeros(cons.n_must_link),
+                        cannot_link_weight=np.zeros(cons.n_cannot_link))
     sc = make_method("scssap", penalty=np.inf, random_state=1).fit(X, constraints=muted)
     np.testing.assert_array_equal(sc.labels_, ap.labels_)
 
@@ -201,7 +201,7 @@ def test_numba_and_numpy_agree(q):
 
 def test_pair_factor_penalties_scale_by_confidence():
     fac = ap_core.pair_factors([[0, 1], [2, 3]], [[1, 2]], penalty_must=np.inf, penalty_cannot=4.0,
-                               must_link_confidence=[0.0, 0.5], cannot_link_confidence=[0.25])
+                               must_link_weight=[0.0, 0.5], cannot_link_weight=[0.25])
     by_pair = {(int(s), int(p)): (lo, hi) for s, p, lo, hi in zip(fac.source, fac.partner, fac.low, fac.high)}
     assert by_pair[(0, 1)] == by_pair[(1, 0)] == (0.0, 0.0)  # confidence 0: no penalty, not nan
     assert by_pair[(2, 3)] == (-np.inf, np.inf)

@@ -193,8 +193,8 @@ def pair_factors(
     *,
     penalty_must: float,
     penalty_cannot: float,
-    must_link_confidence=None,
-    cannot_link_confidence=None,
+    must_link_weight=None,
+    cannot_link_weight=None,
     hard_penalty: float | None = None,
 ) -> PairFactors:
     """Layout of the must-link (eq. 4) and cannot-link (eq. 5) factor messages.
@@ -205,7 +205,7 @@ def pair_factors(
         Undirected pairs; each becomes two directed message rows (i -> k), (k -> i).
     penalty_must, penalty_cannot : float
         q_m, q_c >= 0, ``np.inf`` for hard constraints.
-    must_link_confidence, cannot_link_confidence : array-like of shape (m,), default=None
+    must_link_weight, cannot_link_weight : array-like of shape (m,), default=None
         Per-pair multipliers in [0, 1] of q (the paper's note after eq. 20).
         A confidence of 0 removes the pair's penalty (0 * inf is taken as 0).
     hard_penalty : float or None, default=None
@@ -226,8 +226,8 @@ def pair_factors(
     """
     ml = np.asarray(must_link, dtype=np.intp).reshape(-1, 2)
     cl = np.asarray(cannot_link, dtype=np.intp).reshape(-1, 2)
-    q_m = _scaled_penalty(penalty_must, np.ones(len(ml)) if must_link_confidence is None else must_link_confidence)
-    q_c = _scaled_penalty(penalty_cannot, np.ones(len(cl)) if cannot_link_confidence is None else cannot_link_confidence)
+    q_m = _scaled_penalty(penalty_must, np.ones(len(ml)) if must_link_weight is None else must_link_weight)
+    q_c = _scaled_penalty(penalty_cannot, np.ones(len(cl)) if cannot_link_weight is None else cannot_link_weight)
     # Directed rows: all must-link (i->k), (k->i), then all cannot-link.
     src = np.concatenate([ml[:, 0], ml[:, 1], cl[:, 0], cl[:, 1]])
     dst = np.concatenate([ml[:, 1], ml[:, 0], cl[:, 1], cl[:, 0]])

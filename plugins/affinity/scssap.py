@@ -70,8 +70,8 @@ def _scssap(S, constraints, *, penalty_must, penalty_cannot, damping, max_iter, 
         constraints.cannot_link,
         penalty_must=penalty_must,
         penalty_cannot=penalty_cannot,
-        must_link_confidence=constraints.must_link_confidence,
-        cannot_link_confidence=constraints.cannot_link_confidence,
+        must_link_weight=constraints.must_link_weight,
+        cannot_link_weight=constraints.cannot_link_weight,
         hard_penalty=equivalent_hard_penalty(S),
     )
     result = affinity_propagation(

@@ -14,7 +14,7 @@ Two storage modes run the same schedule on the same random order:
   ``u`` (eq. 18), computing each similarity row from ``X`` when needed and
   every request and availability from them (eqs. 17, 19). No N x N array.
 
-``engine="numba"`` runs each sweep through :mod:`ccbench_plugins.scap._kernels`
+``backend="numba"`` runs each sweep through :mod:`ccbench_plugins.scap._kernels`
 (same arithmetic and random order as the numpy path used by default).
 """
 
@@ -307,11 +307,14 @@ class SCAP(ConstrainedClusterer):
         ``p`` is large compared with within-cluster distances, the shared
         exemplar of a cluster can keep wandering among equally good members
         while the clusters no longer change; ``"clusters"`` stops there.
-    engine : {"numpy", "numba"}, default="numpy"
+    backend : {"numpy", "numba"}, default="numpy"
         ``"numpy"`` loops over points in Python with each update vectorised
         over the row; ``"numba"`` runs each sweep as one compiled loop (same
         arithmetic, same random order; compiled once and cached on disk). Use
-        ``"numba"`` for large N in linear mode.
+        ``"numba"`` for large N in linear mode. (The AP family's switch has the
+        same name.)
+    engine : {"numpy", "numba"} or None, default=None
+        Deprecated alias of ``backend`` (FutureWarning); removed in 0.3.
     random_state : int, Generator or None, default=None
         Draws the random update order of each sweep (and the pair sample of
         the default ``p`` on large data).
@@ -373,7 +376,8 @@ class SCAP(ConstrainedClusterer):
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "convergence_iter": [Interval(numbers.Integral, 1, None)],
         "stop_on": [Options("exemplars", "clusters")],
-        "engine": [Options("numpy", "numba")],
+        "backend": [Options("numpy", "numba")],
+        "engine": [None, Options("numpy", "numba")],
         "random_state": ["random_state"],
     }
 
@@ -386,7 +390,8 @@ class SCAP(ConstrainedClusterer):
         max_iter=200,
         convergence_iter=10,
         stop_on="exemplars",
-        engine="numpy",
+        backend="numpy",
+        engine=None,
         random_state=None,
     ):
         self.p = p
@@ -395,6 +400,7 @@ class SCAP(ConstrainedClusterer):
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
         self.stop_on = stop_on
+        self.backend = backend
         self.engine = engine
         self.random_state = random_state
 
@@ -411,6 +417,15 @@ class SCAP(ConstrainedClusterer):
                 "matrix is already N x N: use memory='dense' or pass the data with "
                 "similarity='sqeuclidean' or 'euclidean'"
             )
+
+    def _backend(self) -> str:
+        if self.engine is None:
+            return self.backend
+        warnings.warn(
+            f"{type(self).__name__}(engine=...) is deprecated and will be removed in 0.3; "
+            f"use backend={self.engine!r}", FutureWarning, stacklevel=3,
+        )
+        return self.engine
 
     def _macro_nodes(self, constraints, n_samples):
         """Groups of points merged into macro-nodes (none for unsupervised SCAP)."""
@@ -438,7 +453,7 @@ class SCAP(ConstrainedClusterer):
                 convergence_iter=self.convergence_iter,
                 rng=rng,
                 dense=self.memory == "dense",
-                engine=self.engine,
+                engine=self._backend(),
                 stop_on=self.stop_on,
             )
             exemplar = state.exemplar
@@ -465,8 +480,7 @@ class SCAP(ConstrainedClusterer):
         candidate_index = np.concatenate([variables, n + np.arange(len(macro_nodes))])
         self.exemplars_ = np.full(n, -1, dtype=np.intp)
         self.exemplars_[variables] = candidate_index[exemplar]
-        if macro_nodes or isinstance(self, SSAPL):
-            self.macro_nodes_ = macro_nodes
+        self.macro_nodes_ = macro_nodes  # empty for unsupervised SCAP
         return self
 
 
@@ -488,7 +502,7 @@ class SSAPL(SCAP):
 
     Parameters
     ----------
-    p, similarity, memory, max_iter, convergence_iter, stop_on, engine, random_state
+    p, similarity, memory, max_iter, convergence_iter, stop_on, backend, engine, random_state
         As in :class:`SCAP`.
 
     Attributes
@@ -519,6 +533,15 @@ class SSAPL(SCAP):
     N. M. Arzeno, H. Vikalo, "Semi-supervised affinity propagation with soft
     instance-level constraints", IEEE TPAMI 37(5), 2015 (SSAP-L in its comparisons).
     """
+
+    def _backend(self) -> str:
+        if self.engine is None:
+            return self.backend
+        warnings.warn(
+            f"{type(self).__name__}(engine=...) is deprecated and will be removed in 0.3; "
+            f"use backend={self.engine!r}", FutureWarning, stacklevel=3,
+        )
+        return self.engine
 
     def _macro_nodes(self, constraints, n_samples):
         groups = [np.asarray(g, dtype=np.intp) for g in constraints.chunklets()]

@@ -14,7 +14,7 @@ QUALITY = dict(max_iter=200, convergence_iter=10)
 
 
 class SCAPFit(EstimatorBenchmark):
-    """``make_method("scap")``, 10 random sequential sweeps, numba engine; dense mode
+    """``make_method("scap")``, 10 random sequential sweeps, numba backend; dense mode
     holds N x N arrays (capped at n = 5000)."""
 
     method = "scap"
@@ -33,12 +33,12 @@ class SCAPFit(EstimatorBenchmark):
 
     def make_estimator(self, params):
         return make(
-            "scap", memory=params[1], engine="numba", max_iter=FIXED_SWEEPS,
+            "scap", memory=params[1], backend="numba", max_iter=FIXED_SWEEPS,
             convergence_iter=FIXED_SWEEPS, random_state=0,
         )
 
     def make_quality_estimator(self, params):
-        return make("scap", memory=params[1], engine="numba", random_state=0, **QUALITY)
+        return make("scap", memory=params[1], backend="numba", random_state=0, **QUALITY)
 
 
 class SCAPLinearLarge(EstimatorBenchmark):
@@ -55,7 +55,7 @@ class SCAPLinearLarge(EstimatorBenchmark):
         return BenchData(X, y)
 
     def make_estimator(self, params):
-        return make("scap", memory="linear", engine="numba", max_iter=3, convergence_iter=3, random_state=0)
+        return make("scap", memory="linear", backend="numba", max_iter=3, convergence_iter=3, random_state=0)
 
     # Quality at this size is SCAPFit's business; only time and memory here.
     track_modified_rand = None
@@ -78,9 +78,9 @@ class SSAPLFit(EstimatorBenchmark):
 
     def make_estimator(self, params):
         return make(
-            "ssap_l", memory="linear", engine="numba", max_iter=FIXED_SWEEPS,
+            "ssap_l", memory="linear", backend="numba", max_iter=FIXED_SWEEPS,
             convergence_iter=FIXED_SWEEPS, random_state=0,
         )
 
     def make_quality_estimator(self, params):
-        return make("ssap_l", memory="linear", engine="numba", random_state=0, **QUALITY)
+        return make("ssap_l", memory="linear", backend="numba", random_state=0, **QUALITY)
