@@ -216,10 +216,13 @@ def test_lp_diag_unbounded_program_falls_back_to_its_ray():
 @pytest.mark.filterwarnings("ignore:Solution may be inaccurate")  # cvxpy at 1e-10 tolerances
 def test_xing_diag_matches_eq12_in_cvxpy():
     cp = pytest.importorskip("cvxpy")
-    X, cons = _iris_pairs(seed=1)
+    # two informative features: the optimum mixes them (an interior point, not a vertex)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    cons = _partial((X[:, 0] > 0).astype(int) + 2 * (X[:, 1] > 0), 4, rng)
     dml, dcl = pair_sq_diffs(X, cons.must_link), pair_sq_diffs(X, cons.cannot_link)
     a, obj, status = learn_xing_diag(dml, dcl)
-    assert status == "optimal"
+    assert status == "optimal" and np.sum(a > 1e-6 * a.max()) == 2
     assert np.sqrt(dcl @ a).sum() == pytest.approx(1, rel=1e-9)  # eq. 13 active
     av = cp.Variable(X.shape[1], nonneg=True)
     prob = cp.Problem(cp.Minimize(dml.sum(axis=0) @ av), [cp.sum(cp.sqrt(dcl @ av)) >= 1])
@@ -259,8 +262,9 @@ def test_identical_cannot_link_points_are_dropped_and_no_pairs_is_an_error():
     assert m.n_dropped_pairs == 1
     with pytest.raises(ValueError, match="cannot-link"):
         learn_metric(X, np.array([[0, 3]]), np.empty((0, 2), dtype=int), "xing_diag")
-    with pytest.raises(ValueError, match="no supervision"):
-        ccbench.make_method("fpc", metric="lp_diag").fit(X)
+    with pytest.warns(MetricFallbackWarning, match="no supervision"):
+        est = ccbench.make_method("fpc", metric="lp_diag").fit(X)
+    assert est.metric_status_ == "no_supervision" and est.metric_weights_ is None
 
 
 def test_learned_metric_helps_nnc_on_a_noisy_feature():
@@ -275,3 +279,19 @@ def test_learned_metric_helps_nnc_on_a_noisy_feature():
         rand[metric] = ccbench.metrics.rand(y, est.labels_)
     assert rand["lp_diag"] > 0.95 > rand["euclidean"]
     assert np.argmax(est.metric_weights_) == 0
+
+
+# -- the paper's baselines (delegating to the k-means family through the registry) ----
+
+
+@pytest.mark.parametrize("name", ["cop_kmeans_xing", "pck_means_xing"])
+def test_xing_baselines_cluster_in_the_learned_metric(name):
+    X, cons = _iris_pairs()
+    est = ccbench.make_method(name, n_clusters=3, random_state=0).fit(X, constraints=cons)
+    a = learn_metric(X, cons.must_link, cons.cannot_link, "xing_diag").weights
+    np.testing.assert_allclose(est.metric_weights_, a)
+    delegate = name.replace("_xing", "")
+    inner = ccbench.make_method(delegate, **{**est.estimator_.get_params(), "random_state": est.estimator_.random_state})
+    assert np.array_equal(inner.fit(X * np.sqrt(a), constraints=cons).labels_, est.labels_)
+    assert cons.violations(est.labels_) == (0, 0)  # seeded by S_i: supervision respected
+    assert ccbench.metrics.rand(ccbench.load_dataset("iris").y, est.labels_) > 0.8

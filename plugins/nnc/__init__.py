@@ -30,4 +30,24 @@ def ccbench_methods() -> list[MethodSpec]:
             needs_n_clusters=True,
             constraint_kind="hard",
         ),
+        # The paper's baselines; the clustering is the k-means family's, reached
+        # through the registry. Names beyond DESIGN.md's list (method + metric pairs).
+        MethodSpec(
+            name="cop_kmeans_xing",
+            estimator=f"{__name__}.xing_kmeans:COPKMeansXing",
+            summary="COP-k-means in Xing et al.'s learned diagonal metric (the NNC paper's CopK Xing)",
+            paper="Wagstaff et al. 2001; Xing et al. 2002; " + _YANG,
+            supervision=("labels", "must_link", "cannot_link"),
+            needs_n_clusters=True,
+            constraint_kind="hard",
+        ),
+        MethodSpec(
+            name="pck_means_xing",
+            estimator=f"{__name__}.xing_kmeans:PCKMeansXing",
+            summary="PCK-means in Xing et al.'s learned diagonal metric (the NNC paper's PCK Xing)",
+            paper="Basu et al. 2004; Xing et al. 2002; " + _YANG,
+            supervision=("labels", "must_link", "cannot_link"),
+            needs_n_clusters=True,
+            constraint_kind="soft",
+        ),
     ]

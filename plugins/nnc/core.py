@@ -128,16 +128,23 @@ def fit_metric(estimator, X, cons):
     """Learn ``estimator.metric`` from the pairs of ``cons``; set the metric attributes and
     return X in the learned space."""
     import time
+    import warnings
 
-    from .metric_learning import learn_metric
+    from .metric_learning import LearnedMetric, MetricFallbackWarning, learn_metric
 
     t0 = time.perf_counter()
     if estimator.metric != "euclidean" and len(cons) == 0:
-        raise ValueError(
+        # nothing to learn from (the unsupervised cell of a sweep, scikit-learn's checks)
+        warnings.warn(
             f"metric={estimator.metric!r} is learned from must-link / cannot-link pairs or "
-            f"labels, but no supervision was given; pass constraints= or use metric='euclidean'"
+            f"labels, but no supervision was given: clustering in the Euclidean metric "
+            f"(metric_status_='no_supervision')",
+            MetricFallbackWarning,
+            stacklevel=3,
         )
-    learned = learn_metric(X, cons.must_link, cons.cannot_link, estimator.metric)
+        learned = LearnedMetric(estimator.metric, None, "no_supervision")
+    else:
+        learned = learn_metric(X, cons.must_link, cons.cannot_link, estimator.metric)
     estimator.metric_ = learned
     estimator.metric_weights_ = learned.weights
     estimator.metric_status_ = learned.status

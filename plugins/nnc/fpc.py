@@ -41,7 +41,8 @@ class FarthestPointClustering(ConstrainedClusterer):
     metric_weights_ : ndarray of shape (d,) or (d, d), or None
         Learned z (eq. 26) or M (eq. 16); None for Euclidean.
     metric_status_ : str
-        ``"euclidean"``, ``"optimal"`` or ``"unbounded_ray"`` (fallback, with a warning).
+        ``"euclidean"``, ``"optimal"``, or a fallback (with a warning): ``"unbounded_ray"``,
+        ``"no_supervision"`` (Euclidean).
     metric_time_ : float
         Seconds spent learning the metric (the paper's Fig. 1 reports it apart).
 

@@ -21,6 +21,8 @@ and recorded in ``LearnedMetric.status``; never a silent identity metric):
 
 - a CL pair of identical points can be separated by no metric: it is dropped;
 - no CL pair left (e.g. one labeled class): ``ValueError``;
+- no supervision at all (an unsupervised cell, scikit-learn's checks): the estimators
+  cluster in the Euclidean metric with a warning (``status="no_supervision"``);
 - unbounded program (some direction keeps every ML distance at zero while every CL
   distance grows; common on nominal data where a feature is constant inside every
   labeled set): the learner returns that direction, the ray along which the
@@ -63,7 +65,7 @@ class LearnedMetric:
     weights : ndarray of shape (d,) or (d, d), or None
         z of eq. 26 (diagonal kinds), M of eq. 16 (``sdp_full``), None for Euclidean.
     status : str
-        ``"euclidean"``, ``"optimal"`` or ``"unbounded_ray"``.
+        ``"euclidean"``, ``"optimal"``, ``"unbounded_ray"`` or ``"no_supervision"``.
     split : float
         For ``lp_diag`` / ``sdp_full``: the optimal squared split s (eq. 21) with
         every ML squared distance <= 1; for the ray, the split with sum(z) = 1.
