@@ -1,6 +1,7 @@
 """Fast tests of the asv helper scripts (publish.py, check_regressions.py); none runs asv."""
 
 import base64
+import json
 import hashlib
 import re
 from pathlib import Path
@@ -74,3 +75,71 @@ def test_install_copies_vendor_and_rewrites(tmp_path):
     publish.install(tmp_path)
     assert (tmp_path / "vendor/jquery-3.3.1/dist/jquery.min.js").is_file()
     assert "vendor/jquery-3.3.1" in (tmp_path / "index.html").read_text()
+
+
+# --------------------------------------------------------------------------- check_regressions
+
+from benchmarks import check_regressions as cr  # noqa: E402
+
+RATIO = "bench_ap.APVsSklearn.track_ratio_vs_sklearn"
+MEM = "bench_ap.APFit.track_fit_peak_mb"
+
+
+def result_file(tmp_path, name, ratios, mem):
+    """An asv 0.6 result file (``result_columns`` layout) with two stable benchmarks."""
+    data = {
+        "commit_hash": "0" * 40, "version": 2, "result_columns": ["result", "params", "version"],
+        "results": {
+            RATIO: [ratios, [["500", "2000"], ["'numba'", "'sklearn'"]], "v"],
+            MEM: [mem, [["500", "2000"], ["'numba'"]], "v"],
+            "bench_ap.APFit.time_fit": [[1.0, 9.0], [["500", "2000"], ["'numba'"]], "v"],
+        },
+    }
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_load_values_expands_parameter_grid_in_asv_order(tmp_path):
+    values = cr.load_values(result_file(tmp_path, "a", [0.2, 1.0, 0.3, 1.0], [10.0, None]))
+    assert values[(RATIO, ("2000", "'numba'"))] == 0.3
+    assert values[(RATIO, ("500", "'sklearn'"))] == 1.0
+    assert (MEM, ("2000", "'numba'")) not in values  # None: skipped / failed
+
+
+def test_compare_flags_only_changes_beyond_the_factor(tmp_path):
+    factor = cr.FACTORS["ratio"]
+    base = cr.load_values(result_file(tmp_path, "b", [0.2, 1.0, 0.3, 1.0], [10.0, 100.0]))
+    head = cr.load_values(result_file(tmp_path, "h", [0.2 * factor * 0.99, 1.0, 0.3 * factor * 1.01, 1.0],
+                                      [10.0, 100.0]))
+    rows, status = cr.compare(base, head)
+    states = {(r[0], r[1]): r[-1] for r in rows}
+    assert status == 1
+    assert states[(RATIO, ("500", "'numba'"))] == "ok"
+    assert states[(RATIO, ("2000", "'numba'"))] == "SLOWER"
+    assert not any(r[0].endswith("time_fit") for r in rows)  # absolute times are not checked
+
+
+def test_compare_memory_and_failures(tmp_path):
+    base = cr.load_values(result_file(tmp_path, "b", [0.2, 1.0, 0.3, 1.0], [10.0, 100.0]))
+    larger = cr.load_values(result_file(tmp_path, "h", [0.2, 1.0, 0.3, 1.0], [10.0, 100.0 * cr.FACTORS["memory"] + 1]))
+    assert cr.compare(base, larger)[1] == 1
+    failed = cr.load_values(result_file(tmp_path, "f", [0.2, 1.0, None, 1.0], [10.0, 100.0]))
+    rows, status = cr.compare(base, failed)
+    assert status == 2 and ("failed" in [r[-1] for r in rows])
+    assert cr.compare(base, base)[1] == 0
+
+
+def test_main_compare_mode_exit_status(tmp_path, capsys):
+    base = result_file(tmp_path, "b", [0.2, 1.0, 0.3, 1.0], [10.0, 100.0])
+    slow = result_file(tmp_path, "h", [0.2, 1.0, 0.9, 1.0], [10.0, 100.0])
+    assert cr.main(["--compare", str(base), str(base)]) == 0
+    assert cr.main(["--compare", str(base), str(slow)]) == 1
+    assert "SLOWER" in capsys.readouterr().out
+
+
+def test_noise_reports_largest_spread_per_kind(tmp_path):
+    runs = [result_file(tmp_path, f"r{i}", [0.2 + 0.01 * i, 1.0, 0.3, 1.0], [10.0, 100.0]) for i in range(3)]
+    out = cr.noise(runs)
+    assert "largest max/min of kind 'ratio': 1.100" in out
+    assert "largest max/min of kind 'memory': 1.000" in out

@@ -21,3 +21,41 @@ def test_every_estimator_benchmark_is_concrete(name):
     assert classes, f"{name} defines no EstimatorBenchmark"
     for cls in classes:
         assert not inspect.isabstract(cls), f"{cls.__name__} is abstract: {sorted(cls.__abstractmethods__)}"
+
+
+def _benchmark_classes():
+    for name in MODULES:
+        module = importlib.import_module(f"benchmarks.{name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and isinstance(getattr(cls, "method", None), str) \
+                    and not inspect.isabstract(cls):
+                yield cls
+
+
+def _benchmarks_of(cls, prefix):
+    return [n for n in dir(cls) if n.startswith(prefix) and callable(getattr(cls, n))]
+
+
+#: ``track_`` benchmarks that measure resources, not clustering quality.
+RESOURCE_TRACKS = {"track_fit_peak_mb"}
+
+
+def test_every_registered_method_has_time_peakmem_and_quality_benchmarks():
+    """Each registered method (built-in families and those still to land) is timed, its
+    peak memory measured and its clustering quality tracked by some class whose
+    ``method`` names it; a new method without them fails here."""
+    from ccbench.registry import list_methods
+
+    found = {}
+    for cls in _benchmark_classes():
+        kinds = found.setdefault(cls.method, set())
+        kinds |= {"time_" for _ in _benchmarks_of(cls, "time_")}
+        kinds |= {"peakmem_" for _ in _benchmarks_of(cls, "peakmem_")}
+        kinds |= {"quality track_" for n in _benchmarks_of(cls, "track_") if n not in RESOURCE_TRACKS}
+    needed = {"time_", "peakmem_", "quality track_"}
+    missing = {spec.name: sorted(needed - found.get(spec.name, set())) for spec in list_methods()}
+    missing = {name: kinds for name, kinds in missing.items() if kinds}
+    assert not missing, (
+        f"registered methods without benchmarks: {missing}; add a common.EstimatorBenchmark "
+        "subclass with method = '<name>' to tests/benchmarks/bench_<family>.py (docs/benchmarks.md)"
+    )
