@@ -1,0 +1,91 @@
+"""Method defaults live once, in the estimators: a method YAML holds ``name`` and deviations.
+
+For every file in ``conf/method``: composing it gives the estimator's
+``get_params()`` plus exactly the values the file declares, every declared
+value is a real parameter that differs from the default it replaces (a
+repeated default is the duplication this test exists to stop), and every
+registered method has a file.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from hydra import compose, initialize_config_module
+
+import ccbench
+import ccbench_conf
+
+METHOD_DIR = Path(ccbench_conf.__file__).parent / "method"
+FILES = sorted(METHOD_DIR.glob("*.yaml"))
+RESERVED = ("name", "n_clusters")  # n_clusters is resolved by the harness, not passed as written
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _hydra():
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        yield
+
+
+def _compose(stem: str) -> dict:
+    return dict(compose("config", overrides=[f"method={stem}"]).method)
+
+
+def _own_values(path: Path) -> dict:
+    """The values a file writes itself (not those its defaults list brings in)."""
+    text = yaml.safe_load(path.read_text()) or {}
+    return {k: v for k, v in text.items() if k != "defaults"}
+
+
+def _parent_values(path: Path) -> dict:
+    text = yaml.safe_load(path.read_text()) or {}
+    parents = [d for d in text.get("defaults", []) if isinstance(d, str) and d != "_self_"]
+    merged = {}
+    for parent in parents:
+        merged.update(_compose(parent))
+    return merged
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
+        return True
+    return a == b
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_method_yaml_is_defaults_plus_declared_deviations(path):
+    composed = _compose(path.stem)
+    spec = ccbench.registry.get_method_spec(composed["name"])
+    defaults = spec.estimator().get_params()
+    declared = {k: v for k, v in composed.items() if k not in RESERVED}
+    unknown = sorted(set(declared) - set(defaults))
+    assert not unknown, f"{path.name}: {unknown} are not parameters of {spec.estimator.__name__}"
+    est = ccbench.make_method(composed["name"], **declared)
+    assert est.get_params() == {**defaults, **declared}
+
+    own = {k: v for k, v in _own_values(path).items() if k not in RESERVED}
+    baseline = {**defaults, **{k: v for k, v in _parent_values(path).items() if k not in RESERVED}}
+    repeated = sorted(k for k, v in own.items() if k in baseline and _same(v, baseline[k]))
+    assert not repeated, (
+        f"{path.name} repeats the default(s) {repeated}; keep only values that differ "
+        f"from {spec.estimator.__name__}'s defaults (or its parent config)"
+    )
+
+
+def test_every_registered_method_has_a_config():
+    stems = {p.stem for p in FILES}
+    missing = sorted(s.name for s in ccbench.list_methods(load=False) if s.name not in stems)
+    assert not missing, f"no conf/method/<name>.yaml for {missing}"
+
+
+def test_methods_that_need_k_get_it_from_the_harness():
+    for spec in ccbench.list_methods():
+        path = METHOD_DIR / f"{spec.name}.yaml"
+        if spec.needs_n_clusters and path.exists():
+            assert "n_clusters" in _compose(spec.name), f"{path.name} lacks n_clusters (true_k, an int or from_method)"
+        if spec.needs_n_clusters:
+            assert "n_clusters" in inspect.signature(spec.estimator).parameters
