@@ -145,7 +145,7 @@ def test_pck_means_penalty_trades_distance_against_violations():
 def test_pck_means_confidence_scales_the_penalty():
     from ccbench_plugins.kmeans.pck_means import violation_cost
 
-    cons = Constraints(must_link=[[0, 1]], cannot_link=[[2, 3]], n_samples=4, must_link_confidence=[0.5])
+    cons = Constraints(must_link=[[0, 1]], cannot_link=[[2, 3]], n_samples=4, must_link_weight=[0.5])
     assert violation_cost(cons, np.array([0, 1, 1, 1]), 4.0) == pytest.approx(0.5 * 4 + 4)
     assert violation_cost(cons, np.array([0, 0, 0, 1]), np.inf) == 0.0
 
@@ -229,7 +229,7 @@ def test_bp_equals_enumeration_on_trees(seed):
     exact = CannotLinkNetwork(edges, 9, 3, 10**6).infer(phi)[0]
     bp_net = CannotLinkNetwork(edges, 9, 3, 1)
     assert not bp_net.is_exact
-    np.testing.assert_allclose(bp_net.infer(phi)[0], exact, atol=1e-7)
+    np.testing.assert_allclose(bp_net.infer(phi, bp_tol=1e-12)[0], exact, atol=1e-8)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -269,3 +269,12 @@ def test_constrained_em_fit_meets_constraints_and_raises_when_infeasible():
     triangle = Constraints(cannot_link=[[0, 1], [1, 2], [0, 2]], n_samples=len(X))
     with pytest.raises(InfeasibleConstraintsError):
         make_method("constrained_em", n_clusters=2, random_state=0).fit(X, constraints=triangle)
+
+
+def test_constrained_em_inconsistent_pairs_raise_or_drop():
+    X, _ = _blobs(seed=0)
+    cons = Constraints(must_link=[[0, 1], [1, 2]], cannot_link=[[0, 2], [0, 40]], n_samples=len(X))
+    with pytest.raises(InfeasibleConstraintsError, match="chunklet"):
+        make_method("constrained_em", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    est = make_method("constrained_em", n_clusters=3, inconsistent="drop", random_state=0).fit(X, constraints=cons)
+    assert est.labels_[0] == est.labels_[1] == est.labels_[2] != est.labels_[40]

@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
-from scipy.special import logsumexp
 
 from ccbench.base import (
     ConstrainedClusterer,
@@ -22,6 +21,14 @@ from ccbench.base import (
 from .core import Units, group_sums, initial_centres, sq_dists
 
 COVARIANCE_TYPES = ("full", "diag", "spherical")
+
+
+def logsumexp(a, axis=None, keepdims=False):
+    """log sum exp (scipy's has a per-call overhead that dominates the small calls here)."""
+    m = np.max(a, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    out = np.log(np.sum(np.exp(a - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else (out.item() if axis is None else np.squeeze(out, axis=axis))
 
 
 # --------------------------------------------------------------------------- Gaussians
@@ -120,7 +127,7 @@ class CannotLinkNetwork:
         """sum over components of log sum_{feasible labelings} prod alpha (singletons: 0)."""
         return sum(logsumexp(log_w[conf].sum(1)) for _, conf in self.exact)
 
-    def infer(self, phi, *, bp_max_iter=200, bp_tol=1e-8, damping=0.5):
+    def infer(self, phi, *, bp_max_iter=300, bp_tol=1e-7, damping=0.5):
         """Posterior marginals (n_units, k), MAP-style labels, and the data log-likelihood
         part ``sum log sum_L prod exp(phi)`` (exact components; BP ones: see Notes)."""
         resp = np.exp(phi - logsumexp(phi, axis=1, keepdims=True))
@@ -142,25 +149,34 @@ class CannotLinkNetwork:
         return resp, labels, ll
 
     def _bp(self, phi, max_iter, tol, damping):
-        """Loopy BP for the "different labels" pair potential, in the log domain.
+        """Damped loopy BP for the "different labels" pair potential, in the log domain.
 
-        Message i -> j: m(h) = sum_{h' != h} cavity_i(h') = 1 - cavity_i(h).
+        Message i -> j: m(h) = sum_{h' != h} cavity_i(h') = 1 - cavity_i(h), taken as
+        log1p(-p) except at each row's largest entry, where the sum of the others is
+        exact (1 - p loses all digits as p -> 1). Messages warm-start from the previous
+        call (EM moves phi little between iterations).
         """
-        k = self.k
-        logm = np.full((len(self.src), k), -np.log(k))
-        off = ~np.eye(k, dtype=bool)
+        k, E = self.k, len(self.src)
+        logm = getattr(self, "_logm", None)
+        if logm is None or logm.shape != (E, k):
+            logm = np.full((E, k), -np.log(k))
+        rows = np.arange(E)
         for _ in range(max_iter):
             total = phi + group_sums(self.dst, logm, self.n_units)
             cav = total[self.src] - logm[self.rev]
             cav -= logsumexp(cav, axis=1, keepdims=True)
-            # log sum_{h' != h} exp(cav_h'): mask the diagonal of a (E, k, k) array
-            new = logsumexp(np.where(off[None], cav[:, None, :], -np.inf), axis=2)
+            top = np.argmax(cav, axis=1)
+            new = np.log1p(-np.exp(np.minimum(cav, -1e-300)))
+            others = cav.copy()
+            others[rows, top] = -np.inf
+            new[rows, top] = logsumexp(others, axis=1)
             new -= logsumexp(new, axis=1, keepdims=True)
             new = np.logaddexp(np.log(1 - damping) + new, np.log(damping) + logm)
             delta = np.max(np.abs(np.exp(new) - np.exp(logm)))
             logm = new
             if delta < tol:
                 break
+        self._logm = logm
         total = phi + group_sums(self.dst, logm, self.n_units)
         b = np.exp(total - logsumexp(total, axis=1, keepdims=True))
         nodes = self.bp_nodes
@@ -243,6 +259,11 @@ class ConstrainedEM(ConstrainedClusterer):
         Stop when the log-likelihood per sample changes by less than ``tol``.
     max_configurations : int, default=4096
         Largest ``n_clusters ** size`` of a cannot-link component enumerated exactly.
+    inconsistent : {"raise", "drop"}, default="raise"
+        A cannot-link between two points of one must-link chunklet (noisy
+        constraints) raises :class:`ccbench.base.InfeasibleConstraintsError`, or
+        is dropped (``"drop"``: the Markov network has no edge from a chunklet to
+        itself, as SSAP-G ignores such cannot-links).
     random_state : int, Generator or None, default=None
 
     Attributes
@@ -299,6 +320,7 @@ class ConstrainedEM(ConstrainedClusterer):
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "tol": [Interval(numbers.Real, 0, None)],
         "max_configurations": [Interval(numbers.Integral, 1, None)],
+        "inconsistent": [Options("raise", "drop")],
         "random_state": ["random_state"],
     }
 
@@ -313,6 +335,7 @@ class ConstrainedEM(ConstrainedClusterer):
         max_iter=100,
         tol=1e-3,
         max_configurations=4096,
+        inconsistent="raise",
         random_state=None,
     ):
         self.n_clusters = n_clusters
@@ -323,6 +346,7 @@ class ConstrainedEM(ConstrainedClusterer):
         self.max_iter = max_iter
         self.tol = tol
         self.max_configurations = max_configurations
+        self.inconsistent = inconsistent
         self.random_state = random_state
 
     def _start(self, X, cons, units, rng):
@@ -347,7 +371,7 @@ class ConstrainedEM(ConstrainedClusterer):
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
         rng = check_random_state(self.random_state)
-        units = Units.build(X, cons)
+        units = Units.build(X, cons, drop_inconsistent=self.inconsistent == "drop")
         if self.n_clusters == 1 and len(units.cannot):
             raise InfeasibleConstraintsError("cannot-links need n_clusters >= 2")
         net = CannotLinkNetwork(units.cannot, units.n_units, self.n_clusters, self.max_configurations)

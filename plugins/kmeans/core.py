@@ -84,13 +84,16 @@ class Units:
         return len(self.size)
 
     @classmethod
-    def build(cls, X: np.ndarray, constraints: Constraints) -> "Units":
-        """Raise :class:`InfeasibleConstraintsError` when a cannot-link joins a chunklet."""
+    def build(cls, X: np.ndarray, constraints: Constraints, *, drop_inconsistent: bool = False) -> "Units":
+        """Raise :class:`InfeasibleConstraintsError` when a cannot-link joins a chunklet,
+        or drop such cannot-links when ``drop_inconsistent``."""
         _, unit_of = np.unique(constraints.chunklet_labels(), return_inverse=True)
         n_units = int(unit_of.max()) + 1
         size = np.bincount(unit_of, minlength=n_units).astype(float)
         mean = group_sums(unit_of, X, n_units) / size[:, None]
         cl = unit_of[constraints.cannot_link]
+        if drop_inconsistent:
+            cl = cl[cl[:, 0] != cl[:, 1]]
         if len(cl) and np.any(cl[:, 0] == cl[:, 1]):
             i, j = constraints.cannot_link[np.flatnonzero(cl[:, 0] == cl[:, 1])[0]]
             raise InfeasibleConstraintsError(
