@@ -52,7 +52,7 @@ CHECKS = (
     Check("ratio", r"track_ratio_vs_sklearn|track_ratio_scssap_vs_ap"),
     # Memory does not depend on repeats, so the quick mode's skip of the heavy sizes
     # (ap at n = 5000) and the fork server (one library import) only save time.
-    Check("memory", r"(APFit|SCSSAPFit)\.(peakmem_fit|track_fit_peak_mb)",
+    Check("memory", r"^(bench_ap\.APFit|bench_scssap\.SCSSAPFit)\.(peakmem_fit|track_fit_peak_mb)$",
           env=(("CCBENCH_BENCH_QUICK", "1"),), asv_args=("--launch-method", "forkserver")),
 )
 

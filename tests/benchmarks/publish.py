@@ -4,6 +4,7 @@ Usage (from anywhere)::
 
     python tests/benchmarks/publish.py            # asv publish, then rewrite .asv/html
     python tests/benchmarks/publish.py --serve    # ... and serve it at http://127.0.0.1:8080
+    python tests/benchmarks/publish.py --history main~20..main --steps 8   # fill history first
     python tests/benchmarks/publish.py --refresh-vendor   # re-fetch vendor/ with npm pack
 
 asv 0.6's ``index.html`` loads jQuery, flot (+ time, selection, categories, orderBars),
@@ -16,6 +17,13 @@ tag the table below does not know (a newer asv) stops the script with the URL to
 The page reads its data (``index.json``, ``graphs/``) with XMLHttpRequest, which browsers
 refuse for ``file://`` pages, so open it through a local web server (``--serve``, or
 ``asv preview``): the server is local, nothing is fetched from the internet.
+
+``--history RANGE`` first benchmarks the commits of ``RANGE`` (git range syntax, at most
+``--steps`` of them, evenly spaced) on the regression check's stable benchmarks
+(``check_regressions.CHECKS``), each commit built into asv's virtualenv; benchmarks that
+already have results are skipped (``--skip-existing``), so it can be rerun to extend the
+history.  ``CCBENCH_BENCH_QUICK=1`` (one repeat of the reference ratios, heavy sizes
+skipped) keeps it to about 1.5 minutes per commit on a loaded 2-core machine.
 """
 
 from __future__ import annotations
@@ -162,22 +170,98 @@ def refresh_vendor(vendor: Path = VENDOR) -> None:
         print(f"{digest}  {local}")
 
 
+def screenshot(html_dir: Path, out: Path, page: str = "", *, size=(1400, 1000), budget_ms=20000) -> None:
+    """Render ``html_dir/index.html#page`` in headless Chromium into ``out`` (PNG).
+
+    The page is served from 127.0.0.1; every other host is unreachable for the browser
+    (all requests go to a dead proxy and every name resolves to nothing), so the picture
+    shows what a machine without internet access sees.
+    """
+    import functools
+    import threading
+
+    browser = next((b for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+    if browser is None:
+        sys.exit("--screenshot needs Chromium (Debian: apt-get install chromium)")
+    handler = functools.partial(_QuietHandler, directory=str(html_dir))
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        url = f"http://127.0.0.1:{server.server_address[1]}/index.html" + (f"#{page}" if page else "")
+        cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+               f"--window-size={size[0]},{size[1]}", "--proxy-server=127.0.0.1:9",
+               "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+               f"--virtual-time-budget={budget_ms}", f"--screenshot={Path(out).resolve()}", url]
+        subprocess.run(cmd, check=True, capture_output=True, timeout=180)
+        server.shutdown()
+    served = _QuietHandler.served
+    vendored = sorted(p for p in served if p.startswith("/vendor/"))
+    print(f"{url} -> {out}: served {len(served)} files, {len(vendored)} of {len(ASSETS)} vendored ones, "
+          f"{sum(p.startswith('/graphs/') for p in served)} graph data files")
+    missing = {f"/vendor/{a.local}" for a in ASSETS} - set(vendored)
+    if missing:
+        raise RuntimeError(f"the page did not load {sorted(missing)}")
+
+
+import http.server  # noqa: E402  (only the screenshot needs it)
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    """Serves the dashboard and records which files the page asked for."""
+
+    served: set = set()
+
+    def do_GET(self):
+        type(self).served.add(self.path.split("?")[0])
+        super().do_GET()
+
+    def log_message(self, format, *args):  # noqa: A002 - the base class's name
+        pass
+
+
+def fill_history(config: Path, commits: str, steps: int | None) -> None:
+    """``asv run --skip-existing`` of each regression-check group over ``commits``."""
+    import os
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from check_regressions import CHECKS
+
+    for check in CHECKS:
+        cmd = [sys.executable, "-m", "asv", "run", "--config", str(config), "--skip-existing", "--show-stderr",
+               "--bench", check.bench, *check.asv_args, *(["--steps", str(steps)] if steps else []), commits]
+        print("+", " ".join(cmd[2:]), flush=True)
+        env = dict(os.environ, **dict(check.env), CCBENCH_BENCH_QUICK="1")
+        # A commit that cannot be built or benchmarked leaves a gap in the graphs, not an error.
+        subprocess.run(cmd, cwd=config.parent, env=env, check=False)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--serve", action="store_true", help="serve the dashboard at http://127.0.0.1:PORT")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--history", metavar="RANGE", help="first benchmark the commits of RANGE (e.g. main~20..main)")
+    parser.add_argument("--steps", type=int, help="with --history: at most this many commits, evenly spaced")
     parser.add_argument("--refresh-vendor", action="store_true", help="re-fetch vendor/ from npm and exit")
+    parser.add_argument("--screenshot", metavar="PNG", help="render the published page offline in headless Chromium")
+    parser.add_argument("--page", default="", help="with --screenshot: the page's #fragment, e.g. a benchmark name")
+    parser.add_argument("--no-publish", action="store_true", help="use the html directory as it is")
     parser.add_argument("--config", default=str(ROOT / "asv.conf.json"), help="asv config (default: the repo's)")
     args, asv_args = parser.parse_known_args(argv)
     if args.refresh_vendor:
         refresh_vendor()
         return 0
     config = Path(args.config).resolve()
-    subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
-                   cwd=config.parent, check=True)
+    subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=config.parent, check=True,
+                   stdout=subprocess.DEVNULL)
+    if args.history:
+        fill_history(config, args.history, args.steps)
     html_dir = config.parent / json.loads(_strip_comments(config.read_text()))["html_dir"]
-    install(html_dir)
-    print(f"dashboard written to {html_dir} (no internet needed; open it through a local server)")
+    if not args.no_publish:
+        subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
+                       cwd=config.parent, check=True)
+        install(html_dir)
+        print(f"dashboard written to {html_dir} (no internet needed; open it through a local server)")
+    if args.screenshot:
+        screenshot(html_dir, Path(args.screenshot), args.page)
     if args.serve:
         import functools
         import http.server
