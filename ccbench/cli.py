@@ -103,7 +103,10 @@ def _plugins(args) -> int:
 
     registry.load_plugins(args.plugin or [])
     print(plugins_table(all=args.all))
-    return 0
+    broken = registry.broken_plugins()
+    for plugin in broken:
+        print(f"ccbench plugins: {plugin}", file=sys.stderr)
+    return 1 if broken else 0
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -14,7 +14,12 @@ A plugin is any module (or object) with functions decorated by
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pluggy
+
+if TYPE_CHECKING:  # the registry imports this module
+    from .registry import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, SchemeSpec
 
 hookspec = pluggy.HookspecMarker("ccbench")
 hookimpl = pluggy.HookimplMarker("ccbench")
@@ -24,7 +29,7 @@ hookimpl = pluggy.HookimplMarker("ccbench")
 
 
 @hookspec
-def ccbench_methods() -> list:
+def ccbench_methods() -> list[MethodSpec]:
     """Return the clustering methods this plugin provides.
 
     :return: a list of :class:`ccbench.registry.MethodSpec`.
@@ -37,7 +42,7 @@ def ccbench_methods() -> list:
 
 
 @hookspec
-def ccbench_datasets() -> list:
+def ccbench_datasets() -> list[DatasetSpec]:
     """Return the data sets this plugin provides.
 
     :return: a list of :class:`ccbench.registry.DatasetSpec`.
@@ -47,7 +52,7 @@ def ccbench_datasets() -> list:
 
 
 @hookspec
-def ccbench_constraint_schemes() -> list:
+def ccbench_constraint_schemes() -> list[SchemeSpec]:
     """Return constraint schemes (how supervision is drawn from true labels).
 
     :return: a list of :class:`ccbench.registry.SchemeSpec`.
@@ -57,7 +62,7 @@ def ccbench_constraint_schemes() -> list:
 
 
 @hookspec
-def ccbench_noise_injectors() -> list:
+def ccbench_noise_injectors() -> list[NoiseSpec]:
     """Return noise injectors (label noise before drawing, or constraint flips after).
 
     :return: a list of :class:`ccbench.registry.NoiseSpec`.
@@ -70,7 +75,7 @@ def ccbench_noise_injectors() -> list:
 
 
 @hookspec
-def ccbench_metrics() -> list:
+def ccbench_metrics() -> list[MetricSpec]:
     """Return evaluation metrics.
 
     :return: a list of :class:`ccbench.registry.MetricSpec`.

@@ -1,9 +1,15 @@
 """The plugin registry: one pluggy manager, specs by kind, look-up by name.
 
-Start-up follows pytest: create the manager, add the hook specs, load the
-``ccbench`` entry-point group (built-ins are advertised there too), then any
-extra plugin modules named by the caller, and finally ``check_pending()`` so a
-misspelt hook is an error rather than silently ignored.
+Start-up follows pytest: create the manager, add the hook specs, register the
+core built-ins, then every plugin of the ``ccbench`` entry-point group (the
+built-in algorithm families are advertised there too), each followed by
+``check_pending()`` so a misspelt hook is an error rather than silently ignored.
+
+One broken package does not take the others down: an entry point that fails to
+import or to validate is unregistered, recorded (:func:`broken_plugins`, naming
+the distribution and the module) and reported with a ``RuntimeWarning``; the
+look-up errors and ``ccbench plugins`` name it. A plugin module the caller asks
+for explicitly (:func:`load_plugins`) raises instead, naming the module.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import threading
+import warnings
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -39,6 +46,8 @@ __all__ = [
     "list_noise",
     "list_metrics",
     "UnknownNameError",
+    "BrokenPlugin",
+    "broken_plugins",
 ]
 
 # Built-in core plugins (data sets, schemes, noise, metrics). Built-in
@@ -188,16 +197,45 @@ _lock = threading.Lock()
 _pm: pluggy.PluginManager | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class BrokenPlugin:
+    """An entry-point plugin that could not be registered (start-up goes on without it)."""
+
+    distribution: str
+    module: str
+    error: str
+
+    def __str__(self):
+        return f"plugin {self.module!r} from the package {self.distribution!r} failed to load: {self.error}"
+
+
+_broken: list[BrokenPlugin] = []
+
+
+def broken_plugins() -> list[BrokenPlugin]:
+    """Entry-point plugins that failed to import or to validate, with the reason."""
+    get_plugin_manager()
+    return list(_broken)
+
+
 def _new_plugin_manager() -> pluggy.PluginManager:
     pm = pluggy.PluginManager("ccbench")
     pm.add_hookspecs(hookspecs)
     for modname in BUILTIN_PLUGINS:
         _import_and_register(pm, modname)
-    try:
-        pm.load_setuptools_entrypoints("ccbench")
-    except Exception as exc:  # name the plugin that broke start-up
-        raise ImportError(f"could not load a ccbench entry-point plugin: {exc!r}") from exc
-    pm.check_pending()
+    _broken.clear()
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="ccbench"):
+        if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
+            continue
+        try:
+            _register(pm, ep.load(), ep.name)
+        except Exception as exc:  # one broken package must not take the others down
+            dist = ep.dist.name if ep.dist is not None else "?"
+            broken = BrokenPlugin(dist, ep.value, f"{type(exc).__name__}: {exc}")
+            _broken.append(broken)
+            warnings.warn(f"ccbench: {broken}; its methods are unavailable", RuntimeWarning, stacklevel=2)
     return pm
 
 
@@ -206,15 +244,23 @@ def _import_and_register(pm: pluggy.PluginManager, modname: str):
         return pm.get_plugin(modname)
     try:
         module = importlib.import_module(modname)
-    except ImportError as exc:
+    except Exception as exc:
         raise ImportError(f"could not import ccbench plugin module {modname!r}: {exc}") from exc
     return _register(pm, module, modname)
 
 
 def _register(pm: pluggy.PluginManager, plugin: Any, name: str | None):
+    """Register ``plugin``; a hook without a spec unregisters it again and names it."""
     pm.register(plugin, name=name)
-    pm.check_pending()  # a hook without a spec is an error, not silently ignored
-    _clear_caches()
+    try:
+        pm.check_pending()  # a hook without a spec is an error, not silently ignored
+    except pluggy.PluginValidationError as exc:
+        pm.unregister(plugin)
+        raise pluggy.PluginValidationError(
+            plugin, f"ccbench plugin {name or plugin!r} was not registered: {exc}"
+        ) from exc
+    finally:
+        _clear_caches()
     return plugin
 
 
@@ -284,7 +330,8 @@ def _lookup(kind: str, name: str, what: str):
         return table[name]
     except KeyError:
         known = ", ".join(table) or "(none registered)"
-        raise UnknownNameError(f"unknown {what} {name!r}; known {what}s: {known}") from None
+        note = "".join(f"; note: {b}" for b in _broken)
+        raise UnknownNameError(f"unknown {what} {name!r}; known {what}s: {known}{note}") from None
 
 
 def get_method_spec(name: str) -> MethodSpec:

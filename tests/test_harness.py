@@ -128,14 +128,11 @@ def plugin_dir(tmp_path_factory):
 
 
 @pytest.fixture
-def plugin(plugin_dir, monkeypatch):
+def plugin(plugin_dir, throwaway_plugin):
     """The plugin module, importable and registered; unregistered afterwards."""
-    monkeypatch.syspath_prepend(str(plugin_dir))
-    module = registry.register_plugin(PLUGIN)
+    module = throwaway_plugin(PLUGIN_SOURCE, name=PLUGIN, directory=plugin_dir)
     module.BOOM, module.TRUE_LABELS, module.INTERRUPT_AT, module.CALLS[0] = True, None, None, 0
-    yield module
-    registry.unregister_plugin(PLUGIN)
-    sys.modules.pop(PLUGIN, None)
+    return module
 
 
 def _ccbench(args, plugin_dir, cwd, expect=0):

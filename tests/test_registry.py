@@ -35,12 +35,8 @@ PLUGIN_SOURCE = textwrap.dedent(
 
 
 @pytest.fixture
-def throwaway_plugin(tmp_path, monkeypatch):
-    (tmp_path / "throwaway_ccbench_plugin.py").write_text(PLUGIN_SOURCE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    yield "throwaway_ccbench_plugin"
-    registry.unregister_plugin("throwaway_ccbench_plugin")
-    sys.modules.pop("throwaway_ccbench_plugin", None)
+def split_plugin(throwaway_plugin):
+    return throwaway_plugin(PLUGIN_SOURCE, register=False)
 
 
 def test_builtins_are_registered_through_the_entry_point_group():
@@ -52,9 +48,9 @@ def test_builtins_are_registered_through_the_entry_point_group():
     assert {"ccbench_plugins.affinity", "ccbench_plugins.scap", "ccbench_plugins.kmeans"} <= advertised
 
 
-def test_throwaway_plugin_is_listed_and_runnable(throwaway_plugin):
+def test_throwaway_plugin_is_listed_and_runnable(split_plugin):
     assert "throwaway_split" not in {s.name for s in ccbench.list_methods()}
-    registry.load_plugins([throwaway_plugin])
+    registry.load_plugins([split_plugin])
     spec = registry.get_method_spec("throwaway_split")
     assert spec.summary == "split on feature 0"
     X = np.r_[np.zeros((5, 2)), np.ones((5, 2))]
@@ -122,3 +118,78 @@ def test_public_api_quick_start():
 def test_noise_spec_validates_its_stage():
     with pytest.raises(ValueError, match="stage must be 'labels' or 'constraints'"):
         registry.NoiseSpec("x", lambda y, *, rate, rng: y, "before")
+
+
+# -- broken third-party packages ---------------------------------------------------
+
+GOOD_SOURCE = """
+from ccbench.hookspecs import hookimpl
+from ccbench.registry import MethodSpec
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("good_third_party", "ccbench_plugins.kmeans.kmeans:KMeansClusterer", "still works",
+                       needs_n_clusters=True)]
+"""
+
+
+def _fake_distribution(root, dist, module, source):
+    """An installed package as importlib.metadata sees it: a dist-info with one ccbench entry point."""
+    info = root / f"{dist}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ccbench]\n{dist} = {module}\n")
+    (root / f"{module}.py").write_text(source)
+
+
+@pytest.fixture
+def broken_packages(tmp_path, monkeypatch):
+    _fake_distribution(tmp_path, "brokenimport", "brokenimport_plugin", "import no_such_module_xyz\n")
+    _fake_distribution(tmp_path, "misspelthook", "misspelthook_plugin",
+                       "from ccbench.hookspecs import hookimpl\n@hookimpl\ndef ccbench_method():\n    return []\n")
+    _fake_distribution(tmp_path, "goodthirdparty", "goodthirdparty_plugin", GOOD_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "_pm", None)  # a fresh start-up that sees the fake packages
+    registry._clear_caches()
+    yield tmp_path
+    registry._pm = None
+    registry._clear_caches()
+    for mod in ("brokenimport_plugin", "misspelthook_plugin", "goodthirdparty_plugin"):
+        sys.modules.pop(mod, None)
+
+
+def test_broken_packages_are_named_and_the_rest_still_works(broken_packages):
+    with pytest.warns(RuntimeWarning, match="brokenimport"):
+        names = {s.name for s in ccbench.list_methods()}
+    assert {"ap", "kmeans", "good_third_party"} <= names
+    broken = {b.distribution: b for b in registry.broken_plugins()}
+    assert set(broken) == {"brokenimport", "misspelthook"}
+    assert broken["brokenimport"].module == "brokenimport_plugin"
+    assert "no_such_module_xyz" in broken["brokenimport"].error
+    assert "ccbench_method" in broken["misspelthook"].error
+    assert registry.get_plugin_manager().get_plugin("misspelthook") is None  # unregistered again
+    with pytest.raises(UnknownNameError, match="brokenimport"):
+        ccbench.make_method("from_the_broken_package")
+
+
+def test_plugins_command_lists_the_rest_and_names_the_broken(broken_packages):
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken_packages), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "ccbench.cli", "plugins"], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "good_third_party" in proc.stdout and "scssap" in proc.stdout
+    assert "'brokenimport'" in proc.stderr and "'misspelthook'" in proc.stderr
+
+
+def test_a_misspelt_explicit_plugin_is_unregistered_and_later_ones_work(throwaway_plugin):
+    bad = throwaway_plugin("from ccbench.hookspecs import hookimpl\n@hookimpl\ndef ccbench_metric():\n    return []\n",
+                           register=False)
+    with pytest.raises(Exception, match=f"{bad}.*not registered.*ccbench_metric"):
+        registry.load_plugins([bad])
+    assert registry.get_plugin_manager().get_plugin(bad) is None
+    good = throwaway_plugin(PLUGIN_SOURCE, register=False)
+    registry.load_plugins([good])
+    assert registry.get_method_spec("throwaway_split").summary == "split on feature 0"
