@@ -143,3 +143,14 @@ def test_noise_reports_largest_spread_per_kind(tmp_path):
     out = cr.noise(runs)
     assert "largest max/min of kind 'ratio': 1.100" in out
     assert "largest max/min of kind 'memory': 1.000" in out
+
+
+def test_checked_benchmarks_are_the_stable_ones():
+    assert cr.kind_of(RATIO, ("2000", "'numba'")) == "ratio"
+    assert cr.kind_of("bench_scssap.SCSSAPVsAP.track_ratio_scssap_vs_ap", ("500", "'numpy'")) == "ratio"
+    assert cr.kind_of("bench_ap.APFit.peakmem_fit", ("2000", "'numpy'")) == "memory"
+    assert cr.kind_of("bench_scssap.SCSSAPFit.track_fit_peak_mb", ("2000", "0.1")) == "memory"
+    assert cr.kind_of("bench_ap.APFit.peakmem_fit", ("500", "'numpy'")) is None
+    assert cr.kind_of("bench_scap.SCAPFit.peakmem_fit", ("2000", "'dense'")) is None  # not "APFit"
+    assert cr.kind_of("bench_ap.APFit.time_fit", ("2000", "'numba'")) is None
+    assert cr.kind_of("bench_ap.APVsSklearn.track_ms_per_iteration", ("2000", "'numba'")) is None
