@@ -1,9 +1,32 @@
-"""SDP family (Okabe & Yamada 2010): ``rn_sdp`` and ``kmedoids``."""
+"""SDP family (Okabe & Yamada 2010): ``rn_sdp`` and ``kmedoids``.
+
+The RN-SDP problem, its reduction over must-link chunklets, its feasibility analysis and
+the k-medoids swap live in :mod:`.core`; the ADMM and cvxpy solvers in :mod:`._solvers`.
+"""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MethodSpec
 
+_OKABE = "Okabe & Yamada, JACIII 2010"
+
 
 @hookimpl
 def ccbench_methods() -> list[MethodSpec]:
-    return []
+    return [
+        MethodSpec(
+            name="rn_sdp",
+            estimator=f"{__name__}.rn_sdp:RNSDP",
+            summary="SDP similarity learning with relational-neighbour bounds (t = 0: KK-means), k-medoids on K",
+            paper=_OKABE,
+            supervision=("must_link", "cannot_link"),
+            needs_n_clusters=True,
+            constraint_kind="hard",
+        ),
+        MethodSpec(
+            name="kmedoids",
+            estimator=f"{__name__}.kmedoids:KMedoids",
+            summary="k-medoids, Algorithm 1's greedy swap (or FasterPAM), squared Euclidean (unsupervised)",
+            paper=_OKABE,
+            needs_n_clusters=True,
+        ),
+    ]
