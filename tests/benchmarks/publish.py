@@ -218,14 +218,15 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def fill_history(config: Path, commits: str, steps: int | None) -> None:
-    """``asv run --skip-existing`` of each regression-check group over ``commits``."""
+def fill_history(config: Path, commits: str, steps: int | None, bench: str | None = None) -> None:
+    """``asv run --skip-existing`` of each regression-check group (or of ``bench``) over
+    ``commits``."""
     import os
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from check_regressions import CHECKS
+    from check_regressions import CHECKS, Check
 
-    for check in CHECKS:
+    for check in [Check("custom", bench)] if bench else CHECKS:
         cmd = [sys.executable, "-m", "asv", "run", "--config", str(config), "--skip-existing", "--show-stderr",
                "--bench", check.bench, *check.asv_args, *(["--steps", str(steps)] if steps else []), commits]
         print("+", " ".join(cmd[2:]), flush=True)
@@ -240,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--history", metavar="RANGE", help="first benchmark the commits of RANGE (e.g. main~20..main)")
     parser.add_argument("--steps", type=int, help="with --history: at most this many commits, evenly spaced")
+    parser.add_argument("--bench", help="with --history: asv --bench pattern instead of the regression check's")
     parser.add_argument("--refresh-vendor", action="store_true", help="re-fetch vendor/ from npm and exit")
     parser.add_argument("--screenshot", metavar="PNG", help="render the published page offline in headless Chromium")
     parser.add_argument("--page", default="", help="with --screenshot: the page's #fragment, e.g. a benchmark name")
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=config.parent, check=True,
                    stdout=subprocess.DEVNULL)
     if args.history:
-        fill_history(config, args.history, args.steps)
+        fill_history(config, args.history, args.steps, args.bench)
     html_dir = config.parent / json.loads(_strip_comments(config.read_text()))["html_dir"]
     if not args.no_publish:
         subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
