@@ -1,21 +1,18 @@
 """Similarity graphs shared by the algorithm plugins.
 
 These are data preparation, not algorithms: every plugin that needs a
-similarity matrix or a graph Laplacian takes it from here so that there is
-one definition of each.
+similarity matrix takes it from here so that there is one definition of
+each. (The k-NN graph and normalised Laplacian live in the spectral family's
+core, their only user.)
 """
 
 from __future__ import annotations
 
 import numpy as np
-from scipy import sparse
-from sklearn.neighbors import NearestNeighbors
 
 __all__ = [
     "negative_sq_euclidean",
     "median_preference",
-    "gaussian_knn_graph",
-    "normalized_laplacian",
 ]
 
 
@@ -60,43 +57,3 @@ def median_preference(S) -> float:
         raise ValueError("the median preference needs at least 2 points")
     off = S[~np.eye(n, dtype=bool)]
     return float(np.median(off))
-
-
-def gaussian_knn_graph(X, n_neighbors: int = 10, *, sigma=None, symmetrize: str = "max") -> sparse.csr_matrix:
-    """Symmetric k-NN graph with Gaussian weights exp(-||x_i - x_j||^2 / (2 sigma^2)).
-
-    ``sigma=None`` uses the mean distance to the k-th neighbour. ``symmetrize``
-    is ``"max"`` (edge if either is a neighbour of the other) or ``"mean"``.
-    """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    if not 1 <= n_neighbors < n:
-        raise ValueError(f"n_neighbors must be in [1, {n - 1}] for {n} points, got {n_neighbors}")
-    nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
-    dist, idx = nn.kneighbors(X)
-    dist, idx = dist[:, 1:], idx[:, 1:]
-    if sigma is None:
-        sigma = float(np.mean(dist[:, -1])) or 1.0
-    weights = np.exp(-(dist**2) / (2.0 * sigma**2))
-    rows = np.repeat(np.arange(n), n_neighbors)
-    W = sparse.csr_matrix((weights.ravel(), (rows, idx.ravel())), shape=(n, n))
-    if symmetrize == "max":
-        W = W.maximum(W.T)
-    elif symmetrize == "mean":
-        W = (W + W.T) * 0.5
-    else:
-        raise ValueError(f"symmetrize must be 'max' or 'mean', got {symmetrize!r}")
-    return W.tocsr()
-
-
-def normalized_laplacian(W, *, return_diag: bool = False):
-    """L = I - D^{-1/2} W D^{-1/2} (isolated nodes get degree 1)."""
-    dense = not sparse.issparse(W)
-    W = sparse.csr_matrix(W, dtype=np.float64)
-    deg = np.asarray(W.sum(axis=1)).ravel()
-    deg[deg == 0] = 1.0
-    d = 1.0 / np.sqrt(deg)
-    D = sparse.diags(d)
-    L = sparse.identity(W.shape[0], format="csr") - D @ W @ D
-    L = L.toarray() if dense else L.tocsr()
-    return (L, d) if return_diag else L

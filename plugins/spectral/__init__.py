@@ -1,9 +1,50 @@
-"""Spectral family (Fu et al. 2011): ``srcp``, ``ncuts``, ``spectral_learning``."""
+"""Spectral family: ``srcp``, ``e2cp``, ``ncuts``, ``spectral_learning``.
+
+All four share one k-NN Gaussian graph, one constraint propagation / similarity
+adjustment toolkit and one normalised spectral clustering step (:mod:`.core`).
+"""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MethodSpec
 
+_PAIRS = ("must_link", "cannot_link")
+
 
 @hookimpl
 def ccbench_methods() -> list[MethodSpec]:
-    return []
+    return [
+        MethodSpec(
+            name="srcp",
+            estimator=f"{__name__}.srcp:SRCP",
+            summary="symmetric graph-regularised constraint propagation (Lyapunov eq. 5), adjusted W, spectral clustering",
+            paper="Fu, Lu, Ip, Peng & Lu, AAAI 2011",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="soft",
+        ),
+        MethodSpec(
+            name="e2cp",
+            estimator=f"{__name__}.e2cp:E2CP",
+            summary="exhaustive and efficient constraint propagation (vertical + horizontal), adjusted W, spectral clustering",
+            paper="Lu & Ip, ECCV 2010",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="soft",
+        ),
+        MethodSpec(
+            name="ncuts",
+            estimator=f"{__name__}.ncuts:NCuts",
+            summary="normalised spectral clustering of the k-NN Gaussian graph (unsupervised baseline)",
+            paper="Shi & Malik, IEEE TPAMI 2000",
+            needs_n_clusters=True,
+        ),
+        MethodSpec(
+            name="spectral_learning",
+            estimator=f"{__name__}.spectral_learning:SpectralLearning",
+            summary="spectral learning: w_ij = 1 for must-links, 0 for cannot-links, then spectral clustering",
+            paper="Kamvar, Klein & Manning, IJCAI 2003",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="soft",
+        ),
+    ]

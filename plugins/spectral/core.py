@@ -1,0 +1,275 @@
+"""Shared pieces of the spectral family: graph, Laplacian, constraint propagation,
+similarity adjustment and normalised spectral clustering.
+
+``srcp``, ``e2cp``, ``ncuts`` and ``spectral_learning`` all build the same
+symmetric k-NN Gaussian graph (Fu et al. 2011, section "Graph Regularized
+Semi-supervised Learning": w_ii = 0, W = (W + W^T) / 2) and end in the same
+normalised spectral clustering (von Luxburg 2007, Ng-Jordan-Weiss); they differ
+only in how the supervision changes W. Only the propagated constraint matrix F
+and the adjusted W* are dense N x N; the graph stays sparse.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+import scipy.linalg
+from scipy import sparse
+from sklearn.cluster import KMeans
+from sklearn.neighbors import NearestNeighbors
+
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
+
+__all__ = [
+    "gaussian_knn_graph",
+    "normalized_laplacian",
+    "constraint_matrix",
+    "laplacian_eigh",
+    "propagate_eig",
+    "propagate_spreading",
+    "propagate_lyapunov",
+    "adjust_similarity",
+    "spectral_clustering",
+    "SpectralBase",
+]
+
+
+# --------------------------------------------------------------------------- graph
+
+
+def gaussian_knn_graph(X, n_neighbors: int = 10, *, sigma=None, symmetrize: str = "max") -> sparse.csr_matrix:
+    """Symmetric k-NN graph with Gaussian weights exp(-||x_i - x_j||^2 / (2 sigma^2)).
+
+    ``sigma=None`` uses the mean distance to the k-th neighbour. ``symmetrize``
+    is ``"max"`` (edge if either is a neighbour of the other) or ``"mean"``
+    (W = (W + W^T) / 2, the SRCP paper's rule). The diagonal is zero.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if not 1 <= n_neighbors < n:
+        raise ValueError(f"n_neighbors must be in [1, {n - 1}] for {n} points, got {n_neighbors}")
+    nn = NearestNeighbors(n_neighbors=n_neighbors + 1).fit(X)
+    dist, idx = nn.kneighbors(X)
+    # Drop each point itself (not simply column 0: with duplicate points another
+    # index can come first), keeping exactly n_neighbors others per row.
+    keep = idx != np.arange(n)[:, None]
+    keep[keep.sum(axis=1) > n_neighbors, -1] = False
+    dist = dist[keep].reshape(n, n_neighbors)
+    idx = idx[keep].reshape(n, n_neighbors)
+    if sigma is None:
+        sigma = float(np.mean(dist[:, -1])) or 1.0
+    weights = np.exp(-(dist**2) / (2.0 * sigma**2))
+    rows = np.repeat(np.arange(n), n_neighbors)
+    W = sparse.csr_matrix((weights.ravel(), (rows, idx.ravel())), shape=(n, n))
+    if symmetrize == "max":
+        W = W.maximum(W.T)
+    elif symmetrize == "mean":
+        W = (W + W.T) * 0.5
+    else:
+        raise ValueError(f"symmetrize must be 'max' or 'mean', got {symmetrize!r}")
+    return W.tocsr()
+
+
+def normalized_laplacian(W, *, return_diag: bool = False):
+    """L = I - D^{-1/2} W D^{-1/2} (isolated nodes get degree 1).
+
+    Dense in, dense out; sparse in, sparse (CSR) out. ``return_diag=True`` also
+    returns d = D^{-1/2} as a vector.
+    """
+    dense = not sparse.issparse(W)
+    W = sparse.csr_matrix(W, dtype=np.float64)
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    deg[deg == 0] = 1.0
+    d = 1.0 / np.sqrt(deg)
+    D = sparse.diags(d)
+    L = sparse.identity(W.shape[0], format="csr") - D @ W @ D
+    L = L.toarray() if dense else L.tocsr()
+    return (L, d) if return_diag else L
+
+
+def constraint_matrix(constraints, n_samples: int) -> sparse.csr_matrix:
+    """Y of eq. (2): +c for must-link, -c for cannot-link (symmetric, c = confidence, 1 by default)."""
+    ml, cl = constraints.must_link, constraints.cannot_link
+    i = np.concatenate([ml[:, 0], ml[:, 1], cl[:, 0], cl[:, 1]])
+    j = np.concatenate([ml[:, 1], ml[:, 0], cl[:, 1], cl[:, 0]])
+    ml_c, cl_c = constraints.must_link_weight, constraints.cannot_link_weight
+    v = np.concatenate([ml_c, ml_c, -cl_c, -cl_c]).astype(np.float64)
+    return sparse.csr_matrix((v, (i, j)), shape=(n_samples, n_samples))
+
+
+# --------------------------------------------------------------------------- propagation
+
+
+def laplacian_eigh(L) -> tuple[np.ndarray, np.ndarray]:
+    """Eigenvalues (clipped to [0, 2]) and orthonormal eigenvectors of the normalised Laplacian."""
+    L = L.toarray() if sparse.issparse(L) else np.array(L, dtype=np.float64)
+    lam, U = scipy.linalg.eigh(L, overwrite_a=True, check_finite=False)
+    return np.clip(lam, 0.0, 2.0), U
+
+
+def _rotate(U, Y) -> np.ndarray:
+    """U^T Y U for sparse Y, touching only the rows of the p constrained points
+    (O(p n^2) instead of a dense n^3 product)."""
+    Y = Y.tocsr()
+    idx = np.unique(Y.nonzero()[0])
+    if idx.size == 0:
+        return np.zeros((U.shape[1], U.shape[1]))
+    Up = U[idx]
+    Yp = Y[idx][:, idx].toarray()
+    return Up.T @ (Yp @ Up)
+
+
+def propagate_eig(lam, U, Y, *, mu: float) -> np.ndarray:
+    """F solving (mu I + L) F + F (mu I + L) = 2 mu Y (eq. 5) from L = U diag(lam) U^T.
+
+    In the eigenbasis the equation is diagonal: (a_i + a_j) G_ij = 2 mu (U^T Y U)_ij
+    with a = mu + lam, so F = U G U^T; every a_i + a_j >= 2 mu > 0 (Proposition 1).
+    """
+    a = mu + lam
+    G = _rotate(U, Y)
+    G *= 2.0 * mu
+    G /= a[:, None] + a[None, :]
+    F = U @ G
+    del G
+    F = F @ U.T
+    return _symmetrize(F)
+
+
+def propagate_e2cp(lam, U, Y, *, alpha: float) -> np.ndarray:
+    """Lu & Ip's exhaustive propagation F = (1 - alpha)^2 (I - alpha S)^{-1} Y (I - alpha S)^{-1}
+    (vertical then horizontal label propagation), in the eigenbasis of L = I - S."""
+    g = (1.0 - alpha) / (1.0 - alpha * (1.0 - lam))
+    G = _rotate(U, Y)
+    G *= g[:, None] * g[None, :]
+    F = U @ G
+    del G
+    F = F @ U.T
+    return _symmetrize(F)
+
+
+def propagate_spreading(W, Y, *, mu: float, tol: float, max_iter: int):
+    """Iterate eq. (7), F <- alpha/2 (S F + F S) + (1 - alpha) Y with alpha = 1/(1 + mu).
+
+    F stays symmetric, so F S = (S F)^T and one sparse-dense product per step
+    suffices. The map contracts with factor alpha; stop when max |F_t+1 - F_t| <= tol.
+    Returns ``(F, n_iter, converged)``.
+    """
+    alpha = 1.0 / (1.0 + mu)
+    L = normalized_laplacian(sparse.csr_matrix(W))
+    S = (sparse.identity(L.shape[0], format="csr") - L).tocsr()
+    Y0 = (1.0 - alpha) * Y.toarray()
+    F = Y0.copy()
+    for it in range(1, max_iter + 1):
+        T = S @ F
+        F_new = T + T.T
+        F_new *= 0.5 * alpha
+        F_new += Y0
+        delta = np.max(np.abs(F_new - F)) if F.size else 0.0
+        F = F_new
+        if delta <= tol:
+            return F, it, True
+    return F, max_iter, False
+
+
+def propagate_lyapunov(L, Y, *, mu: float) -> np.ndarray:
+    """Reference route: ``scipy.linalg.solve_continuous_lyapunov`` (Bartels-Stewart) on eq. (5)."""
+    L = L.toarray() if sparse.issparse(L) else np.asarray(L, dtype=np.float64)
+    A = L + mu * np.eye(L.shape[0])
+    return _symmetrize(scipy.linalg.solve_continuous_lyapunov(A, 2.0 * mu * Y.toarray()))
+
+
+def _symmetrize(F):
+    F += F.T
+    F *= 0.5
+    return F
+
+
+def adjust_similarity(W, F) -> np.ndarray:
+    """W* of eq. (9): 1 - (1 - F)(1 - W) where F >= 0, (1 + F) W where F < 0.
+
+    Written as W + F * (1 - W) or W + F * W, so each branch costs one pass.
+    F is clipped to [-1, 1] first: the paper treats F_ij as a confidence and the
+    formula leaves [0, 1] beyond that range.
+    """
+    Wd = W.toarray() if sparse.issparse(W) else np.array(W, dtype=np.float64)
+    Fc = np.clip(F, -1.0, 1.0)
+    factor = np.where(Fc >= 0, 1.0 - Wd, Wd)
+    factor *= Fc
+    del Fc
+    factor += Wd
+    return factor
+
+
+# --------------------------------------------------------------------------- clustering
+
+
+def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Generator):
+    """Normalised spectral clustering (Ng, Jordan & Weiss; von Luxburg 2007, section 5).
+
+    The k leading eigenvectors of D^{-1/2} W D^{-1/2} (the k smallest of the
+    normalised Laplacian), rows scaled to unit length, then k-means with
+    ``n_init`` starts seeded from ``rng``. Returns ``(labels, embedding)``.
+    """
+    n = W.shape[0]
+    M = W.toarray() if sparse.issparse(W) else np.array(W, dtype=np.float64)
+    deg = M.sum(axis=1)
+    deg[deg == 0] = 1.0
+    d = 1.0 / np.sqrt(deg)
+    M *= d[:, None]
+    M *= d[None, :]
+    # The k leading eigenpairs only (LAPACK's subset driver), not all n.
+    _, V = scipy.linalg.eigh(M, subset_by_index=[n - n_clusters, n - 1], overwrite_a=True, check_finite=False)
+    norms = np.linalg.norm(V, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    V = V / norms
+    seed = int(rng.integers(2**31 - 1))
+    km = KMeans(n_clusters, n_init=n_init, random_state=seed).fit(V)
+    return km.labels_.astype(np.intp), V
+
+
+# --------------------------------------------------------------------------- estimator base
+
+
+class SpectralBase(ConstrainedClusterer):
+    """Parameters and steps shared by the family's estimators (not registered itself).
+
+    Subclasses add their own parameters and implement :meth:`_affinity`, which
+    turns the sparse graph and the constraints into the matrix to cluster.
+    """
+
+    _parameter_constraints = {
+        "n_clusters": [Interval(numbers.Integral, 1, None)],
+        "n_neighbors": [Interval(numbers.Integral, 1, None)],
+        "sigma": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "symmetrize": [Options("mean", "max")],
+        "n_init": [Interval(numbers.Integral, 1, None)],
+        "random_state": ["random_state"],
+    }
+
+    def _graph(self, X):
+        # Tiny inputs (fewer than n_neighbors + 1 points) use every other point.
+        k = min(self.n_neighbors, X.shape[0] - 1)
+        return gaussian_knn_graph(X, k, sigma=self.sigma, symmetrize=self.symmetrize)
+
+    def _affinity(self, W, constraints):
+        raise NotImplementedError
+
+    def fit(self, X, y=None, *, constraints=None):
+        X, cons = self._validate_fit(X, constraints)
+        rng = check_random_state(self.random_state)
+        W = self._graph(X)
+        A = self._affinity(W, cons)
+        self.labels_, self.embedding_ = spectral_clustering(A, self.n_clusters, n_init=self.n_init, rng=rng)
+        self.affinity_matrix_ = A
+        return self
+
+
+def warn_not_converged(n_iter: int, tol: float) -> None:
+    warnings.warn(
+        f"constraint spreading (eq. 7) did not reach tol={tol:g} in {n_iter} iterations; "
+        f"raise max_iter or use solver='eig'",
+        ConvergenceWarning,
+        stacklevel=3,
+    )
