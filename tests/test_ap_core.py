@@ -1,6 +1,8 @@
 """The shared AP message core and the ``ap`` estimator."""
 
 
+import warnings
+
 import numpy as np
 import pytest
 from sklearn.cluster import AffinityPropagation
@@ -189,3 +191,16 @@ def test_resolve_backend():
     assert ap_core.resolve_backend("auto") == expected
     with pytest.raises(ValueError, match="backend"):
         ap_core.resolve_backend("gpu")
+
+
+@pytest.mark.parametrize("preference", [None, 1.0, -1.0])
+def test_equal_similarities_as_scikit_learn(preference):
+    # Without the special case, tie noise alone split ten identical points into 4 clusters.
+    for X in (np.ones((10, 2)), np.eye(4)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ref = AffinityPropagation(preference=preference, random_state=0).fit(X)
+        for name in ("ap", "scssap", "ssap_g"):
+            est = make_method(name, preference=preference, random_state=0).fit(X)
+            np.testing.assert_array_equal(est.labels_, ref.labels_, err_msg=name)
+            np.testing.assert_array_equal(est.cluster_centers_indices_, ref.cluster_centers_indices_)

@@ -437,9 +437,22 @@ def affinity_propagation(
     rho^(t) from s_hat^(t) and alpha^(t). Exemplars are identified from
     alpha^(T) + rho^(T). If no exemplar emerges (Psi empty), the labels are
     all -1, ``converged`` is False and a ``ConvergenceWarning`` is emitted.
+
+    Without pairwise factors, when every off-diagonal similarity is equal and
+    every preference is equal (to tie-noise precision), no messages are run and
+    the result is scikit-learn's: one cluster centred on point 0 if the
+    preference is at most the similarity, else every point its own exemplar.
     """
     backend = resolve_backend(backend)
     n, m = S.shape
+    if (factors is None or not factors.n_rows) and n == m and _equal_similarities(S):
+        # scikit-learn's special case: nothing to pass messages about (ten identical
+        # points otherwise split into several clusters by the tie noise alone).
+        gap = np.diagonal(S).mean() - (S.sum() - np.trace(S)) / (n * n - n)
+        own = gap > _noise_tolerance(np.abs(S).max())  # preference > similarity beyond the noise
+        labels = np.arange(n, dtype=np.intp) if own else np.zeros(n, dtype=np.intp)
+        exemplars = np.arange(n, dtype=np.intp) if own else np.zeros(1, dtype=np.intp)
+        return APResult(labels, exemplars, 0, True, np.zeros((n, m)), np.zeros((n, m)), None)
     n_ex = min(n, m) if n_exemplar_columns is None else int(n_exemplar_columns)
     A = np.zeros((n, m))
     R = np.zeros((n, m))
@@ -514,6 +527,28 @@ def affinity_propagation(
             text = f"did not converge in {max_iter} iterations; labels may be degenerate"
         warnings.warn(f"Affinity propagation {text}. Raise max_iter or damping.", ConvergenceWarning, stacklevel=2)
     return APResult(labels, exemplars, it, converged, A, R, msg)
+
+
+def _noise_tolerance(scale) -> float:
+    """A bound on differences made by :func:`add_tie_noise` ((eps s + 100 tiny) N(0, 1)) at ``|s| <= scale``."""
+    return 64 * np.finfo(np.float64).eps * scale + 1e4 * np.finfo(np.float64).tiny
+
+
+def _equal_similarities(S) -> bool:
+    """All off-diagonal entries equal and all diagonal entries equal, up to tie noise."""
+    n = S.shape[0]
+    if n < 2:
+        return False
+
+    def flat(values):
+        values = np.asarray(values)
+        return bool(np.isfinite(values).all()) and np.ptp(values) <= _noise_tolerance(np.abs(values).max())
+
+    first = np.r_[S[0, 1:], S[1:, 0]]
+    if not flat(first) or not flat(np.diagonal(S)):  # cheap exit on any real data
+        return False
+    off = ~np.eye(n, dtype=bool)
+    return bool(flat(S[off]))
 
 
 def add_tie_noise(S, rng: np.random.Generator, *, block_rows: int = 256):

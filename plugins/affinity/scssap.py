@@ -251,8 +251,10 @@ def metric_similarity(X, point_metrics):
     with a zero diagonal, like :func:`ccbench.similarity.negative_sq_euclidean`.
     Expanding (w_i + w_j) . (x_i - x_j)^2 gives one product L @ M.T of
     (n, 4d + 2) factors, so the only n x n array allocated is the result.
+    X is centred first: the expansion cancels terms of size ||x||^2.
     """
     W = point_metrics
+    X = X - X.mean(axis=0)  # translation-invariant to rounding (as ccbench.similarity)
     X2 = X * X
     WX = W * X
     u = np.einsum("ij,ij->i", W, X2)[:, None]  # ||x_i||^2_{A_i}

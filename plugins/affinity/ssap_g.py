@@ -7,59 +7,84 @@ Model (our reading, choices marked *)
 -------------------------------------
 - One meta-point (MTP) per must-link group P_m (a chunklet: the transitive
   closure of the must-links) and one per cannot-link endpoint that is in no
-  group (P_m = {i}). The augmented problem has N + M nodes, MTPs last.
-- s(i, MTP_m) = 0 if i in P_m, else max_{j in P_m} s(i, j) (eq. 1). The MTP's
-  own choices use the same values by symmetry: s(MTP_m, j) = s(j, MTP_m).
-- Meta-points are *relays*: a point may choose MTP_m as its exemplar, and
-  MTP_m in turn chooses a data point as its exemplar; the point's cluster is
-  that of MTP_m's exemplar. MTPs cannot choose MTPs (themselves included):
-  s(MTP, MTP) = -inf. MTP columns carry no self-selection factor E (eq. 3), so
-  their availabilities are 0; point columns keep E over all choosers, MTPs
-  included.
-- (*) A member of P_m may choose only MTP_m or itself (s = -inf elsewhere):
-  the paper notes members "necessarily choose the meta-point", and choosing
-  itself keeps a member eligible to be the group's exemplar (s(MTP_m, i) = 0).
-- Cannot-link factors join two MTPs a, b (those of the two endpoints) for every
-  exemplar j: CL_ab^j(c_aj, c_bj) = -inf if c_aj = c_bj = 1, else 0.
+  group (P_m = {i}).
+- Each member of P_m "necessarily chooses the meta-point" at similarity 0
+  (eq. 1), so members are not variables of their own: they always share the
+  MTP's cluster. The variables are the *nodes*: the free points (in no P_m)
+  and the MTPs, with N' = (#free + M) nodes in that order.
+- Node similarities follow eq. 1: s(i, MTP_m) = max_{j in P_m} s(i, j) and,
+  by symmetry, s(MTP_m, i) = max_{j in P_m} s(j, i); every node's preference
+  (its self-similarity) is the data points' preference.
+- (*) An MTP may choose another MTP: s(MTP_a, MTP_b) = max_{i in P_a, j in P_b} s(i, j).
+  The paper says meta-points choose data points, not meta-points; with the
+  members folded into their MTP, a data point of another group *is* that
+  group's MTP, so this keeps the choices the paper allows.
+- (*) Every node, MTPs included, has the self-selection factor E (eq. 3): a
+  node can only be chosen if it chooses itself.
+- Cannot-link factors join the two nodes a, b of a cannot-link for every
+  candidate exemplar j (columns a and b included): CL_ab^j = -q if
+  c_aj = c_bj = 1 (eq. 5). Columns a, b cover "a chooses b while b is an
+  exemplar". The paper's -inf runs as the finite q* of
+  :func:`~ccbench_plugins.affinity.core.equivalent_hard_penalty` (q* exceeds
+  any trade of similarities, so the maximiser of the objective is the same;
+  messages stay bounded).
 
-Cannot-link messages (max-sum, as eqs. 15-17 with q -> inf)
------------------------------------------------------------
-Let lam_ba^j(c) be the message from variable c_bj to the factor, lam = lam(1) - lam(0)
-= alpha_bj + rho_bj - gamma_ba^j (the analogue of eq. 23: everything c_bj
-hears except this factor). Then
+This is AP (eqs. 14, 25) on the N' x N' node similarities with the
+cannot-link messages of eq. 17 (gamma = -clip(lam, 0, q*), lam from eq. 23)
+added to s_hat (eq. 24): the shared core
+(:mod:`ccbench_plugins.affinity.core`) runs it as SCSSAP without must-links.
 
-    gamma_ab^j(1) = max_c [CL(1, c) + lam_ba^j(c)] = lam_ba^j(0)            (c = 1 forbidden)
-    gamma_ab^j(0) = max_c [CL(0, c) + lam_ba^j(c)] = max(lam_ba^j(0), lam_ba^j(1))
-    gamma_ab^j    = gamma(1) - gamma(0) = -max(0, lam_ba^j)                  (<= 0)
+Why the previous model merged separated blobs
+---------------------------------------------
+Before, the augmented problem had N + M nodes: members stayed points, every
+point could choose an MTP as a *relay* (the point joined the MTP's exemplar),
+and MTP columns had no E factor. The objective then charged a relaying point
+s(i, MTP) = max_{j in P} s(i, j), its similarity to the group, not to the
+exemplar it ends up with. On two blobs 7 apart with one must-link inside
+blob A, the other points of A relay through the MTP at cost ~0 while the MTP
+chooses an exemplar in blob B (cost -49 once): one exemplar for everything
+beats two preferences (-2 x 46). Max-sum found that configuration because it
+*was* the maximiser of the model (not damping, schedule or tie noise: damping
+0.5, 0.75, 0.9 all settle on it). Folding members into their MTP and giving
+MTPs an E factor removes the free relay: a point that joins an MTP's cluster
+pays its similarity to the cluster's exemplar node.
 
-which is eq. 17 at q_c = inf. The factor enters the responsibility of MTP a
-through s_hat(a, j) = s(a, j) + sum_b gamma_ab^j (eq. 24), and the availability
-and responsibility updates are those of AP on the augmented matrix (eqs. 14,
-25), so the shared core (:mod:`ccbench_plugins.affinity.core`) runs it with hard
-cannot-link factors between MTP rows and ``n_exemplar_columns = N``.
-
-Decoding
---------
-Psi = {k <= N : alpha_kk + rho_kk > 0}. Each MTP takes the exemplar in Psi with the
-largest alpha + rho that no cannot-linked MTP has already taken (MTPs in
-decreasing order of that belief) (*); if every exemplar in Psi is taken, the
-best untaken point becomes a new exemplar. Points that are in no group take
-argmax over Psi and the MTPs of alpha + rho, following an MTP to its exemplar;
-members of P_m take MTP_m's exemplar. Hence with consistent constraints every
-must-link group shares one label and no cannot-link pair shares one.
+Decoding (always a valid clustering)
+------------------------------------
+Psi = {k : alpha_kk + rho_kk > 0} (Algorithm 1). Nodes are assigned in
+decreasing order of max_{k in Psi} alpha_ik + rho_ik to the exemplar in Psi
+of largest alpha_ik + rho_ik that no cannot-linked node already uses; a node
+with no such exemplar becomes an exemplar itself (a new cluster, always
+allowed). If Psi is empty, the node of largest alpha_kk + rho_kk seeds it.
+``converged_`` is True only if message passing converged and this decoding
+needed neither the seed nor a repair (plain argmax assignment feasible).
+Every cluster's centre is inside it: its exemplar node if that is a free
+point, else the member of the exemplar MTP with the largest summed
+similarity to the cluster.
 
 Cannot-links inside one must-link group (inconsistent constraints) cannot be
-expressed (a factor cannot join an MTP to itself) and are ignored, as the
-paper notes (Section 4.2); their count is ``n_ignored_cannot_links_``.
+expressed and are ignored, as the paper notes (Section 4.2); their count is
+``n_ignored_cannot_links_``.
 """
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import dataclass
+
 import numpy as np
 
-from ccbench.base import ConstrainedClusterer, check_random_state
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, check_random_state
+from ccbench.similarity import median_preference, negative_sq_euclidean
 
-from .core import AP_PARAMETER_CONSTRAINTS, affinity_propagation, ap_similarity, pair_factors
+from .core import (
+    AP_PARAMETER_CONSTRAINTS,
+    PairFactors,
+    add_tie_noise,
+    affinity_propagation,
+    equivalent_hard_penalty,
+    pair_factors,
+)
 
 
 def meta_points(constraints):
@@ -80,86 +105,162 @@ def meta_points(constraints):
     return groups, meta_of
 
 
-def augmented_similarity(S, groups, meta_of):
-    """The (N + M) x (N + M) similarity of the meta-point model (eq. 1 and the module notes)."""
-    n, n_meta = S.shape[0], len(groups)
-    aug = np.full((n + n_meta, n + n_meta), -np.inf)
-    aug[:n, :n] = S
-    for m, g in enumerate(groups):
-        col = S[:, g].max(axis=1) if g.size > 1 else S[:, g[0]].copy()
-        col[g] = 0.0
-        aug[:n, n + m] = col
-        aug[n + m, :n] = col
-    members = np.flatnonzero(meta_of >= 0)
-    aug[members, :] = -np.inf
-    aug[members, members] = S[members, members]
-    aug[members, n + meta_of[members]] = 0.0
-    return aug
+def node_similarity(S, groups, meta_of, preference):
+    """The N' x N' similarity of the nodes (free points, then MTPs; eq. 1 and the module notes).
+
+    ``S`` is the point similarity (its diagonal is not read). Returns
+    ``(T, free)`` with ``free`` the data-point index of each free node.
+    """
+    free = np.flatnonzero(meta_of < 0)
+    n_free = free.size
+    if not groups:
+        T = S[np.ix_(free, free)]
+        np.fill_diagonal(T, preference)
+        return T, free
+    members = np.concatenate(groups).astype(np.intp)
+    starts = np.cumsum([0] + [len(g) for g in groups[:-1]]).astype(np.intp)
+    T = np.empty((n_free + len(groups),) * 2)
+    T[:n_free, :n_free] = S[np.ix_(free, free)]
+    T[:n_free, n_free:] = np.maximum.reduceat(S[np.ix_(free, members)], starts, axis=1)
+    rows = np.maximum.reduceat(S[members], starts, axis=0)  # max over each group's rows
+    T[n_free:, :n_free] = rows[:, free]
+    T[n_free:, n_free:] = np.maximum.reduceat(rows[:, members], starts, axis=1)
+    np.fill_diagonal(T, preference)
+    return T, free
 
 
-def _decode(A, R, n, groups, meta_of, mtp_pairs):
-    """Labels from the augmented messages (module notes, Decoding); all -1 if Psi is empty."""
-    n_meta = len(groups)
-    psi = np.flatnonzero((np.diagonal(A)[:n] + np.diagonal(R)[:n]) > 0)
-    if psi.size == 0:
-        return np.full(n, -1, dtype=np.intp), psi
-    neighbours = [[] for _ in range(n_meta)]
-    for a, b in mtp_pairs:
+@dataclass
+class NodeProblem:
+    """The node-level problem: similarities ``T``, cannot-link node ``pairs`` and their factors."""
+
+    T: np.ndarray
+    free: np.ndarray
+    groups: list
+    meta_of: np.ndarray
+    pairs: np.ndarray
+    factors: PairFactors
+    n_ignored: int
+
+
+def node_problem(S, constraints, preference, rng) -> NodeProblem:
+    """Nodes, their similarities (with tie noise from ``rng``) and the hard cannot-link factors."""
+    groups, meta_of = meta_points(constraints)
+    T, free = node_similarity(S, groups, meta_of, preference)
+    add_tie_noise(T, rng)
+    n_free = free.size
+    cl = constraints.cannot_link
+    a, b = n_free + meta_of[cl[:, 0]], n_free + meta_of[cl[:, 1]]
+    keep = a != b
+    pairs = np.unique(np.sort(np.c_[a[keep], b[keep]], axis=1), axis=0).reshape(-1, 2)
+    factors = pair_factors(
+        np.empty((0, 2), dtype=np.intp), pairs, penalty_must=0.0, penalty_cannot=np.inf,
+        hard_penalty=equivalent_hard_penalty(T),
+    )
+    return NodeProblem(T, free, groups, meta_of, pairs, factors, int(np.count_nonzero(~keep)))
+
+
+def decode(A, R, cl_pairs):
+    """A valid assignment node -> exemplar node from the beliefs A + R (module notes, Decoding).
+
+    Returns ``(exemplar_of, clean)``; ``clean`` is False when Psi was empty or
+    the plain argmax over Psi had to be repaired to meet a cannot-link.
+    """
+    n = A.shape[0]
+    belief = A + R
+    psi = np.flatnonzero(np.diagonal(belief) > 0)
+    clean = psi.size > 0
+    if not clean:
+        psi = np.array([int(np.argmax(np.diagonal(belief)))])
+    neighbours = [[] for _ in range(n)]
+    for a, b in cl_pairs:
         neighbours[a].append(b)
         neighbours[b].append(a)
-    mtp_exemplar = np.full(n_meta, -1, dtype=np.intp)
-    rows = A[n:, :n] + R[n:, :n]
-    order = np.argsort(-rows[:, psi].max(axis=1), kind="stable")
-    for a in order:
-        taken = {mtp_exemplar[b] for b in neighbours[a]} - {-1}
-        for pool in (psi, np.arange(n)):
-            free = pool[~np.isin(pool, list(taken))]
-            if free.size:
-                mtp_exemplar[a] = free[np.argmax(rows[a, free])]
-                break
-    # Free points: argmax over Psi and MTP columns; an MTP leads to its exemplar.
-    cand = np.concatenate([psi, n + np.arange(n_meta)])
-    pick = cand[np.argmax(A[:n, cand] + R[:n, cand], axis=1)]
-    exemplar_of = pick.copy()
-    via_meta = pick >= n
-    exemplar_of[via_meta] = mtp_exemplar[pick[via_meta] - n]
+    exemplar_of = np.full(n, -1, dtype=np.intp)
     exemplar_of[psi] = psi
+    exemplars = list(psi)
+    rest = np.setdiff1d(np.arange(n), psi)
+    order = rest[np.argsort(-belief[np.ix_(rest, psi)].max(axis=1), kind="stable")]
+    for i in order:
+        taken = {int(exemplar_of[b]) for b in neighbours[i]}
+        cand = np.array([k for k in exemplars if k not in taken and k not in neighbours[i]], dtype=np.intp)
+        best = int(np.argmax(belief[i, exemplars]))
+        if cand.size == 0:
+            exemplar_of[i] = i
+            exemplars.append(i)
+            clean = False
+            continue
+        exemplar_of[i] = cand[np.argmax(belief[i, cand])]
+        clean &= exemplar_of[i] == exemplars[best]
+    return exemplar_of, bool(clean)
+
+
+def _point_labels(exemplar_of, free, groups, meta_of, S):
+    """Point labels 0..K-1 (by centre index) and the centres, each inside its cluster."""
+    n = meta_of.size
+    n_free = free.size
+    node_of = np.empty(n, dtype=np.intp)
+    node_of[free] = np.arange(n_free)
     members = meta_of >= 0
-    exemplar_of[members] = mtp_exemplar[meta_of[members]]
-    centers, labels = np.unique(exemplar_of, return_inverse=True)
+    node_of[members] = n_free + meta_of[members]
+    cluster_node = exemplar_of[node_of]  # exemplar node of each point's cluster
+    centre_of = {}
+    for e in np.unique(cluster_node):
+        if e < n_free:
+            centre_of[e] = free[e]
+        else:
+            group = groups[e - n_free]
+            inside = np.flatnonzero(cluster_node == e)
+            centre_of[e] = group[np.argmax(S[np.ix_(inside, group)].sum(axis=0))]
+    centre = np.array([centre_of[e] for e in cluster_node], dtype=np.intp)
+    centers, labels = np.unique(centre, return_inverse=True)
     return labels.astype(np.intp), centers
 
 
 class SSAPG(ConstrainedClusterer):
     """Semi-supervised affinity propagation with meta-points (Givoni & Frey 2009).
 
-    Must-links are enforced through meta-points (shared exemplar), cannot-links
-    through hard factors between meta-points (see the module docstring for the
-    model, the derivation of the messages and the decoding).
+    Must-links are enforced through meta-points (a must-link group is one node
+    with eq. 1 similarities), cannot-links through factors between nodes (see
+    the module docstring for the model, why it differs from a relay model,
+    and the decoding).
 
     Parameters
     ----------
     preference : float or None, default=None
-        s(k, k) for data points; ``None`` is the median off-diagonal similarity.
+        s(k, k) for every node; ``None`` is the median off-diagonal similarity
+        of the data points.
     damping : float in [0.5, 1), default=0.75
     max_iter : int, default=1000
     convergence_iter : int or None, default=100
     backend : {"auto", "numba", "numpy"}, default="auto"
     random_state : int, Generator or None, default=None
-        Seeds the tie-breaking noise on the data-point similarities.
+        Seeds the tie-breaking noise on the node similarities.
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        Cluster index 0..K-1; all -1 if no exemplar emerged.
+        Cluster index 0..K-1 by centre index; never -1. With consistent
+        constraints every must-link group shares a label and no cannot-link
+        pair does.
     cluster_centers_indices_ : ndarray of shape (K,)
-        The data point each cluster's members lead to.
+        One data point per cluster, inside it (module notes).
     n_meta_points_ : int
     n_ignored_cannot_links_ : int
         Cannot-links inside a must-link group (inconsistent constraints).
     preference_ : float
     n_iter_ : int
     converged_ : bool
+        Message passing converged with a non-empty exemplar set whose plain
+        argmax assignment met every cannot-link (else a ``ConvergenceWarning``
+        and the repaired, still valid, decoding).
+
+    Notes
+    -----
+    Objective (eq. 6 on the nodes): sum over nodes of s(node, exemplar) with
+    the E (eq. 3) and I (eq. 2) factors and the cannot-link factors (eq. 5,
+    q = q*); messages eqs. 14, 17, 23-25. Without constraints this is ``ap``
+    on the same similarities (same noise draws): identical labels. With every
+    similarity equal, as ``ap`` (scikit-learn's special case).
 
     References
     ----------
@@ -199,32 +300,39 @@ class SSAPG(ConstrainedClusterer):
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
         rng = check_random_state(self.random_state)
-        n = X.shape[0]
-        S, self.preference_ = ap_similarity(X, self.preference, rng)
-        groups, meta_of = meta_points(cons)
-        cl = cons.cannot_link
-        a, b = meta_of[cl[:, 0]], meta_of[cl[:, 1]]
-        keep = a != b
-        self.n_ignored_cannot_links_ = int(np.count_nonzero(~keep))
-        mtp_pairs = np.unique(np.sort(np.c_[a[keep], b[keep]], axis=1), axis=0).reshape(-1, 2)
-        aug = augmented_similarity(S, groups, meta_of)
-        del S
-        factors = pair_factors(
-            np.empty((0, 2), dtype=np.intp), n + mtp_pairs, penalty_must=0.0, penalty_cannot=np.inf
+        S = negative_sq_euclidean(X)
+        self.preference_ = median_preference(S) if self.preference is None else float(self.preference)
+        problem = node_problem(S, cons, self.preference_, rng)
+        self.n_meta_points_ = len(problem.groups)
+        self.n_ignored_cannot_links_ = problem.n_ignored
+        if problem.T.shape[0] == 1:  # one node: everything is one must-link group
+            exemplar_of, clean, n_iter, converged = np.zeros(1, np.intp), True, 0, True
+        else:
+            result = affinity_propagation(
+                problem.T,
+                damping=float(self.damping),
+                max_iter=int(self.max_iter),
+                convergence_iter=self.convergence_iter,
+                backend=self.backend,
+                factors=problem.factors,
+                warn=False,
+            )
+            n_iter, converged = result.n_iter, result.converged
+            if result.exemplars.size and not problem.pairs.size:  # plain AP (incl. its equal-similarity case)
+                exemplar_of, clean = result.exemplars[result.labels], True
+            else:
+                exemplar_of, clean = decode(result.availability, result.responsibility, problem.pairs)
+        self.labels_, self.cluster_centers_indices_ = _point_labels(
+            exemplar_of, problem.free, problem.groups, problem.meta_of, S
         )
-        result = affinity_propagation(
-            aug,
-            damping=float(self.damping),
-            max_iter=int(self.max_iter),
-            convergence_iter=self.convergence_iter,
-            backend=self.backend,
-            factors=factors,
-            n_exemplar_columns=n,
-        )
-        self.labels_, self.cluster_centers_indices_ = _decode(
-            result.availability, result.responsibility, n, groups, meta_of, mtp_pairs
-        )
-        self.n_meta_points_ = len(groups)
-        self.n_iter_ = result.n_iter
-        self.converged_ = result.converged
+        self.n_iter_ = n_iter
+        self.converged_ = bool(converged and clean)
+        if not self.converged_:
+            warnings.warn(
+                f"SSAP-G message passing did not settle in {self.max_iter} iterations (or its exemplars "
+                "violated a cannot-link); labels are a valid constrained clustering decoded from the "
+                "current beliefs. Raise max_iter or damping.",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
         return self
