@@ -6,47 +6,51 @@
 >>> cons = cgen.random_pairs(ds.y, n_constraints=60, rng=np.random.default_rng(0))
 >>> labels = make_method("scssap", penalty=np.inf).fit_predict(ds.X, constraints=cons)
 >>> score = metrics.modified_rand(ds.y, labels)
+
+Names are imported on first use (PEP 562), so ``ccbench --help`` and
+``ccbench plugins`` do not pay for scikit-learn, scipy or numba.
 """
 
-from . import constraints, metrics, noise, similarity
-from .base import ConstrainedClusterer, InfeasibleConstraintsError
-from .constraints import Constraints
-from .datasets import Dataset, load_dataset
-from .hookspecs import hookimpl
-from .registry import (
-    DatasetSpec,
-    MethodSpec,
-    MetricSpec,
-    NoiseSpec,
-    SchemeSpec,
-    UnknownNameError,
-    get_plugin_manager,
-    list_methods,
-    make_method,
-    register_plugin,
-)
+from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "Constraints",
-    "ConstrainedClusterer",
-    "Dataset",
-    "DatasetSpec",
-    "InfeasibleConstraintsError",
-    "MethodSpec",
-    "MetricSpec",
-    "NoiseSpec",
-    "SchemeSpec",
-    "UnknownNameError",
-    "constraints",
-    "get_plugin_manager",
-    "hookimpl",
-    "list_methods",
-    "load_dataset",
-    "make_method",
-    "metrics",
-    "noise",
-    "register_plugin",
-    "similarity",
-]
+# public name -> module that defines it
+_EXPORTS = {
+    "Constraints": "constraints",
+    "ConstrainedClusterer": "base",
+    "InfeasibleConstraintsError": "base",
+    "Dataset": "datasets",
+    "load_dataset": "datasets",
+    "hookimpl": "hookspecs",
+    "DatasetSpec": "registry",
+    "MethodSpec": "registry",
+    "MetricSpec": "registry",
+    "NoiseSpec": "registry",
+    "SchemeSpec": "registry",
+    "UnknownNameError": "registry",
+    "get_plugin_manager": "registry",
+    "list_methods": "registry",
+    "make_method": "registry",
+    "register_plugin": "registry",
+}
+_SUBMODULES = ("constraints", "metrics", "noise", "similarity")
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES])
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module 'ccbench' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS, *_SUBMODULES])

@@ -1,11 +1,11 @@
 """Built-in data sets, constraint schemes, noise injectors and metrics.
 
 Registered through the same hooks as any plugin (see :mod:`ccbench.hookspecs`).
+Each hook imports what it needs, so listing methods loads none of it.
 """
 
 from __future__ import annotations
 
-from . import constraints, metrics, noise
 from .hookspecs import hookimpl
 from .registry import MetricSpec, NoiseSpec, SchemeSpec
 
@@ -19,6 +19,8 @@ def ccbench_datasets():
 
 @hookimpl
 def ccbench_constraint_schemes():
+    from . import constraints
+
     return [
         SchemeSpec("none", lambda y, *, rng: constraints.Constraints.empty(len(y)), "no supervision"),
         SchemeSpec("random_pairs", constraints.random_pairs, "n random pairs, ML iff same label"),
@@ -29,6 +31,8 @@ def ccbench_constraint_schemes():
 
 @hookimpl
 def ccbench_noise_injectors():
+    from . import noise
+
     return [
         NoiseSpec("none", lambda y, *, rate, rng: y, "labels", "no noise"),
         NoiseSpec("label_noise", noise.label_noise, "labels", "relabel a fraction of points before drawing"),
@@ -38,6 +42,8 @@ def ccbench_noise_injectors():
 
 @hookimpl
 def ccbench_metrics():
+    from . import metrics
+
     return [
         MetricSpec("modified_rand", metrics.modified_rand, "SCSSAP eq. 27"),
         MetricSpec("rand", metrics.rand, "Rand index, SCSSAP eq. 26"),

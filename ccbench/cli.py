@@ -141,8 +141,58 @@ def main(argv: list[str] | None = None) -> int:
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2
+    if args in (["--help"], ["-h"]):
+        print(help_text())
+        return 0
     sys.argv = [sys.argv[0] if sys.argv else "ccbench", *with_default_experiment(args)]
     return _run_sweep()
+
+
+def help_text() -> str:
+    """``ccbench --help``: config groups and root keys read from the files and the schema.
+
+    Hydra's own help lists the same groups but composes every option first
+    (seconds); ``ccbench --hydra-help`` and ``ccbench --help <overrides>`` still show it.
+    """
+    import dataclasses
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    from .config import CellConfig
+
+    # the folder, without importing the package (its __init__ loads Hydra)
+    conf = Path(find_spec("ccbench_conf").submodule_search_locations[0])
+    lines = [
+        "ccbench: a declarative benchmark for constrained clustering.",
+        "",
+        "usage: ccbench [OVERRIDES...]             run a sweep (no arguments: the quick start)",
+        "       ccbench report DIR [--metric M]    tables and plots of a finished sweep",
+        "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
+        "       ccbench --cfg job [OVERRIDES...]   the composed config; --hydra-help for Hydra's flags",
+        "",
+        "Config groups (choose one option each: group=option):",
+    ]
+    for group in ("dataset", "method", "constraints", "noise", "experiment"):
+        options = sorted(f.stem for f in (conf / group).glob("*.yaml"))
+        lines.append(f"  {group}: {', '.join(options)}")
+    lines += ["", "Root keys (defaults from ccbench.config.CellConfig):"]
+    for f in dataclasses.fields(CellConfig):
+        if f.name in ("dataset", "method", "constraints", "noise"):
+            continue
+        default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+        lines.append(f"  {f.name}={default}")
+    lines += [
+        "",
+        "Examples:",
+        "  ccbench -m method=ap,kmeans dataset=iris,wine constraints.n_constraints=20,40,80",
+        "  ccbench experiment=scssap_fig3 hydra/launcher=local        # joblib, 2 workers",
+        "  ccbench experiment=scssap_fig3 hydra/launcher=slurm        # submitit on a SLURM cluster",
+        "  ccbench report multirun/<date>/<time> --metric ari,nmi",
+        "",
+        "A failed trial is recorded (status error) and makes the command exit 1; running the",
+        "same command again retries it and keeps finished trials (Ctrl-C is safe too).",
+    ]
+    return "\n".join(lines)
 
 
 def _run_sweep() -> int:

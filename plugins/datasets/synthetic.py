@@ -11,11 +11,13 @@
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-from ccbench.datasets import Dataset
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import DatasetSpec
+
+if TYPE_CHECKING:
+    from ccbench.datasets import Dataset
 
 
 def gaussian_similarity_clusters(n_samples: int = 100, n_clusters: int = 5, alpha: float = 3.0,
@@ -33,6 +35,10 @@ def gaussian_similarity_clusters(n_samples: int = 100, n_clusters: int = 5, alph
     seed : int, default=0
         Seed of this instance (the paper averages over many instances).
     """
+    import numpy as np  # here, not at the top: listing plugins must not import numpy
+
+    from ccbench.datasets import Dataset
+
     n_samples, n_clusters = int(n_samples), int(n_clusters)
     if n_clusters < 1 or n_samples < 2 or n_samples % n_clusters:
         raise ValueError(
