@@ -12,7 +12,6 @@ from scipy.spatial.distance import cdist
 import ccbench
 from ccbench import Constraints
 from ccbench.base import InfeasibleConstraintsError
-from ccbench_plugins.nnc import core
 from ccbench_plugins.nnc.metric_learning import (
     MetricFallbackWarning,
     learn_lp_diag,
@@ -112,8 +111,7 @@ def test_fpc_is_within_twice_the_minmax_diameter(seed):
 # -- kernels against direct computations ----------------------------------------------
 
 
-def test_nnc_matches_direct_dmax_assignment(monkeypatch):
-    monkeypatch.setattr(core, "CHUNK", 7)  # several blocks and a ragged last one
+def test_nnc_matches_direct_dmax_assignment():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(100, 4))
     y = rng.integers(0, 3, 100)

@@ -7,8 +7,8 @@ alpha_i = S_i whose distance to p is dMax(p, S_i) (proof of Theorem 9). When few
 subsets than clusters are given, NNC continues with farthest points, i.e. FPC seeded by
 the super-instances, so no supervision at all is exactly FPC.
 
-Work is O(n * (sum |S_i| + k) * d) time and O(n) extra memory: squared distances
-are formed chunk by chunk through ||x||^2 - 2 x.c + ||c||^2 (BLAS), never n x n.
+Work is O(n * (sum |S_i| + k) * d) time and O(n) extra memory: one compiled pass over
+the points per labeled set and per new centre (:mod:`._kernels`), never an n x n array.
 Only the ordering of distances matters, so squared distances are used throughout.
 """
 
@@ -17,9 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["grow_and_assign", "labeled_groups"]
-
-#: rows per block when distances to the labeled points are formed (block x sum|S_i| floats)
-CHUNK = 1 << 15
 
 
 def labeled_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -30,25 +27,6 @@ def labeled_groups(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarr
     members = idx[order]
     classes, starts = np.unique(labels[members], return_index=True)
     return classes, members, starts
-
-
-def _dmax_to_groups(X, sq, members, starts):
-    """Per point and group: (squared) dMax(p, S_i), and argmin over groups."""
-    n = len(X)
-    L = X[members]
-    sqL = sq[members]
-    best = np.empty(n)
-    arg = np.empty(n, dtype=np.intp)
-    for lo in range(0, n, CHUNK):
-        hi = min(lo + CHUNK, n)
-        d2 = X[lo:hi] @ L.T
-        d2 *= -2.0
-        d2 += sq[lo:hi, None]
-        d2 += sqL[None, :]
-        dmax = np.maximum.reduceat(d2, starts, axis=1)
-        arg[lo:hi] = np.argmin(dmax, axis=1)
-        best[lo:hi] = dmax[np.arange(hi - lo), arg[lo:hi]]
-    return best, arg
 
 
 def grow_and_assign(
@@ -66,30 +44,24 @@ def grow_and_assign(
     Gonzalez's rule (the next centre maximises dMin(q, R)); with no groups the first
     centre is drawn from ``rng`` (Algorithm 1).
     """
+    from ._kernels import dmax_assign, nearer_centre
+
     n = len(X)
-    sq = np.einsum("ij,ij->i", X, X)
     n_groups = len(starts)
+    mind = np.full(n, np.inf)
+    labels = np.zeros(n, dtype=np.intp)
     if n_groups:
-        mind, labels = _dmax_to_groups(X, sq, members, starts)
-        mind[members] = -np.inf  # labeled points are never picked as new centres
-        labels[members] = np.repeat(np.arange(n_groups), np.diff(np.r_[starts, len(members)]))
+        ends = np.r_[starts[1:], len(members)]
+        dmax_assign(X, np.ascontiguousarray(X[members]), starts, ends, mind, labels)
+        mind[members] = -np.inf  # labeled points keep their subset and are never new centres
+        labels[members] = np.repeat(np.arange(n_groups), ends - starts)
         nxt = int(np.argmax(mind))
     else:
-        mind = np.full(n, np.inf)
-        labels = np.zeros(n, dtype=np.intp)
         nxt = int(rng.integers(n))
     centres = []
     for j in range(n_groups, n_clusters):
         centres.append(nxt)
-        c = X[nxt]
-        d2 = X @ c
-        d2 *= -2.0
-        d2 += sq
-        d2 += sq[nxt]
-        closer = d2 < mind
-        labels[closer] = j
-        np.minimum(mind, d2, out=mind)
-        labels[nxt] = j  # rounding must not hand a centre to another representative
+        nearer_centre(X, X[nxt].copy(), j, mind, labels)
         mind[nxt] = -np.inf
         nxt = int(np.argmax(mind))
     return labels, np.asarray(centres, dtype=np.intp)
