@@ -318,3 +318,36 @@ def test_engine_is_a_deprecated_alias_of_backend():
         old = SCAP(engine="numpy", random_state=0).fit(X)
     new = SCAP(backend="numpy", random_state=0).fit(X)
     np.testing.assert_array_equal(old.labels_, new.labels_)
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_dense_and_linear_modes_are_identical_on_ties_and_unsettled_runs():
+    # iris has exact distance ties (d(47, 38) = d(47, 30)); the dense matrix used to
+    # come from one matrix product and could break them unlike linear mode's rows.
+    from sklearn.datasets import load_iris
+
+    X = load_iris().data
+    for kw in (dict(max_iter=200), dict(max_iter=30, convergence_iter=100)):  # settled, unsettled
+        a = SCAP(memory="dense", random_state=3, **kw).fit(X)  # seed 3: 2 exemplars differed
+        b = SCAP(memory="linear", random_state=3, **kw).fit(X)
+        np.testing.assert_array_equal(a.exemplars_, b.exemplars_)
+        assert a.n_iter_ == b.n_iter_
+
+
+def test_similarity_rows_are_translation_invariant():
+    # The Gram identity on raw iris + 1e6 was off by ~1e-5 relative (eps * ||x||^2).
+    from scipy.spatial.distance import cdist
+    from sklearn.datasets import load_iris
+
+    from ccbench_plugins.scap.scap import _CandidateSimilarity
+
+    far = load_iris().data + 1e6
+    exact = -cdist(far, far, "sqeuclidean")
+    sim = _CandidateSimilarity(far, "sqeuclidean", np.arange(150), [])
+    tol = 1e-12 * np.abs(exact).max()
+    np.testing.assert_allclose(sim.rows(np.arange(150)), exact, rtol=1e-12, atol=tol)
+    row = np.empty(150)
+    from ccbench_plugins.scap._kernels import _point_row
+
+    _point_row(sim.X, sim.X_T, sim.sq_norms, 47, False, row)  # the compiled (linear, numba) rows
+    np.testing.assert_allclose(row, exact[47], rtol=1e-12, atol=tol)

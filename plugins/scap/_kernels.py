@@ -14,7 +14,7 @@ from numba import njit
 
 @njit(cache=True)
 def _point_row(X, XT, sq_norms, point, euclidean, out):
-    """out[j] = -||x_point - x_j||^2 (Gram identity, clipped at 0), or -||.|| if euclidean.
+    """out[j] = -||x_point - x_j||^2 (Gram identity on the X the caller centred, clipped at 0), or -||.|| if euclidean.
 
     ``XT`` is ``X.T`` made contiguous so the inner loop runs along j (vectorised).
     """

@@ -29,6 +29,7 @@ from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
 from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
+from ccbench.similarity import negative_sq_euclidean
 
 __all__ = ["SCAP", "SSAPL"]
 
@@ -51,6 +52,10 @@ class _CandidateSimilarity:
     """
 
     def __init__(self, X, kind, variables, macro_nodes):
+        if kind != "precomputed":
+            # Centred once, so the Gram identity in every row (numpy or compiled)
+            # is translation-invariant to rounding (see ccbench.similarity).
+            X = X - X.mean(axis=0)
         self.X = X
         self.kind = kind
         self.variables = variables
@@ -72,12 +77,7 @@ class _CandidateSimilarity:
         """s(i, j) for i in ``points`` and every data point j: (len(points), n_points)."""
         if self.kind == "precomputed":
             return self.X[points]
-        # Same Gram identity as ccbench.similarity.negative_sq_euclidean.
-        S = self.X[points] @ self.X.T
-        S *= 2.0
-        S -= self.sq_norms[points][:, None]
-        S -= self.sq_norms[None, :]
-        np.minimum(S, 0.0, out=S)
+        S = negative_sq_euclidean(self.X[points], self.X)
         if self.kind == "euclidean":
             np.negative(S, out=S)
             np.sqrt(S, out=S)
@@ -232,7 +232,12 @@ def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="
     elif similarity.plain and similarity.kind == "precomputed":
         S = similarity.X  # read only in the sweeps: no second N x N copy
     else:
-        S = similarity.rows(np.arange(n_var))
+        # Row by row, exactly as linear mode computes them: a single (n, d) x (d, n)
+        # product may round differently from n (1, d) x (d, n) ones, and one ulp
+        # decides exact distance ties (iris: d(47, 38) = d(47, 30)).
+        S = np.empty((n_var, n_cand))
+        for i in range(n_var):
+            S[i] = similarity.row(i)
     stable, previous = 0, None
     for sweep in range(1, max_iter + 1):
         order = rng.permutation(n_var)
@@ -295,7 +300,14 @@ class SCAP(ConstrainedClusterer):
         ``"dense"`` stores the similarities and requests (N x N); ``"linear"``
         stores only site quantities (eqs. 16-20) and recomputes similarity rows
         from ``X``, O(N d) memory (X, a transposed copy for the compiled kernel,
-        and a few length-N vectors). Both give the same result for the same seed.
+        and a few length-N vectors). With ``engine="numpy"`` both give the
+        same result for the same seed, bit for bit: dense mode builds its
+        matrix from the same per-row computation linear mode repeats, and the
+        requests are the same expressions of the same numbers. With
+        ``engine="numba"`` linear mode computes rows in compiled code (same
+        centred Gram identity, different summation order), so an exact
+        distance tie can break differently and a run that never settles can
+        end elsewhere.
     max_iter : int, default=200
         Maximum number of sweeps (T_max, section 2.4: typically 100-1000).
     convergence_iter : int, default=10
