@@ -321,6 +321,8 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
 
 
 def _draw_paper(fig, paper: dict) -> None:
+    if "values" not in paper:  # a per-data-set table (see paper_grid) has no curve to draw
+        return
     xs = np.array([float(k) for k in paper["values"]])
     ys = np.array([float(v) for v in paper["values"].values()])
     for ax in fig.axes:
@@ -346,8 +348,32 @@ def paper_reference(data: pd.DataFrame) -> dict | None:
     return None
 
 
+def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
+    """Markdown for a paper block with ``methods`` ({paper column: our method label}) and
+    ``table`` ({data set: {paper column: [mean, std]}}; a ``mean`` row compares the
+    averages over the data sets): per data set and column, ours beside the paper's."""
+    ours = {(r["dataset"], r["method_label"]): r for _, r in summary.iterrows()}
+    lines = [f"Ours (mean ± std over trials) beside {paper['source']}; diff = ours - paper.", "",
+             "| dataset | method | ours | paper | diff |", "|---|---|---|---|---|"]
+    for dataset, cols in paper["table"].items():
+        for col, (mean, std) in cols.items():
+            label = paper["methods"][col]
+            if dataset == "mean":
+                means = [r["mean"] for (d, m), r in ours.items() if m == label and d in paper["table"]]
+                ours_mean = float(np.mean(means)) if means else float("nan")
+                text = f"{ours_mean:.3f} ({len(means)} sets)"
+            else:
+                rec = ours.get((dataset, label))
+                ours_mean = float("nan") if rec is None else rec["mean"]
+                text = "" if rec is None else _cell(rec)
+            lines.append(f"| {dataset} | {col} (`{label}`) | {text} | {mean:.3f} ± {std:.3f} | {ours_mean - mean:+.3f} |")
+    return "\n".join(lines)
+
+
 def paper_table(summary: pd.DataFrame, paper: dict) -> str:
     """Markdown: per data set and x, our mean ± std for the paper's method beside the paper's number."""
+    if "table" in paper:
+        return paper_grid(summary, paper)
     ours = summary[summary["method_label"] == paper["method"]]
     lines = [f"Ours (`{paper['method']}`, mean ± std over trials) beside {paper['source']}.", "",
              "| dataset | x | ours | paper |", "|---|---|---|---|"]

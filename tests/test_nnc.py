@@ -293,3 +293,22 @@ def test_xing_baselines_cluster_in_the_learned_metric(name):
     assert np.array_equal(inner.fit(X * np.sqrt(a), constraints=cons).labels_, est.labels_)
     assert cons.violations(est.labels_) == (0, 0)  # seeded by S_i: supervision respected
     assert ccbench.metrics.rand(ccbench.load_dataset("iris").y, est.labels_) > 0.8
+
+
+# -- the report of the Table 2 reproduction ---------------------------------------------
+
+
+def test_report_puts_a_per_dataset_paper_table_beside_ours():
+    import pandas as pd
+
+    from ccbench.report import paper_table
+
+    summary = pd.DataFrame(
+        [dict(dataset=d, method_label=m, setting="", x=5, mean=v, std=0.01, n_ok=2, n_trials=2)
+         for d, m, v in [("iris", "nnc", 0.9), ("wine", "nnc", 0.8)]]
+    )
+    paper = {"source": "Table 2", "methods": {"NNC": "nnc"},
+             "table": {"iris": {"NNC": [0.87, 0.02]}, "wine": {"NNC": [0.80, 0.05]}, "mean": {"NNC": [0.835, 0.0]}}}
+    text = paper_table(summary, paper)
+    assert "| iris | NNC (`nnc`) | 0.900 ± 0.010 | 0.870 ± 0.020 | +0.030 |" in text
+    assert "| mean | NNC (`nnc`) | 0.850 (2 sets) | 0.835 ± 0.000 | +0.015 |" in text
