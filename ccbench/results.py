@@ -9,9 +9,6 @@ killed run leaves either the previous file or the new one, never half of one.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import math
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -19,12 +16,12 @@ from pathlib import Path
 
 import pandas as pd
 
+from .config import canonical_json
+
 __all__ = [
     "RESULTS_FILE",
     "STATUSES",
     "KEY",
-    "canonical_json",
-    "stable_hash",
     "flatten",
     "read_results",
     "write_results",
@@ -35,26 +32,6 @@ __all__ = [
 RESULTS_FILE = "results.parquet"
 STATUSES = ("ok", "error", "skipped", "infeasible")
 KEY = ("config_hash", "trial")
-
-
-def _jsonable(value):
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)  # "inf", "-inf", "nan": JSON has no spelling for them
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
-def canonical_json(value) -> str:
-    """JSON with sorted keys and no whitespace: equal configs give equal strings."""
-    return json.dumps(_jsonable(value), sort_keys=True, separators=(",", ":"), default=str)
-
-
-def stable_hash(value, length: int = 16) -> str:
-    """First ``length`` hex digits of the sha256 of :func:`canonical_json`."""
-    return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
 def flatten(mapping: Mapping, prefix: str = "") -> dict:
@@ -139,10 +116,6 @@ class ResultsStore:
             return pd.DataFrame(index=pd.Index([], name="trial"))
         mine = old[old["config_hash"] == config_hash]
         return mine.set_index(mine["trial"].astype(int).rename("trial"))
-
-    def status_of(self, config_hash: str) -> dict[int, str]:
-        """``{trial: status}`` already recorded for ``config_hash``."""
-        return self.rows_of(config_hash).get("status", pd.Series(dtype=object)).to_dict()
 
     def add(self, row: dict) -> None:
         self.new_rows.append(row)

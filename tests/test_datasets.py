@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ccbench import _uci
+from ccbench import _data_files, _uci
 from ccbench.datasets import (
     DataIntegrityError,
     DataParseError,
@@ -335,7 +335,7 @@ def test_download_verify_and_cache(file_server, tmp_path, monkeypatch):
     assert sorted(p.name for p in (cache / "wine_uci").iterdir()) == ["wine.data"]  # no temporary left
 
     hashed = []
-    monkeypatch.setattr(_uci, "_sha256", lambda path: hashed.append(path) or _sha(Path(path).read_bytes()))
+    monkeypatch.setattr(_data_files, "_sha256", lambda path: hashed.append(path) or _sha(Path(path).read_bytes()))
     second = load_dataset("wine_uci", data_dir=cache, manifest=manifest)
     assert requests == ["/wine/wine.data"]  # served from the cache
     assert hashed == []  # verification remembered for this path, mtime and size

@@ -125,10 +125,10 @@ def test_store_replaces_rows_by_key(tmp_path):
     store.add({"config_hash": "h", "trial": 1, "status": "ok"})
     store.flush(force=True)
     again = ResultsStore(path)
-    assert again.status_of("h") == {0: "error", 1: "ok"}
+    assert again.rows_of("h")["status"].to_dict() == {0: "error", 1: "ok"}
     again.add({"config_hash": "h", "trial": 0, "status": "ok"})
     again.flush(force=True)
-    assert ResultsStore(path).status_of("h") == {0: "ok", 1: "ok"}
+    assert ResultsStore(path).rows_of("h")["status"].to_dict() == {0: "ok", 1: "ok"}
     assert not list(tmp_path.glob(".*tmp"))  # no temporary file left behind
 
 
