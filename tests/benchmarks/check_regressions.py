@@ -48,11 +48,20 @@ class Check:
     asv_args: tuple = ()
 
 
+#: One thread per library for the timed ratios: on a loaded machine a parallel numba
+#: kernel waits for its slowest thread, which made the ``ap`` / scikit-learn ratio vary
+#: 2.2x between two runs of one commit (docs/benchmarks.md); single-threaded, both sides
+#: of a ratio do the same kind of work and load cancels out far better.
+SINGLE_THREAD = tuple((var, "1") for var in
+                      ("NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"))
+
 CHECKS = (
-    Check("ratio", r"track_ratio_vs_sklearn|track_ratio_scssap_vs_ap"),
-    # asv matches patterns against "name(param, ...)", so "(2000, " selects n = 2000 only
-    # (the size the memory goals are stated for); the fork server imports the library
-    # once instead of once per benchmark, which only saves time for memory.
+    # asv matches patterns against "name(param, ...)": "(2000, " keeps n = 2000 only, the
+    # size the goals are stated for; at n = 500 an iteration takes about 1 ms and one
+    # preemption by another job changes a ratio by up to 3x on a loaded machine.
+    Check("ratio", r"(track_ratio_vs_sklearn|track_ratio_scssap_vs_ap)\(2000, ", env=SINGLE_THREAD),
+    # The fork server imports the library once instead of once per benchmark (saves time;
+    # peak memory is measured relative to the same baseline either way).
     Check("memory", r"^(bench_ap\.APFit|bench_scssap\.SCSSAPFit)\.(peakmem_fit|track_fit_peak_mb)\(2000, ",
           asv_args=("--launch-method", "forkserver")),
 )
