@@ -34,7 +34,7 @@ def ccbench_noise_injectors():
     from . import noise
 
     return [
-        NoiseSpec("none", lambda y, *, rate, rng: y, "labels", "no noise"),
+        NoiseSpec("none", lambda y, *, rng, rate=0.0: y, "labels", "no noise"),
         NoiseSpec("label_noise", noise.label_noise, "labels", "relabel a fraction of points before drawing"),
         NoiseSpec("constraint_flip", noise.constraint_flip, "constraints", "move a fraction of pairs ML<->CL"),
     ]
