@@ -1,4 +1,4 @@
-"""``ssap_g``: Givoni & Frey's meta-point SSAP on the AP core (N + M augmented nodes)."""
+"""``ssap_g``: Givoni & Frey's meta-point SSAP on the AP core (free points + meta-points as nodes)."""
 
 from .bench_ap import FIXED_ITER, QUALITY
 from .common import EstimatorBenchmark, make, pairs_data
@@ -6,7 +6,7 @@ from .common import EstimatorBenchmark, make, pairs_data
 
 class SSAPGFit(EstimatorBenchmark):
     """``make_method("ssap_g")``, 50 iterations, ``constraint_fraction * n`` random pairs;
-    dense (N + M) x (N + M) (n capped at 5000)."""
+    dense N' x N' over the nodes, N' <= N (n capped at 5000)."""
 
     method = "ssap_g"
     param_names = ["n", "constraint_fraction"]
