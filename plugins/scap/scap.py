@@ -300,11 +300,11 @@ class SCAP(ConstrainedClusterer):
         ``"dense"`` stores the similarities and requests (N x N); ``"linear"``
         stores only site quantities (eqs. 16-20) and recomputes similarity rows
         from ``X``, O(N d) memory (X, a transposed copy for the compiled kernel,
-        and a few length-N vectors). With ``engine="numpy"`` both give the
+        and a few length-N vectors). With ``backend="numpy"`` both give the
         same result for the same seed, bit for bit: dense mode builds its
         matrix from the same per-row computation linear mode repeats, and the
         requests are the same expressions of the same numbers. With
-        ``engine="numba"`` linear mode computes rows in compiled code (same
+        ``backend="numba"`` linear mode computes rows in compiled code (same
         centred Gram identity, different summation order), so an exact
         distance tie can break differently and a run that never settles can
         end elsewhere.
