@@ -142,7 +142,7 @@ def test_pck_means_penalty_trades_distance_against_violations():
     assert big.objective_ < 100
 
 
-def test_pck_means_confidence_scales_the_penalty():
+def test_pck_means_pair_weight_scales_the_penalty():
     from ccbench_plugins.kmeans.pck_means import violation_cost
 
     cons = Constraints(must_link=[[0, 1]], cannot_link=[[2, 3]], n_samples=4, must_link_weight=[0.5])
@@ -278,3 +278,64 @@ def test_constrained_em_inconsistent_pairs_raise_or_drop():
         make_method("constrained_em", n_clusters=3, random_state=0).fit(X, constraints=cons)
     est = make_method("constrained_em", n_clusters=3, inconsistent="drop", random_state=0).fit(X, constraints=cons)
     assert est.labels_[0] == est.labels_[1] == est.labels_[2] != est.labels_[40]
+
+
+# -- MPCK-means ---------------------------------------------------------------------
+
+
+def test_mpck_metric_update_is_inverse_within_cluster_variance():
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans
+
+    X, _ = _blobs(n_per=50, k=2, d=3, seed=5)
+    lab = (X[:, 0] > np.median(X[:, 0])).astype(int)
+    centres = np.array([X[lab == h].mean(0) for h in range(2)])
+    est = MPCKMeans(2)
+    empty = np.zeros(len(X) + 1, dtype=np.intp), np.empty(0, np.intp), np.empty(0)
+    A = est._metric_update(X, lab, centres, np.ones((2, 3)), empty, np.empty((0, 3)), empty, np.empty((0, 3)), None, 1e-12)
+    np.testing.assert_allclose(A, 1.0 / np.array([X[lab == h].var(0) for h in range(2)]))
+    est.set_params(metric="single")
+    A = est._metric_update(X, lab, centres, np.ones((2, 3)), empty, np.empty((0, 3)), empty, np.empty((0, 3)), None, 1e-12)
+    pooled = sum(((X[lab == h] - centres[h]) ** 2).sum(0) for h in range(2)) / len(X)
+    np.testing.assert_allclose(A, np.tile(1.0 / pooled, (2, 1)))
+
+
+def test_mpck_metric_update_counts_violated_pairs():
+    from ccbench_plugins.kmeans.core import neighbours
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans
+
+    X = np.array([[0.0], [1.0], [4.0], [6.0]])
+    lab = np.array([0, 0, 1, 1])
+    centres = np.array([[0.5], [5.0]])
+    ml = neighbours(np.array([[1, 2]]), 4, np.array([2.0]))  # split: adds w/2 * 3^2 to both clusters
+    cl = neighbours(np.array([[2, 3]]), 4, np.array([1.0]))  # joined in 1: adds w * (far2 - 2^2)
+    ml_d2, cl_d2 = np.array([[9.0], [9.0]]), np.array([[4.0], [4.0]])
+    far2 = np.array([[36.0], [36.0]])
+    A = MPCKMeans(2)._metric_update(X, lab, centres, np.ones((2, 1)), ml, ml_d2, cl, cl_d2, far2, 1e-12)
+    np.testing.assert_allclose(A[:, 0], [2 / (0.5 + 9.0), 2 / (2.0 + 9.0 + 32.0)])
+
+
+def test_farthest_pairs_finds_the_diameter():
+    from ccbench_plugins.kmeans.mpck_means import farthest_pairs
+
+    X, _ = _blobs(n_per=40, d=2, seed=6)
+    A = np.array([[1.0, 1.0], [1.0, 0.01]])
+    got = farthest_pairs(X, A, start=0)
+    for h, a in enumerate(A):
+        from scipy.spatial.distance import pdist
+
+        assert (got[h] * a).sum() == pytest.approx(pdist(X * np.sqrt(a), "sqeuclidean").max())
+
+
+def test_mpck_means_learns_to_ignore_a_noisy_feature():
+    # two clusters apart along feature 0; feature 1 is wide noise that misleads k-means
+    rng = np.random.default_rng(0)
+    y = np.repeat([0, 1], 60)
+    X = np.column_stack([y * 3.0 + rng.normal(scale=0.4, size=120), rng.normal(scale=6.0, size=120)])
+    cons = cgen.random_pairs(y, 40, rng=rng)
+    from ccbench.metrics import adjusted_rand
+
+    km = make_method("kmeans", n_clusters=2, random_state=0).fit_predict(X)
+    mp = make_method("mpck_means", n_clusters=2, random_state=0).fit(X, constraints=cons)
+    assert adjusted_rand(y, km) < 0.3
+    assert adjusted_rand(y, mp.labels_) > 0.9
+    assert np.all(mp.metrics_[:, 0] > 10 * mp.metrics_[:, 1])

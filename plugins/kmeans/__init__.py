@@ -36,6 +36,15 @@ def ccbench_methods() -> list[MethodSpec]:
             constraint_kind="soft",
         ),
         MethodSpec(
+            name="mpck_means",
+            estimator=f"{__name__}.mpck_means:MPCKMeans",
+            summary="PCK-means with a learned diagonal metric per cluster",
+            paper="Bilenko, Basu & Mooney, ICML 2004",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="soft",
+        ),
+        MethodSpec(
             name="constrained_em",
             estimator=f"{__name__}.constrained_em:ConstrainedEM",
             summary="Gaussian-mixture EM with chunklets and a cannot-link Markov network",

@@ -221,3 +221,28 @@ def update_centres(X, lab, centres, weights=None):
     counts = np.bincount(lab, weights=weights, minlength=k).astype(float)
     sums = group_sums(lab, X if weights is None else X * weights[:, None], k)
     return np.where(counts[:, None] > 0, sums / np.maximum(counts, 1)[:, None], centres)
+
+
+def transitive_closure(constraints: Constraints) -> Constraints:
+    """Every must-link inside each chunklet and every cannot-link entailed between two
+    chunklets joined by a cannot-link (Basu et al. 2004, PCKMeans step 1).
+
+    Constraints with non-unit pair weights, or inconsistent ones (a cannot-link inside
+    a chunklet), are returned unchanged: the closure of those is not defined.
+    """
+    if not (constraints.n_must_link or constraints.n_cannot_link) or not constraints.is_consistent():
+        return constraints
+    if np.any(constraints.must_link_weight != 1) or np.any(constraints.cannot_link_weight != 1):
+        return constraints
+    comp = constraints.chunklet_labels()
+    order = np.argsort(comp, kind="stable")
+    bounds = np.flatnonzero(np.diff(comp[order])) + 1
+    members = np.split(order, bounds)
+    ml = [np.column_stack([g[i], g[j]]) for g in members if len(g) > 1 for i, j in [np.triu_indices(len(g), 1)]]
+    uc = np.unique(np.sort(comp[constraints.cannot_link], axis=1), axis=0) if constraints.n_cannot_link else []
+    comp_members = {int(comp[g[0]]): g for g in members}
+    cl = [
+        np.column_stack([np.repeat(comp_members[a], len(comp_members[b])), np.tile(comp_members[b], len(comp_members[a]))])
+        for a, b in uc
+    ]
+    return constraints.with_pairs(np.concatenate(ml) if ml else None, np.concatenate(cl) if cl else None)

@@ -11,13 +11,22 @@ from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Opt
 
 from ccbench.constraints import Constraints
 
-from .core import INIT_OPTIONS, Units, icm_sweep, initial_centres, neighbours, sq_dists, update_centres
+from .core import (
+    INIT_OPTIONS,
+    Units,
+    icm_sweep,
+    initial_centres,
+    neighbours,
+    sq_dists,
+    transitive_closure,
+    update_centres,
+)
 
 
 def pair_penalties(cons, n, k, penalty):
-    """ICM adjacencies (see :func:`core.icm_sweep`) with weight ``penalty * confidence``."""
+    """ICM adjacencies (see :func:`core.icm_sweep`) with weight ``penalty * pair weight``."""
     out = []
-    for pairs, conf in ((cons.must_link, cons.must_link_confidence), (cons.cannot_link, cons.cannot_link_confidence)):
+    for pairs, conf in ((cons.must_link, cons.must_link_weight), (cons.cannot_link, cons.cannot_link_weight)):
         w = np.where(conf > 0, penalty * np.where(conf > 0, conf, 1.0), 0.0)
         indptr, nbr, we = neighbours(pairs, n, w)
         P = np.repeat(we[:, None], k, axis=1)
@@ -26,11 +35,11 @@ def pair_penalties(cons, n, k, penalty):
 
 
 def violation_cost(cons, lab, penalty):
-    """Sum of ``penalty * confidence`` over violated constraints (0 when none)."""
+    """Sum of ``penalty * pair weight`` over violated constraints (0 when none)."""
     total = 0.0
     for pairs, conf, same in (
-        (cons.must_link, cons.must_link_confidence, False),
-        (cons.cannot_link, cons.cannot_link_confidence, True),
+        (cons.must_link, cons.must_link_weight, False),
+        (cons.cannot_link, cons.cannot_link_weight, True),
     ):
         viol = (lab[pairs[:, 0]] == lab[pairs[:, 1]]) == same
         viol &= conf > 0
@@ -44,7 +53,7 @@ class PCKMeans(ConstrainedClusterer):
 
     ``1/2 sum_i ||x_i - mu_{l_i}||^2 + sum_ML w [l_i != l_j] + sum_CL w [l_i == l_j]``
 
-    with ``w = penalty * confidence`` per constraint. The assignment step is
+    with ``w = penalty * pair weight`` per constraint. The assignment step is
     iterated conditional modes: points with constraints are visited in a random
     order and each takes the cluster of least distance-plus-penalty given its
     neighbours' current labels; the others take their nearest centre.
@@ -74,7 +83,10 @@ class PCKMeans(ConstrainedClusterer):
 
     Notes
     -----
-    With ``penalty=inf`` the must-link chunklets cannot split, so they are
+    As in Basu et al.'s algorithm, the constraints are first closed: every pair
+    inside a must-link chunklet becomes a must-link and every pair between two
+    cannot-linked chunklets a cannot-link (:func:`core.transitive_closure`; the
+    objective counts the closed set). With ``penalty=inf`` the must-link chunklets cannot split, so they are
     contracted to weighted points first (the w -> inf limit); infinite penalties
     are compared before finite costs in the assignment (fewest hard violations
     first), so the greedy pass escapes states that violate a hard pair.
@@ -119,6 +131,7 @@ class PCKMeans(ConstrainedClusterer):
         X, cons = self._validate_fit(X, constraints)
         rng = check_random_state(self.random_state)
         k, penalty = self.n_clusters, float(self.penalty)
+        cons = transitive_closure(cons)
         if np.isinf(penalty) and cons.n_must_link:
             # w = inf on must-links: a chunklet never splits, so it moves as one weighted point
             units = Units.build(X, cons)
@@ -154,7 +167,7 @@ def _pck_single(pts, size, centres, ml, cl, constrained, rng, *, max_iter):
     for it in range(1, max_iter + 1):
         cost = 0.5 * size[:, None] * sq_dists(pts, centres)
         new = np.argmin(cost, axis=1)
-        new[constrained] = lab[constrained]
+        new[constrained] = lab[constrained]  # ICM from the previous labels (-1 on the first pass)
         new = icm_sweep(cost, new, rng.permutation(constrained), ml, cl)
         if np.array_equal(new, lab):
             return lab, centres, it, True
