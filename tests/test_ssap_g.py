@@ -11,7 +11,7 @@ from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
 from ccbench.similarity import median_preference, negative_sq_euclidean
 from ccbench_plugins.affinity import core as ap_core
-from ccbench_plugins.affinity.ssap_g import SSAPG, meta_points, node_problem, node_similarity
+from ccbench_plugins.affinity.ssap_g import SSAPG, meta_points, node_problem, node_similarity, polish
 
 
 def similarity_with_preference(X):
@@ -248,9 +248,10 @@ def test_tiny_instances_against_brute_force_map():
         assert ours <= best + 1e-9 and true_ours <= true_best + 1e-9
         if est.converged_:
             assert np.isclose(ours, best), rows[-1]  # settled max-sum found the model's maximum
-    # Measured: 14 / 20 at the model's maximum (the relay model: 8), 8 / 20 at the true maximum.
-    assert model_hits >= 14, rows
-    assert true_hits >= 8, rows
+    # Measured: 17 / 20 at the model's maximum (the relay model: 8; without the local
+    # search of unsettled runs: 14), 10 / 20 at the true constrained maximum.
+    assert model_hits >= 17, rows
+    assert true_hits >= 10, rows
 
 
 def test_degenerate_inputs_give_a_valid_clustering():
@@ -267,3 +268,17 @@ def test_degenerate_inputs_give_a_valid_clustering():
     np.testing.assert_array_equal(est.labels_, [0, 0, 0, 1, 1, 1])
     ten = SSAPG(random_state=0).fit(np.ones((10, 2)))
     np.testing.assert_array_equal(ten.labels_, np.zeros(10))  # as scikit-learn: one cluster
+
+
+def test_polish_keeps_a_valid_assignment_and_never_loses():
+    rng = np.random.default_rng(0)
+    for trial in range(30):
+        n = int(rng.integers(3, 9))
+        T = -rng.uniform(0, 10, size=(n, n))
+        np.fill_diagonal(T, -rng.uniform(2, 8))
+        pairs = np.array([p for p in itertools.combinations(range(n), 2) if rng.random() < 0.2]).reshape(-1, 2)
+        start = np.arange(n)  # every node its own exemplar: always valid
+        out = polish(T, start, pairs)
+        assert np.all(out[out] == out)  # E: exemplars choose themselves
+        assert all(out[a] != out[b] for a, b in pairs)
+        assert T[np.arange(n), out].sum() >= T[np.arange(n), start].sum()
