@@ -21,6 +21,7 @@ from .config import canonical_json, register_configs
 
 __all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome"]
 
+
 register_configs()
 
 _TOTAL_FILE = ".ccbench_jobs"
@@ -30,7 +31,7 @@ _outcome: dict = {}
 
 
 def last_sweep_outcome() -> dict:
-    """``{"sweep": dir, "failed": n_error_rows, "problems": text}`` of the last sweep, if any."""
+    """``{"sweep": dir, "failed": n_error_rows, "errors": [line per distinct error], "problems": text}``."""
     return dict(_outcome)
 
 
@@ -81,6 +82,7 @@ class SweepSummaryCallback(Callback):
     def on_multirun_start(self, config, **kwargs):
         _outcome.clear()
         sweep = Path(config.hydra.sweep.dir)
+        _outcome["sweep"] = str(sweep.resolve())
         sweep.mkdir(parents=True, exist_ok=True)
         total = _count_jobs(config)
         (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time()}))
@@ -105,7 +107,7 @@ class SweepSummaryCallback(Callback):
         try:
             data = report.load(sweep)
         except FileNotFoundError:
-            _outcome.update(sweep=str(sweep), failed=0, problems="no results were written")
+            _outcome.update(failed=0, errors=[], problems="no results were written")
             return
         x = report.resolve_x(data)
         metric = self.metric if self.metric in data else report.first_metric(data)
@@ -116,4 +118,5 @@ class SweepSummaryCallback(Callback):
             paths = report.write_report(data, sweep / "report", metrics=[metric], x=x,
                                         paper=report.paper_reference(data))
             print(f"report: {paths['summary_md']}")
-        _outcome.update(sweep=str(sweep), failed=int((data["status"] == "error").sum()), problems=problems)
+        _outcome.update(failed=int((data["status"] == "error").sum()), errors=report.error_summary(data),
+                        problems=problems)

@@ -9,6 +9,7 @@ cores then trust their inputs.
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,6 +209,12 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
         X = check_X(X)
         self.n_features_in_ = X.shape[1]
         cons = check_constraints(constraints, X.shape[0])
+        if not cons.is_consistent():
+            warnings.warn(
+                f"{type(self).__name__}: the constraints contradict each other (a cannot-link joins two "
+                f"points that must-links chain together), so no clustering meets them all; "
+                f"Constraints.is_consistent() is False", UserWarning, stacklevel=3,
+            )
         if hasattr(self, "n_clusters") and self.n_clusters is not None:
             check_n_clusters(self.n_clusters, X.shape[0])
         return X, cons

@@ -195,24 +195,83 @@ def help_text() -> str:
     return "\n".join(lines)
 
 
+def precheck(args: list[str]) -> list[str]:
+    """Problems in the command line's own values (every value of a sweep), before any job starts.
+
+    Only what needs no data and no composition (:data:`ccbench.protocol.VALUE_CHECKS`);
+    values set inside experiment files are checked by each job.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from . import protocol
+
+    candidates = [a for a in args if not a.startswith("-") and "=" in a]
+    try:
+        overrides = OverridesParser.create().parse_overrides(candidates)
+    except Exception:  # a syntax error: Hydra reports it with its own message
+        return []
+    problems = []
+    for o in overrides:
+        key = o.key_or_group
+        if key not in protocol.VALUE_CHECKS or o.is_delete():
+            continue
+        values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
+        for value in values:
+            message = protocol.check_value(key, value)
+            if message and message not in problems:
+                problems.append(message)
+    return problems
+
+
 def _run_sweep() -> int:
     """Run the Hydra app; non-zero when a trial failed or the run was interrupted."""
+    from . import registry
     from .app import hydra_app, last_sweep_outcome
+
+    args = sys.argv[1:]
+    if not any(a.startswith(("--cfg", "-c", "--info", "--hydra-help", "--help", "-h")) for a in args):
+        plugins = [a.split("=", 1)[1].strip("[]") for a in args if a.startswith("plugins=")]
+        try:
+            registry.load_plugins([p for p in ",".join(plugins).split(",") if p])
+        except Exception:  # noqa: BLE001 - the job reports a bad plugin in its rows
+            pass
+        problems = precheck(args)
+        if problems:
+            print("ccbench: the sweep was not started:\n  " + "\n  ".join(problems), file=sys.stderr)
+            return 2
 
     try:
         hydra_app()
     except KeyboardInterrupt:
-        print("\nccbench: interrupted. Finished trials are saved; run the same command again "
-              "to resume where it stopped.", file=sys.stderr)
+        sweep = last_sweep_outcome().get("sweep")
+        print(f"\nccbench: interrupted; {_saved_trials(sweep)} finished trial(s) are saved in {sweep}. "
+              f"Resume with: {_resume_command(args, sweep)}", file=sys.stderr)
         return 130
     outcome = last_sweep_outcome()
     if outcome.get("failed"):
-        print(f"ccbench: {outcome['failed']} trial(s) failed (status error) in {outcome['sweep']}; "
-              f"the messages are above and in the 'error' column of results.parquet. Fix the cause "
-              f"and run the same command again: failed trials are retried, finished ones kept.",
-              file=sys.stderr)
+        lines = "\n  ".join(outcome.get("errors") or [])
+        print(f"ccbench: {outcome['failed']} trial(s) failed (status error):\n  {lines}\n"
+              f"Fix the cause and re-run; failed trials are retried, finished ones kept: "
+              f"{_resume_command(args, outcome['sweep'])}", file=sys.stderr)
         return 1
     return 0
+
+
+def _saved_trials(sweep) -> int:
+    from pathlib import Path
+
+    import pandas as pd
+
+    files = sorted(Path(sweep).rglob("results.parquet")) if sweep else []
+    return sum(len(pd.read_parquet(f, columns=["trial"])) for f in files)
+
+
+def _resume_command(args: list[str], sweep) -> str:
+    """The same command, pinned to the same sweep directory (the default one is time-stamped)."""
+    import shlex
+
+    kept = [a for a in args if not a.startswith("hydra.sweep.dir=")]
+    return "ccbench " + " ".join(map(shlex.quote, [*kept, f"hydra.sweep.dir={sweep}"]))
 
 
 if __name__ == "__main__":

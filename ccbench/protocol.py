@@ -9,6 +9,7 @@ is a second child of the same seed (identical across methods too).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import inspect
 
@@ -27,6 +28,9 @@ __all__ = [
     "skip_reason",
     "resolve_n_clusters",
     "build_estimator",
+    "check_cell",
+    "check_value",
+    "VALUE_CHECKS",
 ]
 
 
@@ -123,6 +127,7 @@ def skip_reason(spec: registry.MethodSpec, cons: Constraints) -> str | None:
     )
 
 
+@functools.lru_cache(maxsize=None)
 def _accepts(estimator: type, name: str) -> bool:
     return name in inspect.signature(estimator).parameters
 
@@ -171,3 +176,87 @@ def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) 
     est = build_estimator(source_spec, params, random_state)
     est.fit(X, constraints=constraints)
     return int(len(np.unique(est.labels_)))
+
+
+def _positive_int(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        return f"must be a positive int, got {value!r}"
+    return None
+
+
+def _rate(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return f"must be a number in [0, 1], got {value!r}"
+    return None
+
+
+def _count(value) -> str | None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+        return f"must be >= 0, got {value!r}"
+    return None
+
+
+def _registered(lookup):
+    def check(value) -> str | None:
+        try:
+            lookup(value)
+        except (registry.UnknownNameError, ImportError) as exc:
+            return str(exc)
+        return None
+
+    return check
+
+
+def _metrics(value) -> str | None:
+    names = [value] if isinstance(value, str) else list(value or ())
+    if not names:
+        return "is empty; name at least one metric (`ccbench plugins --all` lists them)"
+    bad = [msg for msg in map(_registered(registry.get_metric_spec), names) if msg]
+    return "; ".join(bad) or None
+
+
+#: Checks of single values that need no data: ``key -> check(value) -> message or None``.
+VALUE_CHECKS = {
+    "n_trials": _positive_int,
+    "metrics": _metrics,
+    "dataset.name": _registered(registry.get_dataset_spec),
+    "method.name": _registered(registry.get_method_spec),
+    "constraints.name": _registered(registry.get_scheme_spec),
+    "noise.name": _registered(registry.get_noise_spec),
+    "noise.rate": _rate,
+    "constraints.n_constraints": _count,
+    "constraints.per_class": _count,
+    "constraints.n_pairs": _count,
+}
+
+
+def check_value(key: str, value) -> str | None:
+    """``"key: problem"`` when :data:`VALUE_CHECKS` refuses ``value`` for ``key``, else None."""
+    check = VALUE_CHECKS.get(key)
+    message = check(value) if check is not None else None
+    return f"{key} {message}" if message else None
+
+
+def check_cell(cell: dict) -> list[str]:
+    """What is wrong with a cell that can be told without loading data (empty when nothing).
+
+    Every value :data:`VALUE_CHECKS` knows, plus more random pairs than the data
+    set has (from its spec's size). The command line runs the same value checks
+    on its own overrides before Hydra starts any job (``ccbench.cli``).
+    """
+    flat = {"n_trials": cell.get("n_trials"), "metrics": cell.get("metrics")}
+    for group in ("dataset", "method", "constraints", "noise"):
+        flat.update({f"{group}.{k}": v for k, v in cell[group].items()})
+    problems = [msg for msg in (check_value(k, v) for k, v in flat.items()) if msg]
+    m = cell["constraints"].get("n_constraints")
+    try:
+        n_samples = registry.get_dataset_spec(cell["dataset"]["name"]).n_samples
+    except registry.UnknownNameError:
+        n_samples = None
+    dropping = cell["dataset"].get("missing", "drop") == "drop"  # the spec's size is the "drop" size
+    if isinstance(m, int) and n_samples and dropping and m > n_samples * (n_samples - 1) // 2:
+        problems.append(
+            f"constraints.n_constraints={m} is not possible with {n_samples} samples "
+            f"(at most {n_samples * (n_samples - 1) // 2} distinct pairs)"
+        )
+    return problems
