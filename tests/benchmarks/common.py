@@ -34,6 +34,12 @@ import numpy as np
 #: ``asv run`` measures them.
 QUICK = os.environ.get("CCBENCH_BENCH_QUICK", "") not in ("", "0")
 
+#: ``CCBENCH_BENCH_CPU_TIME=1`` (set by ``check_regressions.py``, together with one thread
+#: per library): :func:`per_iteration_seconds` measures the process's CPU time instead of
+#: wall time.  Other jobs on the machine stretch wall time (by up to 1.7x between two runs
+#: of one commit on the shared 2-core machine) but hardly the CPU time a fit needs.
+CPU_TIME = os.environ.get("CCBENCH_BENCH_CPU_TIME", "") not in ("", "0")
+
 #: Number of features and blob centres of the synthetic data (8-D Gaussian blobs, as in
 #: the N = 2000 measurement that motivated the suite).
 N_FEATURES = 8
@@ -152,7 +158,8 @@ def peak_extra_mb(func) -> float:
 
 
 def per_iteration_seconds(fits: dict, iters: tuple[int, int] = (10, 30), repeat: int = 3) -> dict:
-    """Median per-iteration wall time of each ``fits[name](max_iter)``.
+    """Median per-iteration wall time (CPU time with :data:`CPU_TIME`) of each
+    ``fits[name](max_iter)``.
 
     One sample is the slope between two iteration counts,
     ``(t(i2) - t(i1)) / (i2 - i1)``, which cancels the per-fit work that is not the
@@ -162,16 +169,17 @@ def per_iteration_seconds(fits: dict, iters: tuple[int, int] = (10, 30), repeat:
     returned, in seconds, keyed like ``fits``.
     """
     i1, i2 = iters
+    clock = time.process_time if CPU_TIME else time.perf_counter
     samples = {name: [] for name in fits}
     for _ in range(repeat):
         for name, fit in fits.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                t0 = time.perf_counter()
+                t0 = clock()
                 fit(i1)
-                t1 = time.perf_counter()
+                t1 = clock()
                 fit(i2)
-                t2 = time.perf_counter()
+                t2 = clock()
             samples[name].append(((t2 - t1) - (t1 - t0)) / (i2 - i1))
     return {name: max(float(np.median(v)), 1e-12) for name, v in samples.items()}
 
