@@ -15,7 +15,7 @@ from ccbench_plugins.affinity import core as ap_core
 from ccbench_plugins.affinity.ap import AffinityPropagationClusterer
 
 
-def similarity_with_preference(X):
+def with_median_preference(X):
     """-||x_i - x_j||^2 with the median off-diagonal value on the diagonal (no tie noise)."""
     S = negative_sq_euclidean(X)
     pref = median_preference(S)
@@ -43,7 +43,7 @@ def _data(seed, n=120, kind="blobs"):
         X, _ = make_blobs(n_samples=n, centers=4, cluster_std=1.0, random_state=seed)
     else:
         X = rng.normal(size=(n, 3))
-    S, pref = similarity_with_preference(X)
+    S, pref = with_median_preference(X)
     ap_core.add_tie_noise(S, rng)
     return X, S, pref
 
@@ -69,7 +69,7 @@ def test_matches_sklearn_on_same_similarities(seed, kind):
 
 def test_estimator_matches_sklearn_on_X():
     X, _ = make_blobs(n_samples=150, centers=3, cluster_std=1.5, random_state=7)
-    S, pref = similarity_with_preference(X)
+    S, pref = with_median_preference(X)
     sk = AffinityPropagation(affinity="precomputed", damping=0.75, preference=pref, random_state=0).fit(S)
     ours = make_method("ap", assignment="similarity", random_state=0).fit(X)
     np.testing.assert_array_equal(ours.labels_, sk.labels_)

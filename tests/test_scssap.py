@@ -21,7 +21,7 @@ from ccbench_plugins.affinity.scssap import (
 )
 
 
-def similarity_with_preference(X):
+def with_median_preference(X):
     """-||x_i - x_j||^2 with the median off-diagonal value on the diagonal (no tie noise)."""
     S = negative_sq_euclidean(X)
     pref = median_preference(S)
@@ -85,7 +85,7 @@ def reference_scssap(S, must, cannot, mu, n_iter):
 def _six_points():
     rng = np.random.default_rng(11)
     X = np.r_[rng.normal(0, 1, (3, 2)), rng.normal(4, 1, (3, 2))]
-    S, _ = similarity_with_preference(X)
+    S, _ = with_median_preference(X)
     return S
 
 
@@ -134,7 +134,7 @@ def test_hard_constraints_stay_finite_for_10000_iterations(seed):
     # message within bounds and meets the constraints the converged run meets.
     X, y = _blobs(seed)
     cons = cgen.random_pairs(y, n_constraints=30, rng=np.random.default_rng(seed))
-    S, _ = similarity_with_preference(X)
+    S, _ = with_median_preference(X)
     q_star = ap_core.equivalent_hard_penalty(S)
     res, fac = _scssap(S, cons, penalty_must=np.inf, penalty_cannot=np.inf, damping=0.75,
                        max_iter=10_000, convergence_iter=None, backend="auto", warn=False)
@@ -188,7 +188,7 @@ def test_infinite_penalty_meets_consistent_constraints(seed, std):
 def test_numba_and_numpy_agree(q):
     X, y = _blobs(3, n=70)
     cons = cgen.random_pairs(y, n_constraints=25, rng=np.random.default_rng(3))
-    S, _ = similarity_with_preference(X)
+    S, _ = with_median_preference(X)
     runs = [
         _scssap(S, cons, penalty_must=q, penalty_cannot=q, damping=0.75, max_iter=50,
                 convergence_iter=None, backend=b, warn=False)[0]

@@ -14,7 +14,7 @@ from ccbench_plugins.affinity import core as ap_core
 from ccbench_plugins.affinity.ssap_g import SSAPG, meta_points, node_problem, node_similarity, polish
 
 
-def similarity_with_preference(X):
+def with_median_preference(X):
     """-||x_i - x_j||^2 with the median off-diagonal value on the diagonal (no tie noise)."""
     S = negative_sq_euclidean(X)
     pref = median_preference(S)
@@ -36,7 +36,7 @@ def test_meta_points_are_chunklets_then_free_cannot_link_ends():
 def test_node_similarity_follows_eq1():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(8, 2))
-    S, pref = similarity_with_preference(X)
+    S, pref = with_median_preference(X)
     cons = Constraints([[0, 1], [1, 2]], [[0, 4]], n_samples=8)
     groups, meta_of = meta_points(cons)  # P_0 = {0, 1, 2}, P_1 = {4}
     T, free = node_similarity(S, groups, meta_of, -7.0)
@@ -130,7 +130,7 @@ def reference_cannot_link_ap(T, pairs, q, mu, n_iter):
 @pytest.mark.parametrize("backend", ["numpy", "numba"])
 def test_cannot_link_messages_match_loop_reference(backend):
     X = np.random.default_rng(5).normal(size=(7, 2))
-    S, pref = similarity_with_preference(X)
+    S, pref = with_median_preference(X)
     cons = Constraints([[0, 1]], [[0, 2], [3, 4], [1, 5]], n_samples=7)
     prob = node_problem(S, cons, pref, np.random.default_rng(0))
     q = ap_core.equivalent_hard_penalty(prob.T)
@@ -231,7 +231,7 @@ def test_tiny_instances_against_brute_force_map():
             warnings.simplefilter("ignore")
             est = SSAPG(random_state=inst).fit(X, constraints=cons)
         _check_valid(est, cons)
-        S, pref = similarity_with_preference(X)
+        S, pref = with_median_preference(X)
         prob = node_problem(S, cons, pref, np.random.default_rng(0))
         T = node_similarity(S, prob.groups, prob.meta_of, pref)[0]
         node_of = np.empty(n, dtype=np.intp)

@@ -33,27 +33,25 @@ from numba import njit, prange
 
 @njit(cache=True, parallel=True)
 def fused_iteration(
-    S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_exemplar_columns, damping
+    S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, damping
 ):  # pragma: no cover - numba
     """alpha^(t) from rho^(t-1), then rho^(t) from s_hat^(t), alpha^(t), in place.
 
     Parameters
     ----------
-    S : (n, m) similarities; ``s_hat[i] = S[i] + delta[delta_row[i]]`` when
+    S : (n, n) similarities; ``s_hat[i] = S[i] + delta[delta_row[i]]`` when
         ``delta_row[i] >= 0`` (eq. 24), else ``S[i]``.
-    A, R : (n, m) alpha^(t-1), rho^(t-1) on entry; alpha^(t), rho^(t) on exit.
+    A, R : (n, n) alpha^(t-1), rho^(t-1) on entry; alpha^(t), rho^(t) on exit.
     pos_colsum : (m,) sum_{k != j} max(rho_kj^(t-1), 0) on entry; of rho^(t) on exit.
-    diag_r : (min(n, m),) rho_jj^(t-1) (read only: other rows need it all sweep).
-    diag_r_next : (min(n, m),) receives rho_jj^(t).
+    diag_r : (n,) rho_jj^(t-1) (read only: other rows need it all sweep).
+    diag_r_next : (n,) receives rho_jj^(t).
     acc : (n_blocks, m) scratch; one column-sum accumulator per row block.
-    n_exemplar_columns : columns >= this have no self-selection factor (alpha = 0).
     damping : mu.
     """
     n, m = S.shape
     keep = 1.0 - damping
     n_blocks = acc.shape[0]
     rows_per_block = (n + n_blocks - 1) // n_blocks
-    n_ex = min(m, n_exemplar_columns)
     for b in prange(n_blocks):
         col_acc = acc[b]
         col_acc[:] = 0.0
@@ -66,9 +64,7 @@ def fused_iteration(
             arg = 0
             # pass 1: availabilities (eq. 14) and the two largest s_hat + alpha
             for j in range(m):
-                if j >= n_ex:
-                    a = 0.0
-                elif i == j:
+                if i == j:
                     a = damping * A[i, j] + keep * pos_colsum[j]
                 else:
                     rp = R[i, j]

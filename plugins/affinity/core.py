@@ -273,7 +273,7 @@ def _similarity_delta(factors: PairFactors, msg):
 # -- numpy back-end --------------------------------------------------------------------
 
 
-def _availabilities_numpy(R, A, work, n_exemplar_columns, damping):
+def _availabilities_numpy(R, A, work, damping):
     """alpha <- mu alpha + (1 - mu) alpha_new (eq. 14), in place, ``work`` is scratch."""
     np.maximum(R, 0.0, out=work)
     np.fill_diagonal(work, 0.0)
@@ -281,10 +281,7 @@ def _availabilities_numpy(R, A, work, n_exemplar_columns, damping):
     np.subtract(pos, work, out=work)  # drop k = i
     work += np.diagonal(R)
     np.minimum(work, 0.0, out=work)
-    np.fill_diagonal(work, pos[: min(work.shape)])
-    if n_exemplar_columns < work.shape[1]:
-        work[:, n_exemplar_columns:] = 0.0
-        A[:, n_exemplar_columns:] = 0.0
+    np.fill_diagonal(work, pos)
     work *= 1.0 - damping
     A *= damping
     A += work
@@ -316,7 +313,7 @@ def _responsibilities_numpy(S, A, R, work, delta, points, damping):
 # -- exemplars and the driver ------------------------------------------------------------
 
 
-def assign_exemplars(A, R, n_exemplar_columns=None):
+def assign_exemplars(A, R):
     """Algorithm 1's end: Psi = {k : alpha_kk + rho_kk > 0}, c_i = argmax_{k in Psi} alpha_ik + rho_ik.
 
     Exemplars label themselves. Labels are 0..K-1 in increasing order of the
@@ -324,9 +321,7 @@ def assign_exemplars(A, R, n_exemplar_columns=None):
     ``labels`` is all -1 and ``exemplars`` is empty (as scikit-learn does).
     """
     n = A.shape[0]
-    m = A.shape[1] if n_exemplar_columns is None else n_exemplar_columns
-    k = min(n, m)
-    diag = np.diagonal(A)[:k] + np.diagonal(R)[:k]
+    diag = np.diagonal(A) + np.diagonal(R)
     exemplars = np.flatnonzero(diag > 0)
     if exemplars.size == 0:
         return np.full(n, -1, dtype=np.intp), exemplars
@@ -372,7 +367,7 @@ class APResult:
         Indices of the exemplars (Psi), sorted.
     n_iter : int
     converged : bool
-    availability, responsibility : ndarray of shape (n, m)
+    availability, responsibility : ndarray of shape (n, n)
         Final alpha^(T), rho^(T).
     pair_messages : ndarray of shape (n_rows, m) or None
         Final gamma / omega, rows in :class:`PairFactors` order.
@@ -395,7 +390,6 @@ def affinity_propagation(
     convergence_iter: int | None = 100,
     backend: str = "auto",
     factors: PairFactors | None = None,
-    n_exemplar_columns: int | None = None,
     warn: bool = True,
 ) -> APResult:
     """Run (soft-constraint semi-supervised) affinity propagation on ``S``.
@@ -406,8 +400,8 @@ def affinity_propagation(
     ----------
     S : ndarray of shape (n, n), float64, C-contiguous
         Similarities with the preferences on the diagonal. Entries may be
-        ``-inf`` (forbidden choices, SSAP-G) as long as every row keeps at
-        least two finite entries. Not modified.
+        ``-inf`` (forbidden choices) as long as every row keeps at least two
+        finite entries. Not modified.
     damping : float, default=0.75
         mu in [0.5, 1): new = mu * old + (1 - mu) * update for alpha and rho
         (Algorithm 1). Pairwise messages are not damped (Algorithm 1).
@@ -420,9 +414,6 @@ def affinity_propagation(
     backend : {"auto", "numba", "numpy"}, default="auto"
     factors : PairFactors or None
         Must-link / cannot-link factors (SCSSAP); ``None`` is plain AP.
-    n_exemplar_columns : int or None
-        Columns ``>= n_exemplar_columns`` have no self-selection factor: their
-        availability stays 0 and they are never exemplars (SSAP-G meta-points).
     warn : bool, default=True
         Emit a ``ConvergenceWarning`` when not converged.
 
@@ -444,8 +435,8 @@ def affinity_propagation(
     preference is at most the similarity, else every point its own exemplar.
     """
     backend = resolve_backend(backend)
-    n, m = S.shape
-    if (factors is None or not factors.n_rows) and n == m and _equal_similarities(S):
+    n = m = S.shape[0]
+    if (factors is None or not factors.n_rows) and _equal_similarities(S):
         # scikit-learn's special case: nothing to pass messages about (ten identical
         # points otherwise split into several clusters by the tie noise alone).
         gap = np.diagonal(S).mean() - (S.sum() - np.trace(S)) / (n * n - n)
@@ -453,7 +444,6 @@ def affinity_propagation(
         labels = np.arange(n, dtype=np.intp) if own else np.zeros(n, dtype=np.intp)
         exemplars = np.arange(n, dtype=np.intp) if own else np.zeros(1, dtype=np.intp)
         return APResult(labels, exemplars, 0, True, np.zeros((n, m)), np.zeros((n, m)), None)
-    n_ex = min(n, m) if n_exemplar_columns is None else int(n_exemplar_columns)
     A = np.zeros((n, m))
     R = np.zeros((n, m))
     work = np.empty((n, m)) if backend == "numpy" else None
@@ -472,8 +462,8 @@ def affinity_propagation(
 
         # Column sums / diagonal of rho^(t-1), carried between fused sweeps.
         pos_colsum = np.zeros(m)
-        diag_r = np.zeros(min(n, m))
-        diag_r_next = np.zeros(min(n, m))
+        diag_r = np.zeros(n)
+        diag_r_next = np.zeros(n)
         acc = np.empty((min(n, _ROW_BLOCKS), m))
         if factors is not None:
             delta = np.empty((factors.points.size, m))
@@ -492,18 +482,18 @@ def affinity_propagation(
                     )
                     msg, msg_next = msg_next, msg
                     kern.similarity_delta(msg, factors.starts, delta)
-                kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, n_ex, damping)
+                kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, damping)
                 diag_r, diag_r_next = diag_r_next, diag_r
             else:
                 if factors is not None:
                     _update_pair_messages(factors, A, R, msg, msg_next)
                     msg, msg_next = msg_next, msg
                     delta = _similarity_delta(factors, msg)
-                _availabilities_numpy(R, A, work, n_ex, damping)
+                _availabilities_numpy(R, A, work, damping)
                 _responsibilities_numpy(S, A, R, work, delta, points, damping)
             if convergence_iter is None:
                 continue
-            is_exemplar = (np.diagonal(A)[:n_ex] + np.diagonal(R)[:n_ex]) > 0
+            is_exemplar = (np.diagonal(A) + np.diagonal(R)) > 0
             if prev is not None and np.array_equal(is_exemplar, prev):
                 stable += 1
             else:
@@ -517,7 +507,7 @@ def affinity_propagation(
             import numba
 
             numba.set_num_threads(threads)
-    labels, exemplars = assign_exemplars(A, R, n_ex)
+    labels, exemplars = assign_exemplars(A, R)
     if exemplars.size == 0:
         converged = False
     if warn and not converged:
