@@ -18,7 +18,10 @@ def test_every_estimator_benchmark_is_concrete(name):
     module = importlib.import_module(f"benchmarks.{name}")
     classes = [c for _, c in inspect.getmembers(module, inspect.isclass)
                if issubclass(c, EstimatorBenchmark) and c is not EstimatorBenchmark and c.__module__ == module.__name__]
-    assert classes, f"{name} defines no EstimatorBenchmark"
+    if not classes:  # e.g. bench_harness: start-up / per-job overhead, no estimator
+        others = [c for _, c in inspect.getmembers(module, inspect.isclass) if c.__module__ == module.__name__
+                  and any(n.startswith(("time_", "peakmem_", "track_", "mem_")) for n in dir(c))]
+        assert others, f"{name} defines no benchmark class"
     for cls in classes:
         assert not inspect.isabstract(cls), f"{cls.__name__} is abstract: {sorted(cls.__abstractmethods__)}"
 
