@@ -57,7 +57,7 @@ def test_constraints_always_met_when_consistent(seed):
         warnings.simplefilter("ignore")
         est = make_method("ssap_g", random_state=0).fit(X, constraints=cons)
     labels = est.labels_
-    assert np.all(labels >= 0)
+    _check_valid(est, cons)  # labels >= 0, constraints met, every centre inside its cluster
     cl = cons.cannot_link
     assert not np.any(labels[cl[:, 0]] == labels[cl[:, 1]])
     for group in cons.chunklets():
