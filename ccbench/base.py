@@ -206,6 +206,11 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
 
     def _validate_fit(self, X, constraints):
         self._validate_params()
+        columns = getattr(X, "columns", None)
+        if columns is not None and all(isinstance(c, str) for c in columns):
+            self.feature_names_in_ = np.asarray(list(columns), dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
         X = check_X(X)
         self.n_features_in_ = X.shape[1]
         cons = check_constraints(constraints, X.shape[0])

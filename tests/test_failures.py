@@ -1,0 +1,120 @@
+"""Failures are visible: checked before a sweep, summarised after it, never averaged silently."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ccbench
+from ccbench import Constraints, report
+from ccbench.cli import _resume_command, help_text, precheck, with_default_experiment
+from ccbench.harness import run_job
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["method.name=nosuch"], "method.name unknown method 'nosuch'"),
+        (["noise.rate=1.5"], "noise.rate must be a number in [0, 1], got 1.5"),
+        (["noise.rate=0.1,-0.1"], "got -0.1"),  # every value of a sweep is checked
+        (["noise.rate=abc"], "got 'abc'"),
+        (["n_trials=0"], "n_trials must be a positive int"),
+        (["n_trials=-3"], "n_trials must be a positive int"),
+        (["constraints.n_constraints=-5"], "constraints.n_constraints must be >= 0"),
+        (["metrics=[ari,nope]"], "unknown metric 'nope'"),
+        (["dataset.name=irs"], "unknown data set 'irs'"),
+    ],
+)
+def test_command_line_values_are_checked_before_any_job(args, expected):
+    problems = precheck(["-m", "method=ap", *args])
+    assert any(expected in p for p in problems), problems
+
+
+def test_valid_command_line_passes_the_check():
+    assert precheck(["-m", "method=ap,kmeans", "noise=label_noise", "noise.rate=0,0.2", "n_trials=3",
+                     "constraints.n_constraints=range(10,50,10)", "metrics=[ari,nmi]"]) == []
+
+
+def test_hydra_help_gets_no_default_experiment():
+    assert with_default_experiment(["--hydra-help"]) == ["--hydra-help"]
+    assert with_default_experiment(["n_trials=3"]) == ["experiment=quickstart", "n_trials=3"]
+
+
+def test_fast_help_lists_groups_and_root_defaults():
+    text = help_text()
+    assert "method: " in text and "scssap" in text and "dataset: " in text
+    assert "n_trials=10" in text and "rerun_errors=True" in text
+
+
+@pytest.mark.slow
+def test_hydra_help_runs():
+    proc = subprocess.run([sys.executable, "-m", "ccbench.cli", "--hydra-help"], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Hydra" in proc.stdout
+
+
+def test_resume_command_pins_the_sweep_directory():
+    cmd = _resume_command(["-m", "method=ap", "hydra.sweep.dir=old"], "/runs/x")
+    assert cmd == "ccbench -m method=ap hydra.sweep.dir=/runs/x"
+
+
+def test_non_positive_n_trials_is_refused_before_recording(tmp_path):
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"}, "constraints": {"name": "none"},
+            "noise": {"name": "none"}, "n_trials": 0}
+    with pytest.raises(ValueError, match="n_trials must be a positive int"):
+        run_job(cell, out_dir=tmp_path)
+    assert not (tmp_path / "results.parquet").exists()
+
+
+def _rows(**columns):
+    base = {"dataset.name": "iris", "method.name": "m", "method_label": "m", "constraints.name": "random_pairs",
+            "noise.name": "none", "config_hash": "h", "x_axis": "constraints.n_constraints",
+            "constraints.n_constraints": 10}
+    n = len(next(iter(columns.values())))
+    return pd.DataFrame({**{k: [v] * n for k, v in base.items()}, **columns})
+
+
+def test_errors_are_summarised_per_distinct_message():
+    data = _rows(status=["error", "error", "ok"], trial=[0, 1, 2],
+                 error=["Traceback\nValueError: bad", "Traceback\nValueError: bad", None], ari=[np.nan, np.nan, 0.5])
+    assert report.error_summary(data) == [
+        "2 of 3 trials failed: ValueError: bad (e.g. dataset=iris, method=m, constraints=random_pairs, noise=none)"
+    ]
+
+
+def test_a_sweep_without_ok_rows_still_summarises():
+    data = _rows(status=["error", "error"], trial=[0, 1], error=["ValueError: x", "ValueError: x"])
+    summary = report.summarise(data, "ari", "constraints.n_constraints")
+    assert summary["n_error"].item() == 2 and np.isnan(summary["mean"].item())
+    assert "| iris | m | error |" in report.markdown_table(summary, "ari", "constraints.n_constraints")
+
+
+def test_problems_list_what_ok_rows_hide():
+    data = _rows(status=["ok"] * 4, trial=[0, 1, 2, 3], error=[None] * 4, ari=[0.5] * 4,
+                 converged=[True, False, False, None], constraints_consistent=[True, True, False, True],
+                 constraint_kind=["hard"] * 4, n_violated=[0, 2, 0, 0])
+    text = report.problems_table(data)
+    assert "| iris | m | ok, not converged | 2 of 4 |" in text
+    assert "| iris | m | ok, contradictory constraints | 1 of 4 |" in text
+    assert "| iris | m | ok, hard constraints violated | 1 of 4 |" in text
+    clean = _rows(status=["ok"], trial=[0], error=[None], ari=[0.5], converged=[True])
+    assert report.problems_table(clean).startswith("All 1 trials ok")
+
+
+def test_contradictory_constraints_warn_at_fit():
+    cons = Constraints([[0, 1], [1, 2]], [[0, 2]], n_samples=6)
+    X = np.arange(12, dtype=float).reshape(6, 2)
+    with pytest.warns(UserWarning, match="contradict"):
+        ccbench.make_method("kmeans", n_clusters=2, random_state=0).fit(X, constraints=cons)
+
+
+def test_the_report_says_trials_per_cell_and_what_the_error_bars_are(tmp_path):
+    data = _rows(status=["ok", "ok"], trial=[0, 1], error=[None, None], ari=[0.4, 0.6], source=["a", "a"])
+    report.write_report(data, tmp_path, metrics=["ari"], x="constraints.n_constraints")
+    text = (tmp_path / "summary.md").read_text()
+    assert "2 paired trials" in text and "one standard deviation" in text
