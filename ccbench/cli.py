@@ -55,6 +55,8 @@ def _report(args) -> int:
     data = report.load(*args.dirs)
     x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
+    if args.compare:
+        return _compare(args, data, x, metrics)
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
     command = "ccbench report " + " ".join(
@@ -62,8 +64,26 @@ def _report(args) -> int:
     )
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
                                 paper=report.paper_reference(data), command=command)
+    if not args.no_html:
+        from . import report_html
+
+        paths["html"] = report_html.write_html(data, out, metrics=metrics, x=x, pool=pool,
+                                               paper=report.paper_reference(data), command=command,
+                                               margin=args.margin)
     print(paths["summary_md"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _compare(args, data, x, metrics) -> int:
+    """``--compare A B``: print the paired verdict for each metric; write nothing."""
+    from . import stats
+
+    pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
+    for metric in metrics:
+        print(stats.compare(data, *args.compare, metric=metric, x=x, rope=args.rope, margin=args.margin,
+                            pool=pool, at=args.at))
+        print()
     return 0
 
 
@@ -122,6 +142,15 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--out", default=None, help="output directory (default: DIR/report)")
     rep.add_argument("--pool", default=None,
                      help="setting columns to average over as replicates (e.g. dataset.seed), comma-separated")
+    rep.add_argument("--compare", nargs=2, metavar=("A", "B"), default=None,
+                     help="print the paired verdict of method labels A and B (Wilcoxon-Holm per cell, "
+                          "Bayesian signed-rank across data sets) instead of writing the report")
+    rep.add_argument("--rope", type=float, default=0.01,
+                     help="region of practical equivalence for --compare, in metric units (default 0.01)")
+    rep.add_argument("--margin", type=float, default=0.03,
+                     help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
+    rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
+    rep.add_argument("--no-html", action="store_true", help="do not write report.html")
     rep.set_defaults(func=_report)
     plg = sub.add_parser("plugins", help="list registered methods (and, with --all, everything else)")
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")

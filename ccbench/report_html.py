@@ -1,0 +1,217 @@
+"""A self-contained HTML page per sweep: tables, plots, statistics, config, problems, metadata.
+
+Everything is inline (CSS in a ``<style>`` element, figures as base64 PNG
+``data:`` URIs), so the file opens offline and can be mailed or archived as one
+file. The tables reuse :mod:`ccbench.report` (the same text as ``summary.md``)
+and :mod:`ccbench.stats` (paired tests, ranks, Friedman, the critical-difference
+diagram)::
+
+    data = report.load("multirun/2026-01-01/12-00-00")
+    write_html(data, "out", metrics=["ari"], x="constraints.n_constraints")
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import os
+import platform
+import re
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+
+from . import report, stats
+from .config import CELL_FILE
+
+__all__ = ["write_html", "html_page", "markdown_to_html", "environment", "HTML_FILE"]
+
+HTML_FILE = "report.html"
+_CSS = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; }
+th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
+th { background: #f0f0f0; }
+tr:nth-child(even) td { background: #fafafa; }
+img { max-width: 100%; }
+code, pre { background: #f5f5f5; font-size: 0.85em; }
+pre { padding: 0.6em; overflow-x: auto; }
+details { margin: 0.5em 0 1em; }
+.note { color: #555; font-size: 0.9em; }
+"""
+_PIPE = re.compile(r"(?<!\\)\|")
+
+
+def _inline(text: str) -> str:
+    """Escape, then turn markdown `code` spans into <code>."""
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text.replace("\\|", "|")))
+
+
+def markdown_to_html(text: str) -> str:
+    """The report's markdown (pipe tables, paragraphs, `code`) as HTML; nothing else is needed."""
+    out, table = [], []
+
+    def flush():
+        if table:
+            rows = [[c.strip() for c in _PIPE.split(line.strip())[1:-1]] for line in table]
+            rows = [r for r in rows if not all(set(c) <= set("-: ") and c for c in r)]
+            head, body = rows[0], rows[1:]
+            out.append("<table><thead><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr></thead><tbody>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body)
+                       + "</tbody></table>")
+            table.clear()
+
+    for line in text.splitlines():
+        if line.strip().startswith("|"):
+            table.append(line)
+            continue
+        flush()
+        if line.strip():
+            out.append(f"<p>{_inline(line.strip())}</p>")
+    flush()
+    return "\n".join(out)
+
+
+def _frame_html(frame: pd.DataFrame, index: bool = True, floats: str = "{:.3g}") -> str:
+    return frame.to_html(index=index, border=0, float_format=floats.format, na_rep="", escape=True)
+
+
+def _png(fig) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    data = base64.b64encode(buf.getvalue()).decode("ascii")
+    return f'<img alt="figure" src="data:image/png;base64,{data}">'
+
+
+def _git_commit() -> str:
+    try:
+        res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
+                             capture_output=True, text=True, timeout=5)
+        return res.stdout.strip() or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def environment() -> dict:
+    """Versions and hardware of the machine that writes the report (not necessarily the one that ran it)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    env = {"python": platform.python_version(), "platform": platform.platform()}
+    for dist in ("ccbench", "numpy", "scipy", "scikit-learn", "pandas", "numba", "scikit-posthocs", "baycomp"):
+        try:
+            env[dist] = version(dist)
+        except PackageNotFoundError:
+            env[dist] = "not installed"
+    env.update(git_commit=_git_commit(), cpu=_cpu_model(), cores=os.cpu_count(),
+               numba_threads=os.environ.get("NUMBA_NUM_THREADS", "default"))
+    return env
+
+
+def _config_section(data: pd.DataFrame) -> str:
+    sources = sorted(data["source"].dropna().unique()) if "source" in data else []
+    cells = [json.loads((Path(s) / CELL_FILE).read_text()) for s in sources
+             if (Path(s) / CELL_FILE).exists()]
+    if not cells:
+        return "<p>No cell.json found beside the results.</p>"
+    flat = pd.json_normalize(cells)
+    varying = [c for c in flat.columns if flat[c].astype(str).nunique() > 1]
+    fixed = {c: flat[c].iloc[0] for c in flat.columns if c not in varying}
+    parts = [f"<p>{len(cells)} job(s). Keys that vary between jobs: "
+             f"{', '.join(f'<code>{html.escape(c)}</code>' for c in varying) or 'none'}.</p>",
+             "<details><summary>Values shared by every job</summary><pre>"
+             + html.escape(json.dumps(fixed, indent=1, sort_keys=True, default=str)) + "</pre></details>"]
+    return "\n".join(parts)
+
+
+def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float, alpha: float) -> str:
+    """Across data sets (ranks, Friedman, CD diagram, win/tie/loss) and per cell (Wilcoxon-Holm)."""
+    parts = []
+    try:
+        all_means = stats.block_means(data, metric, x, pool, complete=False)
+    except ValueError as exc:
+        return f"<p>No statistics: {html.escape(str(exc))}</p>"
+    means = all_means.dropna()
+    dropped = len(all_means) - len(means)
+    n, k = means.shape
+    parts.append(f"<h3>Across data sets</h3><p class='note'>Blocks are (data set, setting); each block's value "
+                 f"is the method's mean over trials and x values. {n} complete block(s)"
+                 + (f" ({dropped} left out: some method has no ok trial there)" if dropped else "") + ".</p>")
+    if n >= 2 and k >= 2:
+        ranks = stats.average_ranks(means, metric).rename("average rank").to_frame()
+        parts.append(_frame_html(ranks, floats="{:.2f}"))
+    if n >= 2 and k >= 3:
+        fr = stats.friedman(means)
+        parts.append(f"<p>Friedman chi² = {fr['statistic']:.3f}, p = {fr['pvalue']:.3g} "
+                     f"(Iman-Davenport F = {fr['iman_davenport']:.3f}, p = {fr['pvalue_iman_davenport']:.3g}) "
+                     f"over {n} blocks and {k} methods.</p>")
+        parts.append(_png(stats.cd_diagram(means, metric, alpha=alpha)))
+    else:
+        parts.append("<p>No Friedman test or CD diagram: they need at least 3 methods on 2 complete data sets.</p>")
+    if n >= 1 and k >= 2:
+        parts.append(f"<p>Win/tie/loss of the row method against the column method over blocks "
+                     f"(a difference under {margin:g} is a tie):</p>")
+        parts.append(_frame_html(stats.win_tie_loss(means, metric, margin)))
+    tests = stats.paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
+    if len(tests):
+        significant = int((tests["p_holm"] <= alpha).sum())
+        parts.append(f"<h3>Per cell: paired Wilcoxon signed-rank tests</h3><p class='note'>{len(tests)} method pairs "
+                     f"over paired trials, Holm-corrected within each (data set, setting, x); {significant} differ at "
+                     f"alpha = {alpha}. W/T/L per trial with margin {margin:g}.</p>")
+        parts.append("<details><summary>All pairs</summary>" + _frame_html(tests, index=False) + "</details>")
+    return "\n".join(parts)
+
+
+def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = report.DEFAULT_X, pool=(),
+              paper: dict | None = None, command: str | None = None, margin: float = 0.03,
+              alpha: float = 0.05) -> str:
+    """The report of ``data`` as one HTML string (see the module docstring)."""
+    if "method_label" not in data:
+        data = data.assign(method_label=report.method_labels(data))
+    n_jobs = data["source"].nunique() if "source" in data else 1
+    body = [f"<h1>ccbench report</h1><p>{len(data)} trials from {n_jobs} job(s); x = <code>{html.escape(x)}</code>. "
+            f"Every method of a cell saw the same constraint sets (paired trials); tables show mean ± std "
+            f"(ddof=1) over the ok trials.</p>"]
+    if command:
+        body.append(f"<p>Generated by <code>{html.escape(command)}</code>.</p>")
+    body.append("<nav><ul>" + "".join(f'<li><a href="#metric-{html.escape(m)}">{html.escape(m)}</a></li>' for m in metrics)
+                + '<li><a href="#problems">Problems</a></li><li><a href="#config">Config</a></li>'
+                  '<li><a href="#environment">Environment</a></li></ul></nav>')
+    for m in metrics:
+        summary = report.summarise(data, m, x, pool)
+        body.append(f'<h2 id="metric-{html.escape(m)}">{html.escape(m)}</h2>')
+        body.append(markdown_to_html(report.markdown_table(summary, m, x)))
+        fig = report.plot_metric(summary, m, x)
+        if paper and paper.get("metric") == m:
+            body.append("<h3>Beside the paper</h3>" + markdown_to_html(report.paper_table(summary, paper)))
+            report._draw_paper(fig, paper)
+        body.append(_png(fig))
+        body.append(_stats_section(data, m, x, pool, margin, alpha))
+    body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(report.problems_table(data)))
+    body.append('<h2 id="config">Config</h2>' + _config_section(data))
+    env = pd.Series(environment(), name="value").to_frame()
+    body.append('<h2 id="environment">Environment</h2><p class="note">Of the machine that wrote this report.</p>'
+                + _frame_html(env))
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>ccbench report</title>"
+            f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_html(data: pd.DataFrame, out_dir, **kwargs) -> Path:
+    """Write :func:`html_page` to ``out_dir/report.html``; return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / HTML_FILE
+    path.write_text(html_page(data, **kwargs), encoding="utf-8")
+    return path
