@@ -25,9 +25,10 @@ and recorded in ``LearnedMetric.status``; never a silent identity metric):
   cluster in the Euclidean metric with a warning (``status="no_supervision"``);
 - unbounded program (some direction keeps every ML distance at zero while every CL
   distance grows; common on nominal data where a feature is constant inside every
-  labeled set): the learner returns that direction, the ray along which the
-  objective diverges, normalised to sum (trace) 1, and chosen to maximise the split
-  (``status="unbounded_ray"``).
+  labeled set): ``lp_diag`` / ``sdp_full`` return that direction, the ray along which
+  the objective diverges, normalised to sum (trace) 1 and chosen to maximise the split
+  (``status="unbounded_ray"``); ``xing_diag`` runs Xing et al.'s own Newton iteration,
+  which stops at finite weights (``status="xing_newton"``), as the paper's baseline did.
 """
 
 from __future__ import annotations
@@ -65,7 +66,8 @@ class LearnedMetric:
     weights : ndarray of shape (d,) or (d, d), or None
         z of eq. 26 (diagonal kinds), M of eq. 16 (``sdp_full``), None for Euclidean.
     status : str
-        ``"euclidean"``, ``"optimal"``, ``"unbounded_ray"`` or ``"no_supervision"``.
+        ``"euclidean"``, ``"optimal"``, ``"unbounded_ray"``, ``"xing_newton"`` or
+        ``"no_supervision"``.
     split : float
         For ``lp_diag`` / ``sdp_full``: the optimal squared split s (eq. 21) with
         every ML squared distance <= 1; for the ray, the split with sum(z) = 1.
@@ -234,40 +236,68 @@ def _xing_objective(a, m, dcl):
     return float(m @ a - np.log(h)), grad
 
 
+def _xing_g(a, m, dcl):
+    """Xing's objective g(a) = m.a - log(sum_CL ||x-y||_a), its gradient and Hessian."""
+    r = np.sqrt(np.maximum(dcl @ a, 1e-300))
+    h = r.sum()
+    dh = dcl.T @ (0.5 / r) / h  # grad of log h
+    hess = (dcl.T * (0.25 / r**3)) @ dcl / h + np.outer(dh, dh)  # Hessian of -log h
+    return float(m @ a - np.log(h)), m - dh, hess
+
+
+def _xing_newton(m, dcl, *, tol=1e-3, max_iter=100):
+    """Xing et al.'s own procedure for the diagonal case (section 2.2: Newton-Raphson on g):
+    start at a = 1, projected Newton steps (a >= 0) with the step halved while that lowers g,
+    stop when g's relative decrease falls below ``tol``. On an unbounded g it stops at
+    finite weights, which is what an implementation of the paper's baseline returns."""
+    a = np.ones(dcl.shape[1])
+    for _ in range(max_iter):
+        g0, grad, hess = _xing_g(a, m, dcl)
+        step = np.linalg.solve(hess + 1e-6 * np.eye(len(a)), grad)
+        best_g, best_a, lam = np.inf, a, 1.0
+        while lam > 1e-12:
+            cand = np.maximum(a - lam * step, 0.0)
+            gc = _xing_g(cand, m, dcl)[0]
+            if gc >= best_g:
+                break
+            best_g, best_a, lam = gc, cand, lam / 2
+        a = best_a
+        if best_g == np.inf or abs((best_g - g0) / best_g) < tol:
+            break
+    return a
+
+
 def learn_xing_diag(dml: np.ndarray, dcl: np.ndarray, *, max_iter: int = 1000) -> tuple[np.ndarray, float, str]:
-    """Diagonal a of Xing et al. (eq. 12 with diagonal M), scaled so sum_CL ||x-y||_a = 1."""
+    """Diagonal a of Xing et al. (eq. 12 with diagonal M), scaled so sum_CL ||x-y||_a = 1.
+
+    Bounded case: the exact minimiser of g (L-BFGS-B, tight tolerances; eq. 12's optimum
+    up to scale). Unbounded case (a feature constant inside every ML pair varies across
+    some CL pair: eq. 12's optimum 0 is reached only by ignoring every other feature):
+    Xing's own early-stopped Newton iteration (:func:`_xing_newton`), with a warning and
+    ``status="xing_newton"``.
+    """
     d = dcl.shape[1]
     m = dml.sum(axis=0)
-    free = m == 0
-    if np.any(free & (dcl.sum(axis=0) > 0)):
-        # g is unbounded below along features no ML pair varies on; eq. 12's optimum is 0
-        # there. Take the ray maximising sum_CL ||x-y||_a on those features, sum a = 1.
-        f = np.flatnonzero(free & (dcl.sum(axis=0) > 0))
-        sub = dcl[:, f]
-
-        def neg_h(b):
-            r = np.sqrt(np.maximum(sub @ b, 1e-300))
-            return -r.sum(), -(sub.T @ (0.5 / r))
-
-        x0 = np.full(len(f), 1.0 / len(f))
-        res = minimize(neg_h, x0, jac=True, method="SLSQP", bounds=[(0, None)] * len(f),
-                       constraints=[{"type": "eq", "fun": lambda b: b.sum() - 1, "jac": lambda b: np.ones_like(b)}])
-        a = np.zeros(d)
-        a[f] = np.clip(res.x, 0, None)
+    free = (m == 0) & (dcl.sum(axis=0) > 0)
+    if np.any(free):
+        a = _xing_newton(m, dcl)
+        status = "xing_newton"
         warnings.warn(
-            f"Xing's diagonal objective is unbounded: {len(f)} feature(s) are constant inside "
-            f"every must-link pair; using the direction of divergence on them (sum a = 1)",
+            f"Xing's diagonal objective is unbounded: {int(free.sum())} feature(s) are constant "
+            f"inside every must-link pair; using Xing et al.'s Newton iteration from a = 1 "
+            f"(stops at finite weights)",
             MetricFallbackWarning,
             stacklevel=3,
         )
-        return a, 0.0, "unbounded_ray"
-    a0 = np.full(d, 1.0 / max(m.sum(), 1e-300))
-    res = minimize(_xing_objective, a0, args=(m, dcl), jac=True, method="L-BFGS-B",
-                   bounds=[(0, None)] * d, options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
-    a = np.clip(res.x, 0, None)
+    else:
+        a0 = np.full(d, 1.0 / max(m.sum(), 1e-300))
+        res = minimize(_xing_objective, a0, args=(m, dcl), jac=True, method="L-BFGS-B",
+                       bounds=[(0, None)] * d, options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
+        a = np.clip(res.x, 0, None)
+        status = "optimal"
     h = np.sqrt(dcl @ a).sum()
     a = a / h**2  # eq. 13 with equality (||.||_a is 1/2-homogeneous in a)
-    return a, float(m @ a), "optimal"
+    return a, float(m @ a), status
 
 
 # -- front door ---------------------------------------------------------------------
