@@ -53,6 +53,10 @@ def _report(args) -> int:
     from . import report
 
     data = report.load(*args.dirs)
+    if args.converged_only:
+        kept = report.drop_not_converged(data)
+        print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
+        data = kept
     x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
     if args.compare:
@@ -61,6 +65,7 @@ def _report(args) -> int:
     pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
     command = "ccbench report " + " ".join(
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
+        + (["--converged-only"] if args.converged_only else [])
     )
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
                                 paper=report.paper_reference(data), command=command)
@@ -151,6 +156,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
     rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
+    rep.add_argument("--converged-only", action="store_true",
+                     help="leave out ok trials whose method did not converge (by default they count, marked 'nc')")
     rep.set_defaults(func=_report)
     plg = sub.add_parser("plugins", help="list registered methods (and, with --all, everything else)")
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")

@@ -40,6 +40,7 @@ __all__ = [
     "paper_reference",
     "paper_table",
     "error_summary",
+    "drop_not_converged",
 ]
 
 DEFAULT_METRIC = "modified_rand"
@@ -132,6 +133,14 @@ def _settings(data: pd.DataFrame, x: str, pool=()) -> pd.Series:
     return settings
 
 
+def drop_not_converged(data: pd.DataFrame) -> pd.DataFrame:
+    """``data`` without the ``ok`` trials whose method reported ``converged_ = False``."""
+    if "converged" not in data:
+        return data
+    bad = (data["status"] == "ok") & data["converged"].astype("boolean").eq(False).fillna(False)
+    return data[~bad.to_numpy()]
+
+
 def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X, pool=()) -> pd.DataFrame:
     """Mean ± std of ``metric`` per (dataset, method label, setting, x value).
 
@@ -141,7 +150,8 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
 
     Returns a long table with columns ``dataset, method_label, setting, x,
     metric, mean, std, n_ok, n_error, n_skipped, n_infeasible, n_trials,
-    fit_time_mean``.
+    fit_time_mean, n_not_converged`` (ok trials whose method did not converge:
+    counted in the mean; :func:`drop_not_converged` removes them first).
     """
     if data.empty:
         raise ValueError("no results to summarise")
@@ -169,6 +179,7 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
         )
         for s in STATUSES:
             rec[f"n_{s}"] = int((rows["status"] == s).sum())
+        rec["n_not_converged"] = _n_not_converged(ok)
         out.append(rec)
     return pd.DataFrame(out)
 
@@ -192,6 +203,8 @@ def _cell(rec) -> str:
     text = f"{rec['mean']:.3f}" + ("" if pd.isna(rec["std"]) else f" ± {rec['std']:.3f}")
     if rec["n_ok"] < rec["n_trials"]:
         text += f" ({rec['n_ok']}/{rec['n_trials']})"
+    if rec.get("n_not_converged", 0):
+        text += f" (nc {rec['n_not_converged']})"
     return text
 
 
@@ -203,7 +216,8 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     xs = _sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
     s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
     header = "| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
-    lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed)", "", header,
+    note = "; nc k: k of them did not converge" if s.get("n_not_converged", pd.Series(0)).sum() else ""
+    lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed{note})", "", header,
              "|" + "---|" * (2 + len(xs))]
     for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):
         cells = dict(zip(rows["x"], rows["cell"]))

@@ -118,3 +118,13 @@ def test_the_report_says_trials_per_cell_and_what_the_error_bars_are(tmp_path):
     report.write_report(data, tmp_path, metrics=["ari"], x="constraints.n_constraints")
     text = (tmp_path / "summary.md").read_text()
     assert "2 paired trials" in text and "one standard deviation" in text
+
+
+def test_non_converged_trials_are_marked_and_can_be_left_out():
+    data = _rows(status=["ok"] * 3, trial=[0, 1, 2], error=[None] * 3, ari=[0.2, 0.4, 0.9],
+                 converged=[False, True, True])
+    summary = report.summarise(data, "ari", "constraints.n_constraints")
+    assert summary["n_not_converged"].item() == 1 and summary["mean"].item() == pytest.approx(0.5)
+    assert "0.500 ± 0.361 (nc 1)" in report.markdown_table(summary, "ari", "constraints.n_constraints")
+    kept = report.summarise(report.drop_not_converged(data), "ari", "constraints.n_constraints")
+    assert kept["mean"].item() == pytest.approx(0.65) and kept["n_not_converged"].item() == 0
