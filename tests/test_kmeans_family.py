@@ -339,3 +339,62 @@ def test_mpck_means_learns_to_ignore_a_noisy_feature():
     assert adjusted_rand(y, km) < 0.3
     assert adjusted_rand(y, mp.labels_) > 0.9
     assert np.all(mp.metrics_[:, 0] > 10 * mp.metrics_[:, 1])
+
+
+# -- peers (optional extra) -----------------------------------------------------------
+
+import importlib.util  # noqa: E402
+
+_NO_PEER = importlib.util.find_spec("active_semi_clustering") is None
+needs_peer = pytest.mark.skipif(_NO_PEER, reason="optional extra 'peers' not installed (pip install -e '.[peers]')")
+
+
+def test_peer_exceptions_map_to_row_statuses(monkeypatch):
+    # no worker needed: the mapping is tested on the worker's reply
+    from ccbench_plugins.kmeans import peers
+
+    class Done:
+        def __init__(self, reply):
+            self.reply = reply
+
+        def result(self):
+            return self.reply
+
+    replies = {
+        "ClusteringNotFoundException": InfeasibleConstraintsError,
+        "InconsistentConstraintsException": InfeasibleConstraintsError,
+        "EmptyClustersException": peers.PeerFailure,
+        "FloatingPointError": peers.PeerFailure,
+    }
+    cons = Constraints.empty(4)
+    for name, exc in replies.items():
+        pool = type("P", (), {"submit": lambda self, *a, name=name: Done((name, "", 0.0))})()
+        monkeypatch.setattr(peers, "_pool", lambda pool=pool: pool)
+        with pytest.raises(exc, match=name):
+            peers.run_peer("COPKMeans", {}, np.zeros((4, 1)), cons, 0)
+
+
+@needs_peer
+@pytest.mark.slow
+def test_peer_failures_become_rows_not_crashes(tmp_path):
+    from hydra import compose, initialize_config_module
+
+    from ccbench.harness import run_job
+
+    rows = []
+    for method, overrides in (
+        # k = 2 on three classes with many cannot-links: the peer's COP-k-means gives up
+        ("peer_cop_kmeans", ["method.n_clusters=2", "constraints.n_constraints=120"]),
+        ("peer_pck_means", ["constraints.n_constraints=40"]),
+    ):
+        with initialize_config_module("ccbench_conf", version_base="1.3"):
+            cfg = compose(
+                "config",
+                overrides=["plugins=[ccbench_plugins.kmeans.peers]", f"method={method}", "n_trials=2", *overrides],
+            )
+        rows.append(run_job(cfg, out_dir=tmp_path / method))
+    cop, pck = rows
+    assert set(cop["status"]) == {"infeasible"}
+    assert cop["error"].str.contains("ClusteringNotFoundException").all()
+    assert set(pck["status"]) == {"ok"}
+    assert np.geterr()["divide"] == "warn"  # the peer's np.seterr('raise') stayed in its worker
