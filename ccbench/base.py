@@ -22,6 +22,7 @@ __all__ = [
     "ConstrainedClusterer",
     "ConvergenceWarning",
     "InfeasibleConstraintsError",
+    "InconsistentConstraintsWarning",
     "Interval",
     "Options",
     "check_X",
@@ -33,6 +34,10 @@ __all__ = [
 
 class InfeasibleConstraintsError(ValueError):
     """Hard constraints that no clustering can satisfy (harness status ``infeasible``)."""
+
+
+class InconsistentConstraintsWarning(UserWarning):
+    """The constraints contradict each other; the method fits anyway (its own policy decides how)."""
 
 
 @dataclass(frozen=True)
@@ -214,11 +219,12 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
         X = check_X(X)
         self.n_features_in_ = X.shape[1]
         cons = check_constraints(constraints, X.shape[0])
-        if not cons.is_consistent():
+        conflicts = cons.n_conflicts()
+        if conflicts:
             warnings.warn(
-                f"{type(self).__name__}: the constraints contradict each other (a cannot-link joins two "
-                f"points that must-links chain together), so no clustering meets them all; "
-                f"Constraints.is_consistent() is False", UserWarning, stacklevel=3,
+                f"{type(self).__name__}: {conflicts} cannot-link(s) join points that must-links chain "
+                f"together, so no clustering meets every constraint (Constraints.is_consistent() is False)",
+                InconsistentConstraintsWarning, stacklevel=3,
             )
         if hasattr(self, "n_clusters") and self.n_clusters is not None:
             check_n_clusters(self.n_clusters, X.shape[0])

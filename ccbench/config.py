@@ -71,6 +71,9 @@ class CellConfig:
     rerun_errors: bool = True  # on resume, retry trials whose row has status error
     out_dir: Optional[str] = None  # where results go when run_job is called without one
     paper: Optional[dict[str, Any]] = None  # numbers a paper prints, shown beside ours by reports
+    # contradictory constraints (a cannot-link inside a must-link chunklet): warn = fit anyway and
+    # record it, raise = status infeasible without fitting, ignore = fit silently
+    inconsistent: str = "warn"
 
 
 IDENTITY_KEYS = tuple(f.name for f in dataclasses.fields(CellConfig) if f.metadata.get("identity"))

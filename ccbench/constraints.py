@@ -253,11 +253,15 @@ class Constraints:
         Consistent constraints always admit a clustering meeting them all
         (with enough clusters).
         """
+        return self.n_conflicts() == 0
+
+    def n_conflicts(self) -> int:
+        """Number of cannot-links whose two points must-links chain together."""
         if self.n_cannot_link == 0:
-            return True
+            return 0
         comp = self.chunklet_labels()
         cl = self.cannot_link
-        return not np.any(comp[cl[:, 0]] == comp[cl[:, 1]])
+        return int(np.sum(comp[cl[:, 0]] == comp[cl[:, 1]]))
 
     def violations(self, labels) -> tuple[int, int]:
         """(must-links split, cannot-links joined) by a clustering ``labels``."""

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from . import protocol, registry
-from .base import InfeasibleConstraintsError
+from .base import InconsistentConstraintsWarning, InfeasibleConstraintsError
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
 from .results import RESULTS_FILE, ResultsStore, flatten
@@ -49,7 +49,7 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics"):
+    for key in ("n_trials", "metrics", "inconsistent"):
         message = protocol.check_value(key, cell[key])
         if message:
             raise ValueError(message)
@@ -216,6 +216,11 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         if reason is not None:
             row.update(status="skipped", error=reason)
             return row
+        conflicts = cons.n_conflicts()
+        if conflicts and cell["inconsistent"] == "raise":
+            row.update(status="infeasible", error=f"InconsistentConstraints: {conflicts} cannot-link(s) join "
+                                                  f"must-linked points (inconsistent=raise)")
+            return row
         params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}
         k = protocol.resolve_n_clusters(
             cell["method"].get("n_clusters"), spec=spec, n_classes=ds.n_classes,
@@ -225,6 +230,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         est = protocol.build_estimator(spec, params, method_seed, n_clusters=k)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
+            if cell["inconsistent"] == "ignore":
+                warnings.simplefilter("ignore", InconsistentConstraintsWarning)
             tic = time.perf_counter()
             est.fit(ds.X, constraints=cons)
             row["fit_time"] = time.perf_counter() - tic

@@ -109,7 +109,7 @@ def test_problems_list_what_ok_rows_hide():
 def test_contradictory_constraints_warn_at_fit():
     cons = Constraints([[0, 1], [1, 2]], [[0, 2]], n_samples=6)
     X = np.arange(12, dtype=float).reshape(6, 2)
-    with pytest.warns(UserWarning, match="contradict"):
+    with pytest.warns(UserWarning, match="1 cannot-link.*no clustering meets every constraint"):
         ccbench.make_method("kmeans", n_clusters=2, random_state=0).fit(X, constraints=cons)
 
 
@@ -128,3 +128,18 @@ def test_non_converged_trials_are_marked_and_can_be_left_out():
     assert "0.500 ± 0.361 (nc 1)" in report.markdown_table(summary, "ari", "constraints.n_constraints")
     kept = report.summarise(report.drop_not_converged(data), "ari", "constraints.n_constraints")
     assert kept["mean"].item() == pytest.approx(0.65) and kept["n_not_converged"].item() == 0
+
+
+@pytest.mark.parametrize("policy, status, warned", [("warn", "ok", True), ("raise", "infeasible", False),
+                                                     ("ignore", "ok", False)])
+def test_inconsistent_policy(tmp_path, policy, status, warned):
+    # 400 random pairs on iris with 40 % of them flipped: every trial contradicts itself
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": "true_k"},
+            "constraints": {"name": "random_pairs", "n_constraints": 400},
+            "noise": {"name": "constraint_flip", "rate": 0.4}, "n_trials": 2, "inconsistent": policy}
+    rows = run_job(cell, out_dir=tmp_path)
+    assert not rows["constraints_consistent"].any()
+    assert (rows["status"] == status).all(), rows["error"].tolist()
+    if status == "ok":
+        text = rows["warnings"].fillna("") if "warnings" in rows else pd.Series("", index=rows.index)
+        assert text.str.contains("InconsistentConstraintsWarning").all() == warned
