@@ -101,6 +101,7 @@ def _prepare(data: pd.DataFrame, metric: str, x: str | None, pool=()) -> pd.Data
         known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
         raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
     x = report.resolve_x(data, x)
+    data = data.reset_index(drop=True)  # concatenated sweeps can repeat index labels
     frame = pd.DataFrame({
         "dataset": data["dataset.name"],
         "method_label": report.method_labels(data, x),
@@ -301,11 +302,9 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, *, greater: bool = True, nsam
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.size < 2:
         raise ValueError(f"the Bayesian signed-rank test needs at least 2 paired values, got {a.size}")
-    # baycomp's left = first argument larger ("x > y") when higher is better
+    # baycomp's "left" is P(x - y > rope): x better when higher is better, so swap for lower
     x, y = (a, b) if greater else (b, a)
-    p_left, p_rope, p_right = SignedRankTest.probs(x, y, rope=rope, nsamples=nsamples,
-                                                   random_state=random_state)
-    p_a, p_b = (p_left, p_right) if greater else (p_right, p_left)
+    p_a, p_rope, p_b = SignedRankTest.probs(x, y, rope=rope, nsamples=nsamples, random_state=random_state)
     probs = {"A better": float(p_a), "equivalent": float(p_rope), "B better": float(p_b)}
     best = max(probs, key=probs.get)
     return {"p_a_better": probs["A better"], "p_rope": probs["equivalent"], "p_b_better": probs["B better"],

@@ -1,0 +1,176 @@
+"""Paired statistics on hand-built result tables: each number against scipy or a hand computation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.stats
+
+from ccbench import stats
+from ccbench.cli import main
+from ccbench.results import write_results
+
+X = "constraints.n_constraints"
+
+
+def _frame(values: dict, metric: str = "ari", n_constraints=(20,)) -> pd.DataFrame:
+    """Rows for ``values[(dataset, method)] = per-trial scores`` (one cell per data set and x)."""
+    rows = []
+    for (dataset, method), scores in values.items():
+        for n in n_constraints:
+            for t, score in enumerate(scores):
+                rows.append({
+                    "dataset.name": dataset, "method.name": method, "constraints.name": "random_pairs",
+                    X: n, "noise.name": "none", "x_axis": X, "trial": t,
+                    # the pairing key: same for every method of a (data set, x, trial)
+                    "trial_seed": hash((dataset, n, t)) & 0xFFFFFFFF,
+                    "config_hash": f"{dataset}-{method}-{n}", "status": "ok", "error": None,
+                    metric: float(score),
+                })
+    return pd.DataFrame(rows)
+
+
+A = np.array([0.81, 0.74, 0.90, 0.66, 0.79, 0.85, 0.71, 0.93, 0.77, 0.80])
+B = np.array([0.78, 0.75, 0.83, 0.60, 0.70, 0.86, 0.65, 0.91, 0.69, 0.72])
+C = np.array([0.50, 0.92, 0.40, 0.88, 0.55, 0.61, 0.97, 0.45, 0.59, 0.83])
+
+
+def test_holm_against_a_hand_computation():
+    # sorted: 0.005*4 = 0.02, 0.01*3 = 0.03, 0.03*2 = 0.06, 0.04*1 = 0.04 -> running max 0.06
+    np.testing.assert_allclose(stats.holm([0.01, 0.04, 0.03, 0.005]), [0.03, 0.06, 0.06, 0.02])
+    # 0.4*2 = 0.8, 0.5*1 = 0.5 -> running max 0.8; NaN is no test (m = 2)
+    np.testing.assert_allclose(stats.holm([0.5, np.nan, 0.4]), [0.8, np.nan, 0.8])
+    assert stats.holm([0.9, 0.8])[0] == 1.0  # clipped
+
+
+def test_wilcoxon_p_values_match_scipy_and_holm_runs_over_the_pairs_of_a_cell():
+    data = _frame({("iris", "a"): A, ("iris", "b"): B, ("iris", "c"): C})
+    data = data.sample(frac=1.0, random_state=0)  # pairing is by trial_seed, never by row order
+    tests = stats.paired_tests(data, "ari").set_index(["A", "B"])
+    raw = {}
+    for a, b, va, vb in (("a", "b", A, B), ("a", "c", A, C), ("b", "c", B, C)):
+        ref = scipy.stats.wilcoxon(va, vb)
+        raw[(a, b)] = ref.pvalue
+        assert tests.loc[(a, b), "p"] == pytest.approx(ref.pvalue)
+        assert tests.loc[(a, b), "statistic"] == pytest.approx(ref.statistic)
+        assert tests.loc[(a, b), "mean_diff"] == pytest.approx(np.mean(va - vb))
+    np.testing.assert_allclose(tests.loc[list(raw), "p_holm"], stats.holm(list(raw.values())))
+
+
+def test_per_trial_win_tie_loss_with_a_margin():
+    # binary fractions, so "at least the margin" is exact: a - b = +0.25 (win), +0.125 (tie), -0.25, -0.5
+    data = _frame({("iris", "a"): [0.5, 0.5, 0.5, 0.5], ("iris", "b"): [0.25, 0.375, 0.75, 1.0]})
+    rec = stats.paired_tests(data, "ari", margin=0.25).iloc[0]
+    assert (rec["wins"], rec["ties"], rec["losses"]) == (1, 1, 2)
+
+
+def test_win_tie_loss_over_data_sets_follows_the_metric_direction():
+    means = pd.DataFrame({"a": [0.80, 0.50, 0.61], "b": [0.70, 0.51, 0.70]}, index=["d1", "d2", "d3"])
+    table = stats.win_tie_loss(means, "ari", margin=0.03)
+    assert table.loc["a", "b"] == "1/1/1" and table.loc["b", "a"] == "1/1/1"
+    means = pd.DataFrame({"a": [1.0, 5.0, 5.0], "b": [3.0, 5.0, 9.0]})  # errors: lower is better
+    assert stats.win_tie_loss(means, "errors", margin=0.5).loc["a", "b"] == "2/1/0"
+
+
+def test_friedman_statistic_matches_scipy_and_the_rank_formula():
+    rng = np.random.default_rng(3)
+    means = pd.DataFrame(rng.random((6, 4)), columns=list("abcd"))
+    res = stats.friedman(means)
+    ref = scipy.stats.friedmanchisquare(*(means[c] for c in means))
+    assert res["statistic"] == pytest.approx(ref.statistic) and res["pvalue"] == pytest.approx(ref.pvalue)
+    n, k = means.shape
+    r = stats.average_ranks(means, "ari").to_numpy()
+    hand = 12 * n / (k * (k + 1)) * (np.sum(r**2) - k * (k + 1) ** 2 / 4)  # Demšar eq. 3 (no ties)
+    assert res["statistic"] == pytest.approx(hand)
+    with pytest.raises(ValueError, match="at least 3 methods"):
+        stats.friedman(means[["a", "b"]])
+
+
+def test_critical_difference_matches_demsar_table():
+    # Demšar 2006, Table 5(a): q_0.05 = 2.569 for k = 4 and 2.728 for k = 5
+    assert stats.critical_difference(4, 10) == pytest.approx(2.569 * np.sqrt(4 * 5 / 60), abs=2e-3)
+    assert stats.critical_difference(5, 14) == pytest.approx(2.728 * np.sqrt(5 * 6 / 84), abs=2e-3)
+
+
+def _better_by_construction(seed=0, n_sets=8, n_trials=10):
+    rng = np.random.default_rng(seed)
+    values = {}
+    for d in range(n_sets):
+        base = rng.uniform(0.3, 0.8, n_trials)  # paired: the same constraint sets help or hurt all methods
+        values[(f"d{d}", "best")] = base + 0.10 + rng.normal(0, 0.01, n_trials)
+        values[(f"d{d}", "mid")] = base + 0.05 + rng.normal(0, 0.01, n_trials)
+        values[(f"d{d}", "worst")] = base + rng.normal(0, 0.01, n_trials)
+    return _frame(values)
+
+
+def test_a_method_better_by_construction_is_found_and_ranked_first():
+    data = _better_by_construction()
+    tests = stats.paired_tests(data, "ari")
+    assert (tests["verdict"] == tests["A"] + " better").all()  # sorted names: best < mid < worst
+    means = stats.block_means(data, "ari")
+    assert list(stats.average_ranks(means, "ari").index) == ["best", "mid", "worst"]
+    assert stats.friedman(means)["pvalue"] < 0.01
+    fig = stats.cd_diagram(means, "ari")
+    texts = " ".join(t.get_text() for t in fig.axes[0].texts)
+    assert "best" in texts and "worst" in texts
+    bay = stats.bayesian_signed_rank(means["best"], means["worst"], rope=0.01)
+    assert bay["verdict"] == "A better" and bay["p_a_better"] > 0.95
+
+
+def test_identical_methods_are_rejected_about_alpha_of_the_time():
+    rng = np.random.default_rng(1)
+    n_cells, n_trials = 300, 15
+    values = {}
+    for d in range(n_cells):
+        base = rng.uniform(0.3, 0.8, n_trials)
+        values[(f"d{d}", "a")] = base + rng.normal(0, 0.02, n_trials)
+        values[(f"d{d}", "b")] = base + rng.normal(0, 0.02, n_trials)
+    tests = stats.paired_tests(_frame(values), "ari")
+    rate = float((tests["p"] <= 0.05).mean())
+    # binomial(300, 0.05): sd 0.0126; the exact test is slightly conservative
+    assert 0.01 <= rate <= 0.09, rate
+
+
+def test_bayesian_signed_rank_rope_and_direction():
+    rng = np.random.default_rng(2)
+    a = rng.uniform(0.5, 0.9, 12)
+    same = stats.bayesian_signed_rank(a, a + rng.normal(0, 0.001, 12), rope=0.01)
+    assert same["verdict"] == "equivalent" and same["p_rope"] > 0.95
+    probs = same["p_a_better"] + same["p_rope"] + same["p_b_better"]
+    assert probs == pytest.approx(1.0)
+    # errors: lower is better, so the smaller values win
+    low = stats.bayesian_signed_rank(a, a + 0.2, rope=0.01, greater=False)
+    assert low["verdict"] == "A better"
+    high = stats.bayesian_signed_rank(a, a + 0.2, rope=0.01, greater=True)
+    assert high["verdict"] == "B better"
+
+
+def test_greater_is_better_reads_the_registry():
+    assert stats.greater_is_better("ari") and not stats.greater_is_better("errors")
+    assert not stats.greater_is_better("fit_time")
+
+
+def test_compare_prints_the_verdict_and_refuses_unknown_labels(tmp_path, capsys):
+    data = _better_by_construction(n_sets=6)
+    text = stats.compare(data, "best", "worst", "ari", rope=0.01)
+    assert "Across 6 data sets" in text and "Verdict: best better" in text
+    with pytest.raises(ValueError, match="no method labelled"):
+        stats.compare(data, "best", "nope", "ari")
+    for i, (_, part) in enumerate(data.groupby("config_hash")):
+        write_results(part, tmp_path / "sweep" / str(i) / "results.parquet")
+    assert main(["report", str(tmp_path / "sweep"), "--compare", "best", "mid", "--metric", "ari",
+                 "--rope", "0.01"]) == 0
+    out = capsys.readouterr().out
+    assert "best (A) vs mid (B) on ari" in out and "Verdict: best better" in out
+    assert not (tmp_path / "sweep" / "report").exists()  # --compare prints, writes nothing
+    assert main(["report", str(tmp_path / "sweep"), "--compare", "best", "nope", "--metric", "ari"]) == 2
+
+
+def test_duplicated_pairs_ask_for_pool():
+    data = _frame({("iris", "a"): A, ("iris", "b"): B})
+    data = pd.concat([data, data.assign(**{"dataset.seed": 1})]).assign(trial_seed=np.nan)
+    with pytest.raises(ValueError, match="pool"):
+        stats.paired_frame(data.drop(columns="dataset.seed"), "ari")
+    wide = stats.paired_frame(data.fillna({"dataset.seed": 0}), "ari", pool=("dataset.seed",))
+    assert wide.shape == (20, 2)
