@@ -91,7 +91,7 @@ class _Anderson:
         return acc.reshape(w.shape)
 
 
-def solve_admm(problem, *, tol=1e-5, feas_tol=1e-6, max_iter=5000, rho=None, alpha=1.0,
+def solve_admm(problem, *, tol=1e-5, feas_tol=None, max_iter=5000, rho=None, alpha=1.0,
                anderson=10, mu=10.0, tau=2.0, check_every=1):
     """Returns ``(K', info)``; ``K'`` is the reduced (m, m) PSD solution.
 
@@ -104,6 +104,8 @@ def solve_admm(problem, *, tol=1e-5, feas_tol=1e-6, max_iter=5000, rho=None, alp
     C, lo, up = problem.C, problem.lo, problem.up
     m = C.shape[0]
     start = time.perf_counter()
+    if feas_tol is None:
+        feas_tol = tol / 10
     if rho is None:
         rho = max(np.linalg.norm(C) / m, 1e-4)
     w = np.clip(np.eye(m), lo, up)

@@ -1,0 +1,96 @@
+"""``rn_sdp`` (Okabe & Yamada 2010): the ADMM solver alone, and against cvxpy + SCS."""
+
+from __future__ import annotations
+
+import functools
+import time
+import warnings
+
+import numpy as np
+
+from .common import BenchData, EstimatorBenchmark, make
+
+#: iris's sigma in the paper's Table 1
+IRIS_SIGMA = 0.271
+
+
+@functools.lru_cache(maxsize=None)
+def iris_subset(n: int, j: int = 3, t: int = 3):
+    """``n`` iris points (every ``150 / n``-th, so all three classes) with ``j`` must-links
+    per class and ``j`` cannot-links per class pair, and the reduced RN-SDP problem."""
+    from ccbench import load_dataset
+    from ccbench.constraints import per_class_pairs
+    from ccbench_plugins.sdp.core import build_problem
+
+    ds = load_dataset("iris")
+    idx = np.linspace(0, len(ds.y) - 1, n).round().astype(int)
+    X, y = ds.X[idx], ds.y[idx]
+    cons = per_class_pairs(y, j, rng=np.random.default_rng(0))
+    problem = build_problem(X, cons, sigma=IRIS_SIGMA, n_neighbors=t)
+    return X, y, cons, problem
+
+
+class RNSDPFit(EstimatorBenchmark):
+    """``make_method("rn_sdp")`` on iris subsets (n <= 150), t = 3, j = 3: 100 ADMM
+    iterations (fixed work: ``tol`` out of reach), then k-medoids."""
+
+    method = "rn_sdp"
+    param_names = ["n"]
+    params = ([75, 150],)
+    max_n = 150
+
+    def make_data(self, params):
+        X, y, cons, _ = iris_subset(params[0])
+        return BenchData(X, y, cons)
+
+    def make_estimator(self, params):
+        return make("rn_sdp", n_clusters=3, sigma=IRIS_SIGMA, tol=1e-12, max_iter=100, n_init=1, random_state=0)
+
+    def make_quality_estimator(self, params):
+        return make("rn_sdp", n_clusters=3, sigma=IRIS_SIGMA, random_state=0)
+
+
+class RNSDPVsCvxpy:
+    """Whole solves of the same reduced problem: our ADMM (tol 1e-5) vs cvxpy + SCS (its
+    default accuracy), interleaved, median of 3; the ratio and the objective gap."""
+
+    params = ([30, 60],)
+    param_names = ["n"]
+    timeout = 900
+
+    def setup_cache(self):
+        from threadpoolctl import threadpool_limits
+
+        from ccbench_plugins.sdp._solvers import solve_admm, solve_cvxpy
+
+        out = {}
+        for n in self.params[0]:
+            problem = iris_subset(n)[3]
+            t_admm, t_scs = [], []
+            for _ in range(3):
+                with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
+                    warnings.simplefilter("ignore")
+                    t0 = time.perf_counter()
+                    _, ours = solve_admm(problem)
+                    t1 = time.perf_counter()
+                    _, ref = solve_cvxpy(problem, solver="SCS")
+                    t2 = time.perf_counter()
+                t_admm.append(t1 - t0)
+                t_scs.append(t2 - t1)
+            out[n] = {
+                "ratio": float(np.median(t_scs) / np.median(t_admm)),
+                "gap": abs(ours["objective"] - ref["objective"]) / max(abs(ref["objective"]), 1e-12),
+            }
+        return out
+
+    def track_speedup_vs_scs(self, cache, n):
+        """cvxpy + SCS time / ADMM time (> 1: ours faster)."""
+        return cache[n]["ratio"]
+
+    track_speedup_vs_scs.unit = "x"
+
+    def track_objective_gap(self, cache, n):
+        """|ADMM - SCS| / |SCS| objective."""
+        return cache[n]["gap"]
+
+    track_objective_gap.unit = "relative"
