@@ -74,6 +74,9 @@ class CellConfig:
     # contradictory constraints (a cannot-link inside a must-link chunklet): warn = fit anyway and
     # record it, raise = status infeasible without fitting, ignore = fit silently
     inconsistent: str = "warn"
+    # seconds per trial; set, each fit runs in a worker process that is killed at the limit
+    # (status timeout) -- a numba kernel or a C solver cannot be stopped inside the process
+    trial_timeout: Optional[float] = None
 
 
 IDENTITY_KEYS = tuple(f.name for f in dataclasses.fields(CellConfig) if f.metadata.get("identity"))

@@ -8,7 +8,9 @@ This module knows none of Hydra's state and does not import the report.
 Statuses: ``ok``; ``error`` (the trial raised: the traceback tail is kept and the
 sweep goes on; a re-run retries it unless ``rerun_errors=false``); ``skipped``
 (the method cannot use the cell's supervision, as benchopt's ``Solver.skip``);
-``infeasible`` (the method raised :class:`~ccbench.base.InfeasibleConstraintsError`).
+``infeasible`` (the method raised :class:`~ccbench.base.InfeasibleConstraintsError`);
+``timeout`` (with ``trial_timeout`` set, the fit ran in a worker process that was
+killed at the limit: :mod:`ccbench.isolation`).
 An ``ok`` row also says whether the method converged and how many given
 constraints it violated, so a report can flag what an ``ok`` hides.
 """
@@ -30,9 +32,10 @@ from . import protocol, registry
 from .base import InconsistentConstraintsWarning, InfeasibleConstraintsError
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
+from .isolation import IsolatedRunner, TrialTimeout
 from .results import RESULTS_FILE, ResultsStore, flatten
 
-__all__ = ["run_job", "config_hash", "validate_cell"]
+__all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score"]
 
 ERROR_TAIL = 2000  # characters of traceback kept per error row
 # Root keys written to cell.json but not flattened into every row.
@@ -163,6 +166,8 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
         progress.close()
+        if setup is not None and setup["runner"] is not None:
+            setup["runner"].close()
     frame = store.frame()
     if frame.empty:
         return frame
@@ -187,7 +192,8 @@ def _setup(cell: dict) -> dict:
     registry.get_noise_spec(cell["noise"]["name"])
     metrics = [registry.get_metric_spec(n) for n in _metric_names(cell)]
     ds = load_dataset(cell["dataset"]["name"], **protocol.group_params(cell["dataset"]))
-    return {"spec": spec, "metrics": metrics, "dataset": ds}
+    runner = IsolatedRunner(preload=("ccbench.harness", spec.estimator.__module__)) if cell.get("trial_timeout") else None
+    return {"spec": spec, "metrics": metrics, "dataset": ds, "runner": runner}
 
 
 def _run_trial(cell: dict, setup: dict, t: int) -> dict:
@@ -227,28 +233,49 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             X=ds.X, constraints=cons, random_state=method_seed,
         )
         row["n_clusters_given"] = k
-        est = protocol.build_estimator(spec, params, method_seed, n_clusters=k)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if cell["inconsistent"] == "ignore":
-                warnings.simplefilter("ignore", InconsistentConstraintsWarning)
-            tic = time.perf_counter()
-            est.fit(ds.X, constraints=cons)
-            row["fit_time"] = time.perf_counter() - tic
-        if caught:
-            row["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
-        labels = np.asarray(est.labels_)
-        with _fast_metrics():
-            for m in setup["metrics"]:
-                kwargs = {"constraints": cons} if m.needs_constraints else {}
-                row[m.name] = float(m.func(ds.y, labels, **kwargs))
-        split, joined = cons.violations(labels)
-        row["n_violated"] = split + joined
-        row["constraint_kind"] = spec.constraint_kind
-        row["n_iter"] = getattr(est, "n_iter_", None)
-        row["converged"] = getattr(est, "converged_", None)
+        job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
+               [m.name for m in setup["metrics"]], cell["inconsistent"])
+        runner = setup.get("runner")
+        outcome = fit_and_score(*job) if runner is None else runner.call(
+            fit_and_score, *job, timeout=float(cell["trial_timeout"]))
+        row.update(outcome)
+    except TrialTimeout as exc:
+        row.update(status="timeout", error=f"TrialTimeout: {exc}")
     except InfeasibleConstraintsError as exc:
         row.update(status="infeasible", error=f"{type(exc).__name__}: {exc}")
-    except Exception:
-        row.update(status="error", error=_error_text())
+    except Exception as exc:
+        row.update(status="error", error=getattr(exc, "worker_traceback", None) or _error_text())
     return row
+
+
+def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent) -> dict:
+    """Fit one trial's estimator and score it: the part of a trial that may run in a worker process.
+
+    Module-level and given only picklable values, so :class:`~ccbench.isolation.IsolatedRunner`
+    can run it in a spawned process (``trial_timeout``).
+    """
+    registry.load_plugins(plugins)
+    spec = registry.get_method_spec(method)
+    est = protocol.build_estimator(spec, params, method_seed, n_clusters=n_clusters)
+    out = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if inconsistent == "ignore":
+            warnings.simplefilter("ignore", InconsistentConstraintsWarning)
+        tic = time.perf_counter()
+        est.fit(X, constraints=cons)
+        out["fit_time"] = time.perf_counter() - tic
+    if caught:
+        out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
+    labels = np.asarray(est.labels_)
+    with _fast_metrics():
+        for name in metric_names:
+            m = registry.get_metric_spec(name)
+            kwargs = {"constraints": cons} if m.needs_constraints else {}
+            out[m.name] = float(m.func(y, labels, **kwargs))
+    split, joined = cons.violations(labels)
+    out["n_violated"] = split + joined
+    out["constraint_kind"] = spec.constraint_kind
+    out["n_iter"] = getattr(est, "n_iter_", None)
+    out["converged"] = getattr(est, "converged_", None)
+    return out

@@ -227,6 +227,8 @@ VALUE_CHECKS = {
     "constraints.n_constraints": _count,
     "constraints.per_class": _count,
     "constraints.n_pairs": _count,
+    "trial_timeout": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                     and v > 0) else f"must be a positive number of seconds, got {v!r}",
     "inconsistent": lambda v: None if v in ("warn", "raise", "ignore") else f"must be warn, raise or ignore, got {v!r}",
 }
 
@@ -245,7 +247,7 @@ def check_cell(cell: dict) -> list[str]:
     set has (from its spec's size). The command line runs the same value checks
     on its own overrides before Hydra starts any job (``ccbench.cli``).
     """
-    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent") if k in cell}
+    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout") if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})
     problems = [msg for msg in (check_value(k, v) for k, v in flat.items()) if msg]

@@ -30,7 +30,7 @@ __all__ = [
 ]
 
 RESULTS_FILE = "results.parquet"
-STATUSES = ("ok", "error", "skipped", "infeasible")
+STATUSES = ("ok", "error", "skipped", "infeasible", "timeout")
 KEY = ("config_hash", "trial")
 
 

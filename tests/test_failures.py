@@ -143,3 +143,42 @@ def test_inconsistent_policy(tmp_path, policy, status, warned):
     if status == "ok":
         text = rows["warnings"].fillna("") if "warnings" in rows else pd.Series("", index=rows.index)
         assert text.str.contains("InconsistentConstraintsWarning").all() == warned
+
+
+SLEEPER = """
+import time
+import numpy as np
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+class Sleeper(ConstrainedClusterer):
+    def __init__(self, seconds=0.0, random_state=None):
+        self.seconds = seconds
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        time.sleep(self.seconds)
+        self.labels_ = np.zeros(len(X), dtype=int)
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("sleeper", Sleeper, "sleeps")]
+"""
+
+
+def test_a_trial_past_its_time_limit_is_killed_and_recorded(throwaway_plugin, tmp_path):
+    name = throwaway_plugin(SLEEPER)
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "sleeper", "seconds": 60},
+            "constraints": {"name": "none"}, "noise": {"name": "none"}, "n_trials": 1,
+            "plugins": [name.__name__], "trial_timeout": 3}
+    import time
+
+    tic = time.perf_counter()
+    rows = run_job(cell, out_dir=tmp_path / "slow")
+    assert time.perf_counter() - tic < 40  # killed at the limit, not after 60 s
+    assert rows["status"].tolist() == ["timeout"] and "trial_timeout=3" in rows["error"].item()
+    fast = run_job({**cell, "method": {"name": "sleeper", "seconds": 0}, "n_trials": 2}, out_dir=tmp_path / "fast")
+    assert fast["status"].tolist() == ["ok", "ok"]  # the isolated route scores like the inline one
+    inline = run_job({**cell, "method": {"name": "sleeper", "seconds": 0}, "n_trials": 2, "trial_timeout": None},
+                     out_dir=tmp_path / "inline")
+    assert inline["ari"].tolist() == fast["ari"].tolist()

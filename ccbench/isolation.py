@@ -1,0 +1,117 @@
+"""Run a trial where it can be interrupted: one spawned worker process, killed on a time-out.
+
+A numba kernel or a solver in C holds the interpreter, so a time limit inside the
+process cannot stop it; a separate process can be killed. :class:`IsolatedRunner`
+keeps one worker per job (spawned, so no thread pool is forked half-way) and
+replaces it after a kill or a crash. The cost is the worker's start-up (imports)
+once per job and pickling each trial's arrays, which is why isolation is opt-in
+(``trial_timeout``).
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import traceback
+
+__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied"]
+
+
+class TrialTimeout(Exception):
+    """The call did not return within its time limit (harness status ``timeout``)."""
+
+
+class WorkerDied(RuntimeError):
+    """The worker process ended without answering (killed by the OS, a crash in C code)."""
+
+
+def _serve(conn, preload) -> None:
+    import importlib
+
+    for name in preload:  # imports are start-up, not part of any call's time limit
+        importlib.import_module(name)
+    conn.send("ready")
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        func, args = message
+        try:
+            conn.send((True, func(*args), None))
+        except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
+            text = traceback.format_exc()
+            try:
+                conn.send((False, exc, text))
+            except Exception:  # noqa: BLE001 - an exception that does not pickle
+                conn.send((False, RuntimeError(text.strip().splitlines()[-1]), text))
+
+
+class IsolatedRunner:
+    """Call picklable functions in a worker process with a time limit.
+
+    ``preload`` names modules the worker imports before it reports ready, so
+    their import time does not count against a call's limit.
+
+    >>> runner = IsolatedRunner()  # doctest: +SKIP
+    >>> runner.call(pow, 2, 10, timeout=30)  # doctest: +SKIP
+    1024
+    """
+
+    #: Seconds a new worker may take to start and import ``preload``.
+    START_TIMEOUT = 300.0
+
+    def __init__(self, preload: tuple[str, ...] = ()):
+        self._ctx = mp.get_context("spawn")
+        self._preload = tuple(preload)
+        self._proc = None
+        self._conn = None
+
+    def _start(self) -> None:
+        parent, child = self._ctx.Pipe()
+        self._proc = self._ctx.Process(target=_serve, args=(child, self._preload), daemon=True)
+        self._proc.start()
+        child.close()
+        self._conn = parent
+        if not parent.poll(self.START_TIMEOUT) or parent.recv() != "ready":
+            self.close(kill=True)
+            raise WorkerDied(f"the worker process did not start within {self.START_TIMEOUT:g} s")
+
+    def call(self, func, *args, timeout: float):
+        """``func(*args)`` in the worker; its exception is re-raised here with ``.worker_traceback``."""
+        if self._proc is None or not self._proc.is_alive():
+            self._start()
+        self._conn.send((func, args))
+        if not self._conn.poll(timeout):
+            self.close(kill=True)
+            raise TrialTimeout(f"no result within trial_timeout={timeout:g} s; the worker was killed")
+        try:
+            ok, value, text = self._conn.recv()
+        except EOFError:
+            code = self._proc.exitcode
+            self.close(kill=True)
+            raise WorkerDied(f"the worker process died (exit code {code}; -9 is usually the "
+                             f"out-of-memory killer)") from None
+        if ok:
+            return value
+        value.worker_traceback = text
+        raise value
+
+    def close(self, kill: bool = False) -> None:
+        """Stop the worker (politely, or at once with ``kill``)."""
+        if self._proc is None:
+            return
+        if kill:
+            self._proc.kill()
+        else:
+            try:
+                self._conn.send(None)
+            except (OSError, ValueError):
+                pass
+        self._proc.join(timeout=5)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join()
+        self._conn.close()
+        self._proc = self._conn = None
