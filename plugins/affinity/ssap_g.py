@@ -69,6 +69,18 @@ Every cluster's centre is inside it: its exemplar node if that is a free
 point, else the member of the exemplar MTP with the largest summed
 similarity to the cluster.
 
+What the model optimises, and measured behaviour
+------------------------------------------------
+Eq. 1 charges a group once, as its best member (s(MTP, j) is a max), and
+its members nothing: the model's maximum is not the true constrained one
+(every point paying its similarity to its centre), which the tiny instances
+above reach 10 times in 20. With hard cannot-links, loopy max-sum can
+oscillate between two exemplar sets that differ in one exemplar (seen on
+wine at raw scale: 32 of 60 Fig. 3 runs unsettled; iris 3 of 60); those
+runs end with the decoding and local search above. Fig. 3 protocol, mean
+modified Rand at 50 / 100 / 200 pairs: iris 0.903 / 0.921 / 0.978 (relay
+model 0.868 / 0.890 / 0.937), wine 0.654 / 0.664 / 0.759 (0.666 / 0.669 / 0.751).
+
 Cannot-links inside one must-link group (inconsistent constraints) cannot be
 expressed and are ignored, as the paper notes (Section 4.2); their count is
 ``n_ignored_cannot_links_``.
