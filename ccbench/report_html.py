@@ -150,8 +150,8 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
                  f"is the method's mean over trials and x values. {n} complete block(s)"
                  + (f" ({dropped} left out: some method has no ok trial there)" if dropped else "") + ".</p>")
     if n >= 2 and k >= 2:
-        ranks = stats.average_ranks(means, metric).rename("average rank").to_frame()
-        parts.append(_frame_html(ranks, floats="{:.2f}"))
+        ranks = stats.average_ranks(means, metric).rename_axis("method").reset_index(name="average rank")
+        parts.append(_frame_html(ranks, index=False, floats="{:.2f}"))
     if n >= 2 and k >= 3:
         fr = stats.friedman(means)
         parts.append(f"<p>Friedman chi² = {fr['statistic']:.3f}, p = {fr['pvalue']:.3g} "
@@ -163,7 +163,7 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
     if n >= 1 and k >= 2:
         parts.append(f"<p>Win/tie/loss of the row method against the column method over blocks "
                      f"(a difference under {margin:g} is a tie):</p>")
-        parts.append(_frame_html(stats.win_tie_loss(means, metric, margin)))
+        parts.append(_frame_html(stats.win_tie_loss(means, metric, margin).rename_axis(None)))
     tests = stats.paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
     if len(tests):
         significant = int((tests["p_holm"] <= alpha).sum())
