@@ -23,6 +23,8 @@ __all__ = [
     "ConvergenceWarning",
     "InfeasibleConstraintsError",
     "InconsistentConstraintsWarning",
+    "InsufficientMemoryError",
+    "check_memory",
     "Interval",
     "Options",
     "check_X",
@@ -34,6 +36,35 @@ __all__ = [
 
 class InfeasibleConstraintsError(ValueError):
     """Hard constraints that no clustering can satisfy (harness status ``infeasible``)."""
+
+
+class InsufficientMemoryError(ValueError, MemoryError):
+    """A method's dense arrays would not fit in the memory available now (refused before allocating)."""
+
+
+def available_memory() -> int | None:
+    """Bytes the OS can give without swapping (``MemAvailable``), or None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def check_memory(n_bytes: int, *, what: str, fix: str) -> None:
+    """Refuse (:class:`InsufficientMemoryError`) when ``n_bytes`` exceed the available memory.
+
+    Called by dense methods before they allocate, so a too-large problem is an
+    error row naming the estimate and the alternative, not an out-of-memory kill.
+    """
+    free = available_memory()
+    if free is not None and n_bytes > free:
+        raise InsufficientMemoryError(
+            f"{what} needs about {n_bytes / 2**30:.1f} GiB but {free / 2**30:.1f} GiB is available; {fix}"
+        )
 
 
 class InconsistentConstraintsWarning(UserWarning):

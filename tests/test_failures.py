@@ -182,3 +182,15 @@ def test_a_trial_past_its_time_limit_is_killed_and_recorded(throwaway_plugin, tm
     inline = run_job({**cell, "method": {"name": "sleeper", "seconds": 0}, "n_trials": 2, "trial_timeout": None},
                      out_dir=tmp_path / "inline")
     assert inline["ari"].tolist() == fast["ari"].tolist()
+
+
+@pytest.mark.parametrize("method, params, fix", [("ap", {}, "memory='linear'"), ("scssap", {}, "memory='linear'"),
+                                                 ("scap", {"memory": "dense"}, "memory='linear'")])
+def test_dense_methods_refuse_before_allocating_what_does_not_fit(monkeypatch, method, params, fix):
+    import ccbench.base
+
+    monkeypatch.setattr(ccbench.base, "available_memory", lambda: 10_000)  # 10 kB: nothing dense fits
+    X = np.random.default_rng(0).normal(size=(200, 2))
+    with pytest.raises(ccbench.base.InsufficientMemoryError, match=fix):
+        ccbench.make_method(method, **params).fit(X)
+    ccbench.make_method("scap", memory="linear", max_iter=5, convergence_iter=5).fit(X)  # the way out works

@@ -57,7 +57,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ccbench.base import ConvergenceWarning, Interval, Options
+from ccbench.base import ConvergenceWarning, Interval, Options, check_memory
 from ccbench.similarity import median_preference, negative_sq_euclidean
 
 __all__ = [
@@ -588,7 +588,18 @@ def set_preference(S, preference, rng) -> float:
     return pref
 
 
+#: N x N float64 arrays alive during message passing: S, A, R and the numpy path's work array.
+_DENSE_ARRAYS = 4
+
+
 def ap_similarity(X, preference, rng):
-    """S = -||x_i - x_j||^2 prepared by :func:`set_preference`; returns ``(S, preference)``."""
+    """S = -||x_i - x_j||^2 prepared by :func:`set_preference`; returns ``(S, preference)``.
+
+    Refuses (:class:`ccbench.base.InsufficientMemoryError`) before allocating when the
+    dense message arrays would not fit in the available memory.
+    """
+    n = X.shape[0]
+    check_memory(_DENSE_ARRAYS * 8 * n * n, what=f"affinity propagation on {n} points (dense N x N messages)",
+                 fix="subsample, or use scap with memory='linear' (O(N) memory)")
     S = negative_sq_euclidean(X)
     return S, set_preference(S, preference, rng)

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_memory, check_random_state
 from ccbench.similarity import negative_sq_euclidean
 
 __all__ = ["SCAP", "SSAPL"]
@@ -453,6 +453,10 @@ class SCAP(ConstrainedClusterer):
         for group in macro_nodes:
             in_macro[group] = True
         variables = np.flatnonzero(~in_macro)
+        if self.memory == "dense":  # the similarity matrix and two message arrays, float64
+            check_memory(3 * 8 * len(variables) * (len(variables) + len(macro_nodes)),
+                         what=f"{type(self).__name__} on {n} points with memory='dense'",
+                         fix="use memory='linear' (O(N) memory, eqs. 16-20)")
         similarity = _CandidateSimilarity(X, self.similarity, variables, macro_nodes)
         self.p_ = similarity.median_distance(rng) if self.p is None else float(self.p)
 
