@@ -446,28 +446,10 @@ def affinity_propagation(
         return APResult(labels, exemplars, 0, True, np.zeros((n, m)), np.zeros((n, m)), None)
     A = np.zeros((n, m))
     R = np.zeros((n, m))
-    work = np.empty((n, m)) if backend == "numpy" else None
-    if factors is not None and factors.n_rows:
-        msg = np.zeros((factors.n_rows, m))
-        msg_next = np.empty_like(msg)
-        points = factors.points
-    else:
-        factors = msg = msg_next = None
-        points = np.empty(0, dtype=np.intp)
-    delta_row = np.full(n, -1, dtype=np.intp)  # row of delta that adds to s[i], -1: none
-    delta_row[points] = np.arange(points.size)
-    delta = np.zeros((0, m))
-    if backend == "numba":
-        from . import _kernels as kern
-
-        # Column sums / diagonal of rho^(t-1), carried between fused sweeps.
-        pos_colsum = np.zeros(m)
-        diag_r = np.zeros(n)
-        diag_r_next = np.zeros(n)
-        acc = np.empty((min(n, _ROW_BLOCKS), m))
-        if factors is not None:
-            delta = np.empty((factors.points.size, m))
-
+    if factors is not None and not factors.n_rows:
+        factors = None
+    # the back-end is chosen once; each call of ``step`` is one iteration of Algorithm 1
+    step = (_NumbaSteps if backend == "numba" else _NumpySteps)(S, A, R, factors, damping)
     threads = _set_kernel_threads(n * m) if backend == "numba" else None
     try:
         prev = None
@@ -475,22 +457,7 @@ def affinity_propagation(
         converged = False
         it = 0
         for it in range(1, max_iter + 1):
-            if backend == "numba":
-                if factors is not None:
-                    kern.pair_messages(
-                        A, R, msg, msg_next, factors.partner, factors.reverse, factors.sign, factors.low, factors.high
-                    )
-                    msg, msg_next = msg_next, msg
-                    kern.similarity_delta(msg, factors.starts, delta)
-                kern.fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, damping)
-                diag_r, diag_r_next = diag_r_next, diag_r
-            else:
-                if factors is not None:
-                    _update_pair_messages(factors, A, R, msg, msg_next)
-                    msg, msg_next = msg_next, msg
-                    delta = _similarity_delta(factors, msg)
-                _availabilities_numpy(R, A, work, damping)
-                _responsibilities_numpy(S, A, R, work, delta, points, damping)
+            step()
             if convergence_iter is None:
                 continue
             is_exemplar = (np.diagonal(A) + np.diagonal(R)) > 0
@@ -516,7 +483,64 @@ def affinity_propagation(
         else:
             text = f"did not converge in {max_iter} iterations; labels may be degenerate"
         warnings.warn(f"Affinity propagation {text}. Raise max_iter or damping.", ConvergenceWarning, stacklevel=2)
-    return APResult(labels, exemplars, it, converged, A, R, msg)
+    return APResult(labels, exemplars, it, converged, A, R, step.msg)
+
+
+def _pair_buffers(factors, m):
+    if factors is None:
+        return None, None
+    msg = np.zeros((factors.n_rows, m))
+    return msg, np.empty_like(msg)
+
+
+class _NumpySteps:
+    """Algorithm 1 iterations on the numpy path: in place, one N x N work array, several passes."""
+
+    def __init__(self, S, A, R, factors, damping):
+        self.S, self.A, self.R, self.factors, self.damping = S, A, R, factors, damping
+        self.work = np.empty_like(A)
+        self.msg, self.msg_next = _pair_buffers(factors, A.shape[1])
+        self.points = factors.points if factors is not None else np.empty(0, dtype=np.intp)
+        self.delta = np.zeros((0, A.shape[1]))
+
+    def __call__(self):
+        if self.factors is not None:
+            _update_pair_messages(self.factors, self.A, self.R, self.msg, self.msg_next)
+            self.msg, self.msg_next = self.msg_next, self.msg
+            self.delta = _similarity_delta(self.factors, self.msg)
+        _availabilities_numpy(self.R, self.A, self.work, self.damping)
+        _responsibilities_numpy(self.S, self.A, self.R, self.work, self.delta, self.points, self.damping)
+
+
+class _NumbaSteps:
+    """Algorithm 1 iterations on the numba path: steps 3-4 fused in one row-parallel sweep."""
+
+    def __init__(self, S, A, R, factors, damping):
+        from . import _kernels
+
+        n, m = A.shape
+        self.kern = _kernels
+        self.S, self.A, self.R, self.factors, self.damping = S, A, R, factors, damping
+        self.msg, self.msg_next = _pair_buffers(factors, m)
+        points = factors.points if factors is not None else np.empty(0, dtype=np.intp)
+        self.delta_row = np.full(n, -1, dtype=np.intp)  # row of delta that adds to s[i], -1: none
+        self.delta_row[points] = np.arange(points.size)
+        self.delta = np.empty((points.size, m))
+        # column sums / diagonal of rho^(t-1), carried between fused sweeps
+        self.pos_colsum = np.zeros(m)
+        self.diag_r = np.zeros(n)
+        self.diag_r_next = np.zeros(n)
+        self.acc = np.empty((min(n, _ROW_BLOCKS), m))
+
+    def __call__(self):
+        f, kern = self.factors, self.kern
+        if f is not None:
+            kern.pair_messages(self.A, self.R, self.msg, self.msg_next, f.partner, f.reverse, f.sign, f.low, f.high)
+            self.msg, self.msg_next = self.msg_next, self.msg
+            kern.similarity_delta(self.msg, f.starts, self.delta)
+        kern.fused_iteration(self.S, self.A, self.R, self.delta, self.delta_row, self.pos_colsum,
+                             self.diag_r, self.diag_r_next, self.acc, self.damping)
+        self.diag_r, self.diag_r_next = self.diag_r_next, self.diag_r
 
 
 def _noise_tolerance(scale) -> float:
