@@ -45,8 +45,10 @@ GROUPS = ("dataset", "method", "constraints", "noise")
 CELL_FILE = "cell.json"
 
 
-def _identity(default=dataclasses.MISSING, **kwargs):
-    return field(default=default, metadata={"identity": True}, **kwargs)
+def _identity(default=dataclasses.MISSING, *, hash_default=True, **kwargs):
+    # hash_default=False: a cell at this default hashes as if the key did not exist, so an identity
+    # key added later leaves every existing cell's hash (and its resume) unchanged
+    return field(default=default, metadata={"identity": True, "hash_default": hash_default}, **kwargs)
 
 
 @dataclass
@@ -77,10 +79,17 @@ class CellConfig:
     # seconds per trial; set, each fit runs in a worker process that is killed at the limit
     # (status timeout) -- a numba kernel or a C solver cannot be stopped inside the process
     trial_timeout: Optional[float] = None
+    # which points the label metrics score: all, or only those in no constraint and without a label
+    # (held-out, as the COBRAS papers score). Identity: it changes the recorded numbers, so a cell
+    # scored both ways is two cells (two job directories), never one overwriting the other.
+    evaluate_on: str = _identity("all", hash_default=False)
 
 
 IDENTITY_KEYS = tuple(f.name for f in dataclasses.fields(CellConfig) if f.metadata.get("identity"))
 NON_IDENTITY_KEYS = tuple(f.name for f in dataclasses.fields(CellConfig) if not f.metadata.get("identity"))
+_HASH_SKIPS_DEFAULT = {
+    f.name: f.default for f in dataclasses.fields(CellConfig) if f.metadata.get("hash_default") is False
+}
 DEFAULT_X_AXIS = CellConfig.x_axis
 
 
@@ -109,7 +118,10 @@ def stable_hash(value, length: int = 16) -> str:
 
 def cell_hash(cell: Mapping) -> str:
     """The identity of a cell: the hash of its :data:`IDENTITY_KEYS` (groups and base seed)."""
-    return stable_hash({k: cell[k] for k in IDENTITY_KEYS})
+    return stable_hash({
+        k: cell[k] for k in IDENTITY_KEYS
+        if k not in _HASH_SKIPS_DEFAULT or cell.get(k, _HASH_SKIPS_DEFAULT[k]) != _HASH_SKIPS_DEFAULT[k]
+    })
 
 
 # -- building a cell -------------------------------------------------------------

@@ -35,7 +35,7 @@ from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
 from .results import RESULTS_FILE, ResultsStore, flatten
 
-__all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score"]
+__all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "evaluation_mask"]
 
 ERROR_TAIL = 2000  # characters of traceback kept per error row
 # Root keys written to cell.json but not flattened into every row.
@@ -52,7 +52,7 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics", "inconsistent"):
+    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on"):
         message = protocol.check_value(key, cell[key])
         if message:
             raise ValueError(message)
@@ -234,7 +234,7 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         )
         row["n_clusters_given"] = k
         job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
-               [m.name for m in setup["metrics"]], cell["inconsistent"])
+               [m.name for m in setup["metrics"]], cell["inconsistent"], cell.get("evaluate_on", "all"))
         runner = setup.get("runner")
         outcome = fit_and_score(*job) if runner is None else runner.call(
             fit_and_score, *job, timeout=float(cell["trial_timeout"]))
@@ -248,7 +248,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
     return row
 
 
-def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent) -> dict:
+def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent,
+                  evaluate_on="all") -> dict:
     """Fit one trial's estimator and score it: the part of a trial that may run in a worker process.
 
     Module-level and given only picklable values, so :class:`~ccbench.isolation.IsolatedRunner`
@@ -268,14 +269,43 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     if caught:
         out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
     labels = np.asarray(est.labels_)
+    mask = evaluation_mask(cons, len(labels), evaluate_on)
+    out["n_evaluated"] = int(mask.sum())
+    y_eval, labels_eval = (y, labels) if mask.all() else (y[mask], labels[mask])
     with _fast_metrics():
         for name in metric_names:
             m = registry.get_metric_spec(name)
-            kwargs = {"constraints": cons} if m.needs_constraints else {}
-            out[m.name] = float(m.func(y, labels, **kwargs))
+            # a constraint metric is about the given pairs: it always sees every point
+            out[m.name] = float(m.func(y, labels, constraints=cons) if m.needs_constraints
+                                else m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)
     out["n_violated"] = split + joined
     out["constraint_kind"] = spec.constraint_kind
     out["n_iter"] = getattr(est, "n_iter_", None)
     out["converged"] = getattr(est, "converged_", None)
     return out
+
+
+EVALUATE_ON = ("all", "unconstrained")
+
+
+def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np.ndarray:
+    """Boolean mask of the points the label metrics score (the ``evaluate_on`` cell option).
+
+    ``all``: every point. ``unconstrained``: the points that appear in no must-link
+    or cannot-link pair and carry no label, so a method that merely copies its
+    supervision gains nothing (the COBRAS papers score only such points).
+    """
+    if evaluate_on not in EVALUATE_ON:
+        raise ValueError(f"evaluate_on must be one of {EVALUATE_ON}, got {evaluate_on!r}")
+    mask = np.ones(n_samples, dtype=bool)
+    if evaluate_on == "all":
+        return mask
+    mask[np.asarray(constraints.must_link, dtype=np.intp).ravel()] = False
+    mask[np.asarray(constraints.cannot_link, dtype=np.intp).ravel()] = False
+    if constraints.labels is not None:
+        mask[np.asarray(constraints.labels) >= 0] = False
+    if not mask.any():
+        raise ValueError("evaluate_on=unconstrained left no point to score: every point is in a constraint "
+                         "or labeled; draw fewer constraints or use evaluate_on=all")
+    return mask

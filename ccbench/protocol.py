@@ -230,6 +230,7 @@ VALUE_CHECKS = {
     "trial_timeout": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
                                                      and v > 0) else f"must be a positive number of seconds, got {v!r}",
     "inconsistent": lambda v: None if v in ("warn", "raise", "ignore") else f"must be warn, raise or ignore, got {v!r}",
+    "evaluate_on": lambda v: None if v in ("all", "unconstrained") else f"must be all or unconstrained, got {v!r}",
 }
 
 
@@ -247,7 +248,8 @@ def check_cell(cell: dict) -> list[str]:
     set has (from its spec's size). The command line runs the same value checks
     on its own overrides before Hydra starts any job (``ccbench.cli``).
     """
-    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout") if k in cell}
+    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "evaluate_on")
+            if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})
     problems = [msg for msg in (check_value(k, v) for k, v in flat.items()) if msg]

@@ -46,7 +46,8 @@ __all__ = [
 DEFAULT_METRIC = "modified_rand"
 DEFAULT_X = DEFAULT_X_AXIS
 # Columns that never make two rows different settings: replicates, bookkeeping.
-_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.")
+# evaluate_on: the same method scored on all points and on held-out points is two lines
+_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
 
 
 def load(*paths) -> pd.DataFrame:

@@ -174,3 +174,66 @@ def test_duplicated_pairs_ask_for_pool():
         stats.paired_frame(data.drop(columns="dataset.seed"), "ari")
     wide = stats.paired_frame(data.fillna({"dataset.seed": 0}), "ari", pool=("dataset.seed",))
     assert wide.shape == (20, 2)
+
+
+# -- held-out evaluation (evaluate_on) ------------------------------------------------
+
+
+def test_evaluation_mask_on_a_hand_sized_constraint_set():
+    from ccbench import Constraints
+    from ccbench.harness import evaluation_mask
+
+    labels = np.array([-1, -1, -1, -1, -1, -1, -1, 2])
+    cons = Constraints([[0, 1]], [[1, 2], [5, 6]], n_samples=8, labels=labels)
+    assert evaluation_mask(cons, 8, "unconstrained").tolist() == [False, False, False, True, True, False, False, False]
+    assert evaluation_mask(cons, 8, "all").all()
+    with pytest.raises(ValueError, match="evaluate_on must be one of"):
+        evaluation_mask(cons, 8, "held_out")
+    full = Constraints([[0, 1]], [[2, 3]], n_samples=4)
+    with pytest.raises(ValueError, match="left no point to score"):
+        evaluation_mask(full, 4, "unconstrained")
+
+
+def test_evaluate_on_all_keeps_every_existing_cell_hash():
+    from ccbench.config import cell_hash, stable_hash
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"}, "constraints": {"name": "none"},
+            "noise": {"name": "none"}, "seed": 0}
+    old = stable_hash({k: cell[k] for k in ("dataset", "method", "constraints", "noise", "seed")})
+    assert cell_hash(cell) == old == cell_hash({**cell, "evaluate_on": "all"})
+    assert cell_hash({**cell, "evaluate_on": "unconstrained"}) != old
+
+
+def test_run_job_scores_only_the_held_out_points(tmp_path):
+    from sklearn.metrics import adjusted_rand_score
+
+    from ccbench import protocol, registry
+    from ccbench.datasets import load_dataset
+    from ccbench.harness import run_job
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": 3, "n_init": 1},
+            "constraints": {"name": "random_pairs", "n_constraints": 30}, "noise": {"name": "none"},
+            "n_trials": 2, "metrics": ["ari", "constraint_violations"]}
+    every = run_job(cell, out_dir=tmp_path / "all")
+    held = run_job({**cell, "evaluate_on": "unconstrained"}, out_dir=tmp_path / "held")
+    assert (every["status"] == "ok").all() and (held["status"] == "ok").all()
+    assert (every["evaluate_on"] == "all").all() and (every["n_evaluated"] == 150).all()
+    assert (held["evaluate_on"] == "unconstrained").all()
+    ds = load_dataset("iris")
+    for t in range(2):
+        rng, _ = protocol.trial_streams(protocol.trial_seed({**cell, "seed": 0}, t))
+        cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
+        touched = np.unique(np.concatenate([cons.must_link.ravel(), cons.cannot_link.ravel()]))
+        row_all, row_held = every.loc[t], held.loc[t]
+        assert row_held["n_evaluated"] == 150 - len(touched)
+        assert row_held["trial_seed"] == row_all["trial_seed"]  # same constraint sets: still paired
+        # refit the same clustering (same seeds) and score it by hand both ways
+        spec = registry.get_method_spec("kmeans")
+        est = protocol.build_estimator(spec, {"n_init": 1}, int(row_all["method_seed"]), n_clusters=3)
+        pred = est.fit(ds.X, constraints=cons).labels_
+        keep = np.setdiff1d(np.arange(150), touched)
+        assert row_all["ari"] == pytest.approx(adjusted_rand_score(ds.y, pred))
+        assert row_held["ari"] == pytest.approx(adjusted_rand_score(ds.y[keep], pred[keep]))
+        assert row_held["ari"] != row_all["ari"]
+        # a constraint metric is about the given pairs: the same either way
+        assert row_held["constraint_violations"] == row_all["constraint_violations"]
