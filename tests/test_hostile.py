@@ -138,3 +138,20 @@ def test_same_seed_gives_identical_labels(method):
         a = _make(spec, k).fit(X, constraints=cons).labels_
         b = _make(spec, k).fit(X, constraints=cons).labels_
     np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", METHODS)
+def test_same_cell_gives_bit_identical_rows(method, tmp_path):
+    from ccbench.harness import run_job
+
+    spec = ccbench.registry.get_method_spec(method)
+    cell = {"dataset": {"name": "iris"}, "method": {"name": method},
+            "constraints": {"name": "labeled_subsets" if "labels" in spec.supervision else "random_pairs",
+                            **({"per_class": 3} if "labels" in spec.supervision else {"n_constraints": 30})},
+            "noise": {"name": "none"}, "n_trials": 1}
+    if spec.needs_n_clusters:
+        cell["method"]["n_clusters"] = "true_k"
+    a = run_job(cell, out_dir=tmp_path / "a").drop(columns=["fit_time", "timestamp"], errors="ignore")
+    b = run_job(cell, out_dir=tmp_path / "b").drop(columns=["fit_time", "timestamp"], errors="ignore")
+    pd.testing.assert_frame_equal(a, b)
