@@ -45,7 +45,7 @@ __all__ = [
 
 DEFAULT_METRIC = "modified_rand"
 DEFAULT_X = DEFAULT_X_AXIS
-# Columns that never make two rows different settings: replicates, bookkeeping.
+# Non-method column groups whose varying values make separate lines (settings) within a data set.
 # evaluate_on: the same method scored on all points and on held-out points is two lines
 _SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
 
