@@ -218,15 +218,17 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
-def fill_history(config: Path, commits: str, steps: int | None, bench: str | None = None) -> None:
-    """``asv run --skip-existing`` of each regression-check group (or of ``bench``) over
-    ``commits``."""
+def fill_history(config: Path, commits: str, steps: int | None, bench: str | None = None,
+                 kinds: str | None = None) -> None:
+    """``asv run --skip-existing`` over ``commits`` of each regression-check group (those
+    of ``kinds``, comma-separated, if given) or of the pattern ``bench``."""
     import os
 
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from check_regressions import CHECKS, Check
 
-    for check in [Check("custom", bench)] if bench else CHECKS:
+    groups = [c for c in CHECKS if kinds is None or c.kind in kinds.split(",")]
+    for check in [Check("custom", bench)] if bench else groups:
         cmd = [sys.executable, "-m", "asv", "run", "--config", str(config), "--skip-existing", "--show-stderr",
                "--bench", check.bench, *check.asv_args, *(["--steps", str(steps)] if steps else []), commits]
         print("+", " ".join(cmd[2:]), flush=True)
@@ -242,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--history", metavar="RANGE", help="first benchmark the commits of RANGE (e.g. main~20..main)")
     parser.add_argument("--steps", type=int, help="with --history: at most this many commits, evenly spaced")
     parser.add_argument("--bench", help="with --history: asv --bench pattern instead of the regression check's")
+    parser.add_argument("--kinds", help="with --history: only these regression-check groups, e.g. ratio")
     parser.add_argument("--refresh-vendor", action="store_true", help="re-fetch vendor/ from npm and exit")
     parser.add_argument("--screenshot", metavar="PNG", help="render the published page offline in headless Chromium")
     parser.add_argument("--page", default="", help="with --screenshot: the page's #fragment, e.g. a benchmark name")
@@ -255,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run([sys.executable, "-m", "asv", "machine", "--yes"], cwd=config.parent, check=True,
                    stdout=subprocess.DEVNULL)
     if args.history:
-        fill_history(config, args.history, args.steps, args.bench)
+        fill_history(config, args.history, args.steps, args.bench, args.kinds)
     html_dir = config.parent / json.loads(_strip_comments(config.read_text()))["html_dir"]
     if not args.no_publish:
         subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
