@@ -237,3 +237,55 @@ def test_run_job_scores_only_the_held_out_points(tmp_path):
         assert row_held["ari"] != row_all["ari"]
         # a constraint metric is about the given pairs: the same either way
         assert row_held["constraint_violations"] == row_all["constraint_violations"]
+
+
+# -- constraint-set utility ----------------------------------------------------------
+
+
+def test_coherence_of_hand_placed_segments():
+    X = np.array([[0, 0], [1, 0],            # must-link a along the x axis
+                  [2, 0], [3, 0],            # cannot-link on a's line, beyond it: no overlap
+                  [0.5, -1], [0.5, 1],       # across a: each projects onto the other as one point
+                  [0.5, 0.1], [1.5, 0.1]])   # along a, half on it: overlap 0.5 -> incoherent
+    ml = [[0, 1]]
+    assert stats.coherence(X, ml, [[2, 3]]) == 1.0
+    assert stats.coherence(X, ml, [[4, 5]]) == 1.0
+    assert stats.coherence(X, ml, [[6, 7]]) == 0.0
+    assert stats.coherence(X, ml, [[2, 3], [4, 5], [6, 7]]) == pytest.approx(2 / 3)
+    assert np.isnan(stats.coherence(X, ml, np.empty((0, 2))))
+
+
+def test_utility_informativeness_gain_and_share_worse():
+    frame = _frame({("iris", "base"): [0.5, 0.5, 0.5, 0.5], ("iris", "cons"): [0.6, 0.4, 0.7, 0.5]})
+    # the baseline satisfied every constraint on trials 0 and 1, half of them on trials 2 and 3
+    frame["constraint_violations"] = np.where(frame["method.name"] == "base", [0, 0, 0.5, 0.5] * 2, 0.0)
+    u = stats.utility(frame, "base", "ari").iloc[0]
+    assert u["method"] == "cons" and u["n_pairs"] == 4
+    assert u["informativeness"] == pytest.approx(0.25)
+    assert u["gain"] == pytest.approx(0.05) and u["share_worse"] == pytest.approx(0.25)
+    uninformative = frame.assign(constraint_violations=0.0)
+    assert stats.utility(uninformative, "base", "ari").iloc[0]["informativeness"] == 0.0
+    with pytest.raises(ValueError, match="no method labelled"):
+        stats.utility(frame, "nope", "ari")
+
+
+def test_utility_end_to_end_informativeness_from_the_baseline_and_coherence_redrawn(tmp_path):
+    from ccbench import protocol
+    from ccbench.datasets import load_dataset
+    from ccbench.harness import run_job
+    from ccbench.report import load
+
+    # kmeans ignores the constraints it is given, so its violations are the set's informativeness
+    base = {"dataset": {"name": "iris"}, "constraints": {"name": "random_pairs", "n_constraints": 10},
+            "noise": {"name": "none"}, "n_trials": 2, "metrics": ["ari", "constraint_violations"]}
+    run_job({**base, "method": {"name": "kmeans", "n_clusters": 3, "n_init": 1}}, out_dir=tmp_path / "a")
+    run_job({**base, "method": {"name": "cop_kmeans", "n_clusters": 3}}, out_dir=tmp_path / "b")
+    data = load(tmp_path)
+    u = stats.utility(data, "kmeans", "ari", with_coherence=True).iloc[0]
+    violations = data.loc[data["method.name"] == "kmeans", "constraint_violations"]
+    assert u["informativeness"] == pytest.approx(violations.mean())
+    ds = load_dataset("iris")
+    rng, _ = protocol.trial_streams(protocol.trial_seed({**base, "seed": 0}, 0))
+    cons, _ = protocol.draw_supervision(ds.y, base["constraints"], base["noise"], rng)
+    coh = stats.trial_coherence(data[(data["method.name"] == "kmeans") & (data["trial"] == 0)]).iloc[0]
+    assert coh == pytest.approx(stats.coherence(ds.X, cons.must_link, cons.cannot_link))
