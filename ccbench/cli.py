@@ -74,10 +74,23 @@ def _report(args) -> int:
 
         paths["html"] = report_html.write_html(data, out, metrics=metrics, x=x, pool=pool,
                                                paper=report.paper_reference(data), command=command,
-                                               margin=args.margin)
+                                               margin=args.margin, baseline=args.utility)
     print(paths["summary_md"].read_text())
+    if args.utility:
+        _print_utility(data, args.utility, metrics, x, pool)
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _print_utility(data, baseline, metrics, x, pool) -> None:
+    """``--utility BASE``: each method against its unconstrained baseline on the same trials."""
+    from . import stats
+
+    for metric in metrics:
+        table = stats.utility(data, baseline, metric, x=x, pool=pool)
+        print(f"Constraint-set utility on {metric} against {baseline} (informativeness = share of the "
+              f"constraints the baseline violates; share_worse = trials the constraints made worse):")
+        print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"), end="\n\n")
 
 
 def _compare(args, data, x, metrics) -> int:
@@ -156,6 +169,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
     rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
+    rep.add_argument("--utility", metavar="BASE", default=None,
+                     help="constraint-set utility: compare every method with the unconstrained method label "
+                          "BASE on the same trials (informativeness, coherence in report.html, share made worse)")
     rep.add_argument("--converged-only", action="store_true",
                      help="leave out ok trials whose method did not converge (by default they count, marked 'nc')")
     rep.set_defaults(func=_report)

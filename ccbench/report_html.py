@@ -32,7 +32,8 @@ __all__ = ["write_html", "html_page", "markdown_to_html", "environment", "HTML_F
 HTML_FILE = "report.html"
 _CSS = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; color: #222; }
-table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; }
+table { border-collapse: collapse; margin: 0.6em 0 1.2em; font-size: 0.85em; display: block;
+        overflow-x: auto; max-width: 100%; }
 th, td { border: 1px solid #ccc; padding: 0.2em 0.5em; text-align: left; }
 th { background: #f0f0f0; }
 tr:nth-child(even) td { background: #fafafa; }
@@ -174,10 +175,35 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
     return "\n".join(parts)
 
 
+def _utility_section(data: pd.DataFrame, baseline: str, metric: str, x: str, pool) -> str:
+    note = ""
+    try:
+        table = stats.utility(data, baseline, metric, x, pool, with_coherence=True)
+    except (OSError, ImportError) as exc:  # coherence re-draws the constraints: the data must be at hand
+        table = stats.utility(data, baseline, metric, x, pool)
+        note = f" Coherence left out: {exc}."
+    return (f"<h3>Constraint-set utility against {html.escape(baseline)}</h3><p class='note'>Davidson, Wagstaff "
+            f"&amp; Basu 2006: informativeness is the share of the constraints the unconstrained baseline violates "
+            f"on the same trial, coherence the share of (must-link, cannot-link) pairs whose segments do not "
+            f"overlap; gain is the method minus the baseline and share_worse the share of trials in which the "
+            f"constraints made the method worse.{html.escape(note)}</p>" + _frame_html(_per_method(table), index=False)
+            + "<details><summary>Per data set, setting and x</summary>" + _frame_html(table, index=False)
+            + "</details>")
+
+
+def _per_method(table: pd.DataFrame) -> pd.DataFrame:
+    """The utility table pooled over cells: trial-weighted means per method."""
+    cols = [c for c in ("informativeness", "coherence", "gain", "share_worse") if c in table]
+    weighted = table[cols].mul(table["n_pairs"], axis=0).groupby(table["method"]).sum()
+    n = table.groupby("method")["n_pairs"].sum()
+    return weighted.div(n, axis=0).assign(n_pairs=n).reset_index()[["method", "n_pairs", *cols]]
+
+
 def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = report.DEFAULT_X, pool=(),
               paper: dict | None = None, command: str | None = None, margin: float = 0.03,
-              alpha: float = 0.05) -> str:
-    """The report of ``data`` as one HTML string (see the module docstring)."""
+              alpha: float = 0.05, baseline: str | None = None) -> str:
+    """The report of ``data`` as one HTML string (see the module docstring); ``baseline`` (an
+    unconstrained method label) adds the constraint-set utility of every method against it."""
     if "method_label" not in data:
         data = data.assign(method_label=report.method_labels(data))
     n_jobs = data["source"].nunique() if "source" in data else 1
@@ -199,6 +225,8 @@ def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = rep
             report._draw_paper(fig, paper)
         body.append(_png(fig))
         body.append(_stats_section(data, m, x, pool, margin, alpha))
+        if baseline:
+            body.append(_utility_section(data, baseline, m, x, pool))
     body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(report.problems_table(data)))
     body.append('<h2 id="config">Config</h2>' + _config_section(data))
     env = pd.Series(environment(), name="value").to_frame()

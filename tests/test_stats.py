@@ -289,3 +289,8 @@ def test_utility_end_to_end_informativeness_from_the_baseline_and_coherence_redr
     cons, _ = protocol.draw_supervision(ds.y, base["constraints"], base["noise"], rng)
     coh = stats.trial_coherence(data[(data["method.name"] == "kmeans") & (data["trial"] == 0)]).iloc[0]
     assert coh == pytest.approx(stats.coherence(ds.X, cons.must_link, cons.cannot_link))
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--metric", "ari", "--utility", "kmeans",
+                 "--out", str(out)]) == 0
+    page = (out / "report.html").read_text()
+    assert "Constraint-set utility against kmeans" in page and "cop_kmeans" in page
