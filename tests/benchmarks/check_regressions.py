@@ -71,8 +71,8 @@ CHECKS = (
 #: shared 2-core machine at load 9-14 (docs/benchmarks.md, "Regression check"): the ratios
 #: (CPU time, one thread) varied by at most 1.19x (max/min over 5 runs; wall time: 1.85x
 #: single-threaded, 2.9x default threads), peak memory by at most 1.002x.  The factors
-#: leave a margin for runs worse than the few measured; on a quiet machine the ratio spread
-#: is smaller and ``--factor``-style tightening (edit here) to 1.2 would be justified.
+#: leave a margin for runs worse than the few measured.  On another machine, measure the
+#: spread (``--noise``, docs/benchmarks.md) and set the factors from it here.
 FACTORS = {"ratio": 1.5, "memory": 1.05}
 
 
