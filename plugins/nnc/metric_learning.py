@@ -238,10 +238,12 @@ def _xing_objective(a, m, dcl):
 
 def _xing_g(a, m, dcl):
     """Xing's objective g(a) = m.a - log(sum_CL ||x-y||_a), its gradient and Hessian."""
-    r = np.sqrt(np.maximum(dcl @ a, 1e-300))
-    h = r.sum()
-    dh = dcl.T @ (0.5 / r) / h  # grad of log h
-    hess = (dcl.T * (0.25 / r**3)) @ dcl / h + np.outer(dh, dh)  # Hessian of -log h
+    r = np.sqrt(np.maximum(dcl @ a, 0.0))
+    h = max(r.sum(), 1e-300)
+    # pairs at distance 0 have unbounded derivatives: floor them (1e-6, as Xing's code)
+    rs = np.maximum(r, 1e-6)
+    dh = dcl.T @ (0.5 / rs) / h  # grad of log h
+    hess = (dcl.T * (0.25 / rs**3)) @ dcl / h + np.outer(dh, dh)  # Hessian of -log h
     return float(m @ a - np.log(h)), m - dh, hess
 
 
@@ -254,6 +256,8 @@ def _xing_newton(m, dcl, *, tol=1e-3, max_iter=100):
     for _ in range(max_iter):
         g0, grad, hess = _xing_g(a, m, dcl)
         step = np.linalg.solve(hess + 1e-6 * np.eye(len(a)), grad)
+        if not np.all(np.isfinite(step)):
+            break
         best_g, best_a, lam = np.inf, a, 1.0
         while lam > 1e-12:
             cand = np.maximum(a - lam * step, 0.0)
@@ -296,6 +300,8 @@ def learn_xing_diag(dml: np.ndarray, dcl: np.ndarray, *, max_iter: int = 1000) -
         a = np.clip(res.x, 0, None)
         status = "optimal"
     h = np.sqrt(dcl @ a).sum()
+    if not (np.isfinite(h) and h > 0):
+        raise RuntimeError(f"Xing's diagonal metric failed ({status}): no cannot-link pair is separated")
     a = a / h**2  # eq. 13 with equality (||.||_a is 1/2-homogeneous in a)
     return a, float(m @ a), status
 
