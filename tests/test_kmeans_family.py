@@ -36,10 +36,11 @@ def test_supervision_init_uses_labeled_means_then_chunklets():
 def test_supervision_init_fills_with_point_cannot_linked_to_all_chunklets():
     from ccbench_plugins.kmeans.core import initial_centres
 
-    X = np.array([[0.0], [1], [9], [30], [31]])
-    cons = Constraints(must_link=[[0, 1]], cannot_link=[[1, 2]], n_samples=5)
-    got = initial_centres(X, cons, "supervision", 2, np.random.default_rng(0))
-    np.testing.assert_allclose(got, [[0.5], [9]])
+    # chunklets {0, 1} and {2, 3}; point 5 is cannot-linked to both, point 4 to one only
+    X = np.array([[0.0], [1], [20], [21], [40], [9]])
+    cons = Constraints(must_link=[[0, 1], [2, 3]], cannot_link=[[1, 5], [2, 5], [3, 4]], n_samples=6)
+    got = initial_centres(X, cons, "supervision", 3, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[0.5], [20.5], [9]])
 
 
 # -- COP-k-means ----------------------------------------------------------------
@@ -390,7 +391,13 @@ def test_peer_failures_become_rows_not_crashes(tmp_path):
         with initialize_config_module("ccbench_conf", version_base="1.3"):
             cfg = compose(
                 "config",
-                overrides=["plugins=[ccbench_plugins.kmeans.peers]", f"method={method}", "n_trials=2", *overrides],
+                overrides=[
+                    "hydra.searchpath=[pkg://ccbench_plugins.kmeans.peers_conf]",
+                    "plugins=[ccbench_plugins.kmeans.peers]",
+                    f"method={method}",
+                    "n_trials=2",
+                    *overrides,
+                ],
             )
         rows.append(run_job(cfg, out_dir=tmp_path / method))
     cop, pck = rows
@@ -398,3 +405,13 @@ def test_peer_failures_become_rows_not_crashes(tmp_path):
     assert cop["error"].str.contains("ClusteringNotFoundException").all()
     assert set(pck["status"]) == {"ok"}
     assert np.geterr()["divide"] == "warn"  # the peer's np.seterr('raise') stayed in its worker
+
+
+def test_bp_decoding_meets_cannot_links():
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+
+    # a 5-cycle (loopy, 3-colourable) whose unary terms all prefer label 0
+    edges = np.array([[0, 1], [1, 2], [2, 3], [3, 4], [4, 0]])
+    phi = np.log(np.tile([0.6, 0.25, 0.15], (5, 1)))
+    _, labels, _ = CannotLinkNetwork(edges, 5, 3, 1).infer(phi)
+    assert np.all(labels[edges[:, 0]] != labels[edges[:, 1]])

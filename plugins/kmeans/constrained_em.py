@@ -144,9 +144,26 @@ class CannotLinkNetwork:
         if len(self.bp_nodes):
             beliefs, ll_bp = self._bp(phi, bp_max_iter, bp_tol, damping)
             resp[self.bp_nodes] = beliefs[self.bp_nodes]
-            labels[self.bp_nodes] = np.argmax(beliefs[self.bp_nodes], axis=1)
+            labels[self.bp_nodes] = self._decode(beliefs)
             ll += ll_bp
         return resp, labels, ll
+
+    def _decode(self, beliefs):
+        """Labels of the BP nodes: most confident first, each the most probable label no
+        cannot-linked node already decoded holds (the plain argmax when every label is
+        taken), so the labels meet the cannot-links whenever this greedy order can."""
+        nodes = self.bp_nodes
+        if not hasattr(self, "_adj"):
+            order = np.argsort(self.src, kind="stable")
+            self._adj = (np.searchsorted(self.src[order], np.arange(self.n_units + 1)), self.dst[order])
+        indptr, nbr = self._adj
+        lab = np.full(self.n_units, -1)
+        for u in nodes[np.argsort(-beliefs[nodes].max(1), kind="stable")]:
+            row = beliefs[u].copy()
+            taken = lab[nbr[indptr[u] : indptr[u + 1]]]
+            row[taken[taken >= 0]] = -1.0
+            lab[u] = int(np.argmax(row)) if row.max() >= 0 else int(np.argmax(beliefs[u]))
+        return lab[nodes]
 
     def _bp(self, phi, max_iter, tol, damping):
         """Damped loopy BP for the "different labels" pair potential, in the log domain.
@@ -269,8 +286,9 @@ class ConstrainedEM(ConstrainedClusterer):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-        MAP labeling of each exactly solved component, else the most probable
-        label of each chunklet.
+        MAP labeling of each exactly solved component; in BP components the
+        chunklets are decoded most confident first, each taking its most probable
+        label not held by a cannot-linked chunklet decoded before it.
     weights_, means_, covariances_ : ndarray
     lower_bound_ : float
         Final log-likelihood ``log p(X | constraints, theta)`` (exact when every

@@ -66,8 +66,18 @@ _POOL: ProcessPoolExecutor | None = None
 def _pool() -> ProcessPoolExecutor:
     global _POOL
     if _POOL is None:
-        # spawn: a clean interpreter (no inherited threads or numpy error state)
-        _POOL = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+        # spawn: a clean interpreter (no inherited threads or numpy error state). The
+        # child re-applies the parent's *global* start method, which a library may have
+        # set to one the child cannot resolve (joblib's "loky"): spawn is made the
+        # global default while the worker starts, then the old one is put back.
+        previous = multiprocessing.get_start_method(allow_none=True)
+        multiprocessing.set_start_method("spawn", force=True)
+        try:
+            pool = ProcessPoolExecutor(max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+            pool.submit(int).result()  # start the worker now
+        finally:
+            multiprocessing.set_start_method(previous, force=True)
+        _POOL = pool
     return _POOL
 
 

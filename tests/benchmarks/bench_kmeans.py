@@ -1,6 +1,13 @@
-"""``kmeans``: the unsupervised baseline (scikit-learn's Lloyd iterations)."""
+"""k-means family: ``kmeans`` (scikit-learn's Lloyd iterations), ``cop_kmeans``,
+``pck_means``, ``mpck_means``, ``constrained_em``; ``KMeansVsPeer`` is the speed ratio
+against the reference package (goal: >= 10x for COP-k-means and MPCK-means)."""
 
-from .common import BenchData, EstimatorBenchmark, blobs, make
+import importlib.util
+import statistics
+import time
+import warnings
+
+from .common import QUICK, BenchData, EstimatorBenchmark, blobs, make, pairs_data, require_method
 
 
 class KMeansFit(EstimatorBenchmark):
@@ -19,3 +26,103 @@ class KMeansFit(EstimatorBenchmark):
 
     def make_estimator(self, params):
         return make("kmeans", n_clusters=5, n_init=1, max_iter=100, random_state=0)
+
+
+class _PairsFit(EstimatorBenchmark):
+    """Blobs (5 centres) with ``constraint_fraction * n`` random pairs, one
+    initialisation, ``max_iter`` capped (the runs usually converge earlier, so the time
+    is to convergence on these data, the same every commit)."""
+
+    param_names = ["n", "constraint_fraction"]
+    params = ([500, 2000, 20000], [0.1])
+    heavy_n = (20000,)
+    fixed = {}
+
+    def make_data(self, params):
+        return pairs_data(*params)
+
+    def make_estimator(self, params):
+        return make(self.method, n_clusters=5, n_init=1, random_state=0, **self.fixed)
+
+
+class COPKMeansFit(_PairsFit):
+    method = "cop_kmeans"
+    fixed = {"max_iter": 100}
+
+
+class PCKMeansFit(_PairsFit):
+    method = "pck_means"
+    fixed = {"max_iter": 100}
+
+
+class MPCKMeansFit(_PairsFit):
+    method = "mpck_means"
+    fixed = {"max_iter": 30}
+
+
+class ConstrainedEMFit(_PairsFit):
+    """Full covariances; the cannot-link network of 0.1 n random pairs has one large
+    component, so this times the loopy-BP E-step."""
+
+    method = "constrained_em"
+    params = ([500, 2000], [0.1])
+    heavy_n = ()
+    fixed = {"max_iter": 30}
+
+
+class KMeansVsPeer:
+    """Fit time of the reference package (``active-semi-supervised-clustering``, timed
+    inside its worker process, no process overhead) over ours, on the same 8-D blobs
+    (5 centres) with 0.3 n random pairs, k = 5, one initialisation each (the peer runs
+    one; our ``cop_kmeans`` defaults to ``n_init=10``), default iteration limits;
+    median of 3 fits (1 in the smoke run). Skipped when the optional extra ``peers`` is
+    not installed."""
+
+    param_names = ["n", "method"]
+    params = ([300], ["cop_kmeans", "pck_means", "mpck_means"])
+    timeout = 900
+
+    def setup_cache(self):
+        if importlib.util.find_spec("active_semi_clustering") is None:
+            raise NotImplementedError("optional extra 'peers' not installed")
+        from ccbench.registry import load_plugins
+
+        from .common import random_constraints
+
+        load_plugins(["ccbench_plugins.kmeans.peers"])
+        out = {}
+        for n in self.params[0]:
+            X, _ = blobs(n)
+            cons = random_constraints(n, int(0.3 * n))
+            for name in self.params[1]:
+                require_method(name)
+                ours, peer = [], []
+                for rep in range(1 if QUICK else 3):
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        t0 = time.perf_counter()
+                        make(name, n_clusters=5, n_init=1, random_state=rep).fit(X, constraints=cons)
+                        ours.append(time.perf_counter() - t0)
+                        try:
+                            est = make("peer_" + name, n_clusters=5, random_state=rep).fit(X, constraints=cons)
+                            peer.append(est.peer_fit_seconds_)
+                        except Exception:  # a failed peer fit (infeasible, empty cluster) has no time
+                            pass
+                if peer:
+                    out[(n, name)] = (statistics.median(ours), statistics.median(peer))
+        return out
+
+    setup_cache.timeout = 900
+
+    def track_speedup_vs_peer(self, times, n, method):
+        if (n, method) not in times:
+            raise NotImplementedError("every peer fit failed")
+        ours, peer = times[(n, method)]
+        return peer / ours
+
+    track_speedup_vs_peer.unit = "peer fit time / ours"
+
+    def track_ms_ours(self, times, n, method):
+        return 1e3 * times[(n, method)][0]
+
+    track_ms_ours.unit = "ms per fit"
