@@ -28,7 +28,12 @@ from ccbench.base import ConvergenceWarning, InfeasibleConstraintsError
 
 def project_psd(W: np.ndarray) -> np.ndarray:
     """Nearest PSD matrix in Frobenius norm (the positive part of symmetric ``W``)."""
-    w, V = eigh(W, driver="evd", check_finite=False)
+    try:
+        w, V = eigh(W, driver="evd", check_finite=False)
+    except np.linalg.LinAlgError:
+        # divide-and-conquer (syevd) fails to converge on rare inputs (seen on glass);
+        # the relatively robust representation driver (syevr) does not
+        w, V = eigh(W, driver="evr", check_finite=False)
     pos = w > 0
     Vp = V[:, pos] * np.sqrt(w[pos])
     return Vp @ Vp.T
@@ -88,6 +93,9 @@ class _Anderson:
             self.reset()
             return tw
         acc = twv - gamma @ self.dW[:k] - gamma @ G
+        if not np.all(np.isfinite(acc)):
+            self.reset()
+            return tw
         return acc.reshape(w.shape)
 
 
