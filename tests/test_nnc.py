@@ -162,7 +162,7 @@ def test_must_link_chunklets_are_the_subsets():
     assert labels.tolist() == [0, 0, 1, 1, 0, 1]
 
 
-@pytest.mark.filterwarnings("ignore:.*constraints contradict")  # the base class says so too
+@pytest.mark.filterwarnings("ignore:.*must-links chain together")  # the base class says so too
 def test_infeasible_supervision_is_refused():
     X = np.zeros((6, 1)) + np.arange(6)[:, None]
     with pytest.raises(InfeasibleConstraintsError, match="n_clusters=2"):
