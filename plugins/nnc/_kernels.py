@@ -1,13 +1,14 @@
 """Compiled (numba) loops of :mod:`ccbench_plugins.nnc.core`: one pass over the points per call,
-exact squared distances, O(1) memory per point, parallel over points."""
+exact squared distances, O(1) memory per point. Serial on purpose: a thread pool per call
+cost 20-150 ms per fit on small sets on the shared 2-core machine, more than the work."""
 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def dmax_assign(X, L, starts, ends, best, arg):
     """best[i] = min_g max_{j in group g} ||X[i] - L[j]||^2 and arg[i] its group (first on ties).
 
@@ -15,7 +16,7 @@ def dmax_assign(X, L, starts, ends, best, arg):
     (it can no longer win): with well-separated classes most groups cost one distance.
     """
     n, d = X.shape
-    for i in prange(n):
+    for i in range(n):
         bi = np.inf
         ai = 0
         for g in range(len(starts)):
@@ -36,11 +37,11 @@ def dmax_assign(X, L, starts, ends, best, arg):
         arg[i] = ai
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True)
 def nearer_centre(X, c, j, mind, labels):
     """Give point i to centre j (at ``c``) when it is strictly nearer than its current one."""
     n, d = X.shape
-    for i in prange(n):
+    for i in range(n):
         s = 0.0
         for t in range(d):
             diff = X[i, t] - c[t]
