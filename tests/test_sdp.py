@@ -26,7 +26,8 @@ from ccbench_plugins.sdp.core import (
 #: Optima of the reduced problem on iris subsets (every (150/n)-th point, so bench_sdp's
 #: ``iris_subset(n)``: per_class_pairs(j=3, rng=default_rng(0)), t = 3, sigma = 0.271,
 #: prose reading), solved once by CLARABEL with gap and feasibility tolerances 1e-10
-#: (status optimal_inaccurate, bound violation < 1e-9; 17 s and 142 s here). On all of
+#: (status optimal_inaccurate, bound violation < 1e-9; 17 s and 142 s here; ADMM takes
+#: 2-6 s). On all of
 #: iris (m = 135) CLARABEL did not finish in 20 minutes.
 IRIS_REF_OBJECTIVE = {60: 0.39580618134004775, 90: 0.9870096280208794}
 
@@ -211,7 +212,6 @@ def _iris_subset(n):
     return cons, build_problem(ds.X[idx], cons, sigma=0.271, n_neighbors=3)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("n, tol", [(60, 1e-6), (90, 1e-5)])
 def test_admm_reaches_the_stored_clarabel_optimum(n, tol):
     # at tol = 1e-5 the n = 60 case stops 2.2e-4 above the optimum; 1e-6 reaches 2e-7

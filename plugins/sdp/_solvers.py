@@ -22,6 +22,7 @@ import warnings
 
 import numpy as np
 from scipy.linalg import eigh
+from threadpoolctl import threadpool_limits
 
 from ccbench.base import ConvergenceWarning, InfeasibleConstraintsError
 
@@ -99,9 +100,21 @@ class _Anderson:
         return acc.reshape(w.shape)
 
 
-def solve_admm(problem, *, tol=1e-5, feas_tol=None, max_iter=5000, rho=None, alpha=1.0,
+#: below this size one BLAS thread runs ``eigh`` faster than several (measured on a busy
+#: 2-core machine: 4 ms against 40 ms at m = 140)
+SINGLE_THREAD_BELOW = 600
+
+
+def solve_admm(problem, **options):
+    """Returns ``(K', info)``; ``K'`` is the reduced (m, m) PSD solution. See :func:`_admm`."""
+    threads = 1 if problem.C.shape[0] < SINGLE_THREAD_BELOW else None
+    with threadpool_limits(limits=threads, user_api="blas"):
+        return _admm(problem, **options)
+
+
+def _admm(problem, *, tol=1e-5, feas_tol=None, max_iter=5000, rho=None, alpha=1.0,
                anderson=10, mu=10.0, tau=2.0, check_every=1):
-    """Returns ``(K', info)``; ``K'`` is the reduced (m, m) PSD solution.
+    """ADMM with Anderson acceleration on the reduced problem.
 
     The iteration is written on the single Douglas-Rachford state ``w = X + U``:
     ``Z = Pi_PSD(w)``, ``X = clip(2 Z - w - C / rho)``, ``T(w) = w + alpha (X - Z)``,
@@ -175,7 +188,7 @@ def solve_admm(problem, *, tol=1e-5, feas_tol=None, max_iter=5000, rho=None, alp
             f"{r_rel:.2e}, dual {s_rel:.2e} and bound violation {viol:.2e} (tol {tol:g}); "
             f"raise max_iter, loosen tol, or check feasibility with solver='cvxpy'",
             ConvergenceWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
     return K, info
 

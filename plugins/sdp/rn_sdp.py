@@ -6,16 +6,12 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
 
 from ._solvers import solve_admm, solve_cvxpy
 from .core import READINGS, build_problem
 from .kmedoids import run_kmedoids
-
-#: below this many chunklets one BLAS thread is faster than several (eigh on a busy machine)
-_SINGLE_THREAD_BELOW = 600
 
 
 class RNSDP(ConstrainedClusterer):
@@ -158,9 +154,7 @@ class RNSDP(ConstrainedClusterer):
             reading=self.reading, on_conflict=self.on_conflict,
         )
         if self.solver == "admm":
-            threads = 1 if problem.m < _SINGLE_THREAD_BELOW else None
-            with threadpool_limits(limits=threads, user_api="blas"):
-                Kc, info = solve_admm(problem, tol=self.tol, max_iter=self.max_iter)
+            Kc, info = solve_admm(problem, tol=self.tol, max_iter=self.max_iter)
             converged = info["status"] == "optimal"
         else:
             Kc, info = solve_cvxpy(problem, solver=self.cvxpy_solver)
