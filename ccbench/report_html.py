@@ -224,7 +224,10 @@ def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = rep
             body.append("<h3>Beside the paper</h3>" + markdown_to_html(report.paper_table(summary, paper)))
             report._draw_paper(fig, paper)
         body.append(_png(fig))
-        body.append(_stats_section(data, m, x, pool, margin, alpha))
+        try:
+            body.append(_stats_section(data, m, x, pool, margin, alpha))
+        except ValueError as exc:  # e.g. replicates that need --pool: the rest of the page still helps
+            body.append(f"<p>No statistics for {html.escape(m)}: {html.escape(str(exc))}</p>")
         if baseline:
             body.append(_utility_section(data, baseline, m, x, pool))
     body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(report.problems_table(data)))
