@@ -169,7 +169,12 @@ def register_configs() -> None:
     from hydra.core.config_store import ConfigStore
     from omegaconf import OmegaConf
 
-    ConfigStore.instance().store(name="ccbench_schema", node=CellConfig)
+    schema = OmegaConf.structured(CellConfig)
+    for group in GROUPS:
+        # open groups: `method.n_init=1` works although method files list only their deviations
+        # from the estimator's defaults (Hydra makes the rest of the config struct)
+        OmegaConf.set_struct(schema[group], False)
+    ConfigStore.instance().store(name="ccbench_schema", node=schema)
     if not OmegaConf.has_resolver("ccbench_non_identity_keys"):
         OmegaConf.register_new_resolver("ccbench_non_identity_keys", lambda: list(NON_IDENTITY_KEYS))
     _registered = True

@@ -89,3 +89,11 @@ def test_methods_that_need_k_get_it_from_the_harness():
             assert "n_clusters" in _compose(spec.name), f"{path.name} lacks n_clusters (true_k, an int or from_method)"
         if spec.needs_n_clusters:
             assert "n_clusters" in inspect.signature(spec.estimator).parameters
+
+
+def test_any_estimator_parameter_can_be_overridden_without_plus():
+    """Files list only deviations, so the group nodes stay open: `method.n_init=1` just works."""
+    cfg = compose("config", overrides=["method=kmeans", "method.n_init=1", "dataset.missing=impute"])
+    assert cfg.method.n_init == 1 and cfg.dataset.missing == "impute"
+    cfg = compose("config", overrides=["experiment=scap_artificial", "method.p=3"])
+    assert cfg.method.p == 3 and cfg.method.similarity == "precomputed"
