@@ -206,8 +206,8 @@ def build_problem(X, constraints, *, sigma, n_neighbors, reading="prose", on_con
         }
         if conflicts and on_conflict == "raise":
             raise InfeasibleConstraintsError(
-                f"eq. (6) with reading={reading!r} is infeasible: {len(conflicts)} relational-"
-                f"neighbour bound(s) contradict the constraints, e.g. {conflicts[0]}; use "
+                f"eq. (6) with reading={reading!r} is infeasible: {counts['conflicting']} "
+                f"relational-neighbour bound(s) contradict the constraints, e.g. {conflicts[0]}; use "
                 f"on_conflict='drop' to drop them (reported in solver_info_) or reading='prose'"
             )
         lo = np.maximum(lo, lo.T)
