@@ -156,3 +156,13 @@ def test_checked_benchmarks_are_the_stable_ones():
     assert cr.kind_of("bench_scap.SCAPFit.peakmem_fit", ("2000", "'dense'")) is None  # not "APFit"
     assert cr.kind_of("bench_ap.APFit.time_fit", ("2000", "'numba'")) is None
     assert cr.kind_of("bench_ap.APVsSklearn.track_ms_per_iteration", ("2000", "'numba'")) is None
+
+
+def test_confirmation_keeps_a_regression_only_if_every_run_shows_it(tmp_path):
+    base = cr.load_values(result_file(tmp_path, "b", [0.2, 1.0, 0.3, 1.0], [10.0, 100.0]))
+    outlier = cr.load_values(result_file(tmp_path, "o", [0.2, 1.0, 0.6, 1.0], [10.0, 100.0]))
+    normal = cr.load_values(result_file(tmp_path, "n", [0.2, 1.0, 0.31, 1.0], [10.0, 100.0]))
+    slow = cr.load_values(result_file(tmp_path, "s", [0.2, 1.0, 0.55, 1.0], [10.0, 100.0]))
+    assert cr.compare(base, outlier)[1] == 1
+    assert cr.compare(base, cr.best_of(outlier, normal))[1] == 0
+    assert cr.compare(base, cr.best_of(outlier, slow))[1] == 1

@@ -18,6 +18,8 @@ The check runs ``asv run`` for BASE and for HEAD (each built into asv's virtuale
 A benchmark regresses when ``HEAD / BASE`` exceeds its kind's factor (:data:`FACTORS`),
 chosen from measured run-to-run noise (docs/benchmarks.md, "Regression check"); the
 script exits 1 on a regression, 2 when a benchmark that ran on BASE fails on HEAD, else 0.
+A ratio beyond its factor is measured again on HEAD (``--confirm``, default once) and
+counts only if every run shows it: single outliers of 1.6x were seen on the loaded machine.
 Results go to ``.asv/check-results`` (not the dashboard's results), so BASE can be reused
 by a later check with ``--reuse-base``.
 """
@@ -117,6 +119,12 @@ def kind_of(name: str, params: tuple = ()) -> str | None:
     return None
 
 
+def best_of(*runs: dict) -> dict:
+    """Per key, the smallest value over ``runs`` (a regression must show in every run)."""
+    keys = set().union(*runs)
+    return {k: min(r[k] for r in runs if k in r) for k in keys}
+
+
 def compare(base: dict, head: dict, factors=None) -> tuple[list, int]:
     """Rows ``(benchmark, params, base, head, ratio, limit, status)`` and the exit status.
 
@@ -211,8 +219,10 @@ def result_file(results_dir: Path, commit: str) -> Path | None:
     return found[0] if found else None
 
 
-def run_commit(config: Path, commit: str) -> None:
+def run_commit(config: Path, commit: str, kinds=None) -> None:
     for check in CHECKS:
+        if kinds is not None and check.kind not in kinds:
+            continue
         cmd = [sys.executable, "-m", "asv", "run", "--config", str(config), "--bench", check.bench,
                "--show-stderr", *check.asv_args, f"{commit}^!"]
         print("+", " ".join(cmd[2:]), flush=True)
@@ -227,6 +237,9 @@ def main(argv=None) -> int:
     parser.add_argument("--head", default="HEAD", help="commit checked (default HEAD)")
     parser.add_argument("--reuse-base", action="store_true",
                         help="use BASE's stored check results if present instead of rerunning it")
+    parser.add_argument("--confirm", type=int, default=1, metavar="N",
+                        help="rerun HEAD's ratios N times when one exceeds its factor; a regression must "
+                             "show in every run (default 1, 0: off)")
     parser.add_argument("--compare", nargs=2, metavar=("BASE_JSON", "HEAD_JSON"),
                         help="compare two asv result files, run nothing")
     parser.add_argument("--noise", nargs="+", metavar="JSON", help="spread of repeated runs of one commit")
@@ -254,7 +267,18 @@ def main(argv=None) -> int:
             return 2
         print(f"\nBASE {base[:8]} ({_git('log', '-1', '--format=%s', base)[:60]})")
         print(f"HEAD {head[:8]} ({_git('log', '-1', '--format=%s', head)[:60]})")
-    rows, status = compare(load_values(base_file), load_values(head_file))
+    base_values, head_values = load_values(base_file), load_values(head_file)
+    rows, status = compare(base_values, head_values)
+    flagged = {kind_of(r[0], r[1]) for r in rows if r[-1] in ("SLOWER", "LARGER")}
+    if not args.compare and "ratio" in flagged and args.confirm:
+        # One run in 11 of an unchanged commit moved a ratio by 1.6x on the loaded machine
+        # (docs/benchmarks.md); a real slowdown shows again, such an outlier rarely twice.
+        for i in range(args.confirm):
+            print(f"\nratio beyond its factor: confirming with another HEAD run ({i + 1}/{args.confirm})", flush=True)
+            run_commit(config, head, kinds={"ratio"})
+            head_values = best_of(head_values, load_values(result_file(results_dir, head)))
+        rows, status = compare(base_values, head_values)
+        print("HEAD: the better of its runs")
     print(format_rows(rows))
     verdict = {0: "no regression beyond the noise factors", 1: "REGRESSION", 2: "a benchmark FAILED on HEAD"}
     print(f"\n{verdict[status]} (factors: {', '.join(f'{k} {v}' for k, v in FACTORS.items())})")
