@@ -354,13 +354,6 @@ def test_peer_exceptions_map_to_row_statuses(monkeypatch):
     # no worker needed: the mapping is tested on the worker's reply
     from ccbench_plugins.kmeans import peers
 
-    class Done:
-        def __init__(self, reply):
-            self.reply = reply
-
-        def result(self):
-            return self.reply
-
     replies = {
         "ClusteringNotFoundException": InfeasibleConstraintsError,
         "InconsistentConstraintsException": InfeasibleConstraintsError,
@@ -369,8 +362,8 @@ def test_peer_exceptions_map_to_row_statuses(monkeypatch):
     }
     cons = Constraints.empty(4)
     for name, exc in replies.items():
-        pool = type("P", (), {"submit": lambda self, *a, name=name: Done((name, "", 0.0))})()
-        monkeypatch.setattr(peers, "_pool", lambda pool=pool: pool)
+        worker = type("W", (), {"call": lambda self, args, name=name: (name, "", 0.0)})()
+        monkeypatch.setattr(peers, "_worker", lambda worker=worker: worker)
         with pytest.raises(exc, match=name):
             peers.run_peer("COPKMeans", {}, np.zeros((4, 1)), cons, 0)
 
@@ -415,3 +408,19 @@ def test_bp_decoding_meets_cannot_links():
     phi = np.log(np.tile([0.6, 0.25, 0.15], (5, 1)))
     _, labels, _ = CannotLinkNetwork(edges, 5, 3, 1).infer(phi)
     assert np.all(labels[edges[:, 0]] != labels[edges[:, 1]])
+
+
+@needs_peer
+@pytest.mark.slow
+def test_dead_peer_worker_is_an_error_then_replaced():
+    from ccbench_plugins.kmeans import peers
+
+    X, y = _blobs(n_per=10, seed=0)
+    cons = cgen.random_pairs(y, 10, rng=np.random.default_rng(0))
+    worker = peers._worker()
+    worker.proc.kill()
+    worker.proc.join()
+    with pytest.raises(peers.PeerFailure, match="died"):
+        peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
+    labels, seconds = peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
+    assert labels.shape == (len(X),) and seconds > 0
