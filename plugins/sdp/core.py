@@ -275,3 +275,14 @@ def kmedoids_fasterpam(dist: np.ndarray, k: int, rng: np.random.Generator, *, ma
     medoids = np.asarray(res.medoids, dtype=np.intp)
     cost = medoid_cost(dist, medoids)
     return medoids, dist[:, medoids].argmin(axis=1), cost, int(res.n_iter), int(res.n_iter) < max_iter, np.asarray([cost])
+
+
+def run_kmedoids(dist, k, rng, *, method, n_init, max_iter):
+    """Best of ``n_init`` runs (lowest Algorithm 1 cost ``D``): (medoids, labels, cost, n_iter, converged)."""
+    run = kmedoids_swap if method == "swap" else kmedoids_fasterpam
+    best = None
+    for _ in range(n_init):
+        medoids, labels, cost, n_iter, converged, _ = run(dist, k, rng, max_iter=max_iter)
+        if best is None or cost < best[2]:
+            best = (medoids, labels, cost, n_iter, converged)
+    return best

@@ -10,18 +10,7 @@ from scipy.spatial.distance import cdist
 
 from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
 
-from .core import kmedoids_fasterpam, kmedoids_swap
-
-
-def run_kmedoids(dist, k, rng, *, method, n_init, max_iter):
-    """Best of ``n_init`` runs (lowest Algorithm 1 cost ``D``): (medoids, labels, cost, n_iter, converged)."""
-    run = kmedoids_swap if method == "swap" else kmedoids_fasterpam
-    best = None
-    for _ in range(n_init):
-        medoids, labels, cost, n_iter, converged, _ = run(dist, k, rng, max_iter=max_iter)
-        if best is None or cost < best[2]:
-            best = (medoids, labels, cost, n_iter, converged)
-    return best
+from .core import run_kmedoids
 
 
 class KMedoids(ConstrainedClusterer):

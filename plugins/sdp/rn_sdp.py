@@ -10,8 +10,7 @@ import numpy as np
 from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
 
 from ._solvers import solve_admm, solve_cvxpy
-from .core import READINGS, build_problem
-from .kmedoids import run_kmedoids
+from .core import READINGS, build_problem, run_kmedoids
 
 
 class RNSDP(ConstrainedClusterer):
