@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
 
 from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, Options, check_random_state
 
