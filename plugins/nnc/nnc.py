@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numbers
 
-
 from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, Options, check_random_state
 
 from .core import fit_metric, grow_and_assign, labeled_groups, supervision_sets
