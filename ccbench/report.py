@@ -16,6 +16,7 @@ other statuses are counted.
 
 from __future__ import annotations
 
+import functools
 import math
 from pathlib import Path
 
@@ -91,15 +92,38 @@ def _varying(frame: pd.DataFrame, columns) -> list[str]:
     return [c for c in columns if frame[c].astype(str).nunique(dropna=False) > 1]
 
 
+@functools.lru_cache(maxsize=None)
+def _estimator_defaults(name: str) -> dict:
+    """The registered estimator's ``get_params()`` (empty when the method is not installed here)."""
+    from . import registry
+
+    try:
+        return registry.get_method_spec(name).estimator().get_params()
+    except Exception:  # noqa: BLE001 - a report must open without the method's package
+        return {}
+
+
+def _fill_defaults(rows: pd.DataFrame, name: str, columns) -> pd.DataFrame:
+    """Method files list only deviations: a parameter missing from some rows had its default there."""
+    gaps = [c for c in columns if rows[c].isna().any()]
+    defaults = _estimator_defaults(name) if gaps else {}
+    filled = {c: rows[c].where(rows[c].notna(), defaults[c.removeprefix("method.")])
+              for c in gaps if defaults.get(c.removeprefix("method.")) is not None}
+    return rows.assign(**filled) if filled else rows
+
+
 def method_labels(data: pd.DataFrame, x: str | None = None) -> pd.Series:
     """``name`` or ``name(p=v, ...)`` with the method params that vary for that name.
 
     The x-axis column never enters a label (a sweep over ``method.p`` is one line).
+    A parameter some rows leave out is read as the estimator's default there
+    (``nnc`` beside ``nnc(metric=lp_diag)`` is ``nnc(metric=euclidean)``).
     """
     labels = pd.Series(index=data.index, dtype=object)
     params = [c for c in data.columns if c.startswith("method.") and c not in ("method.name", x)]
     for name, rows in data.groupby("method.name", sort=False):
         present = [c for c in params if rows[c].notna().any()]
+        rows = _fill_defaults(rows, name, present)
         varying = _varying(rows, present)
         if not varying:
             labels[rows.index] = name

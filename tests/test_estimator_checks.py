@@ -10,7 +10,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import ccbench
 
 # Checks that cannot hold for a method, and why: {method name: {check: reason}}.
-_EXPECTED_FAILURES: dict[str, dict[str, str]] = {}
+_EXPECTED_FAILURES: dict[str, dict[str, str]] = {
+    "rn_sdp": {
+        "check_clustering": "without constraints the SDP optimum on the check's blobs is the all-ones K "
+        "(every point alike), so k-medoids finds one cluster; RN-SDP needs supervision (it warns)",
+    },
+}
 
 
 def _instances():

@@ -150,6 +150,7 @@ def broken_packages(tmp_path, monkeypatch):
     _fake_distribution(tmp_path, "goodthirdparty", "goodthirdparty_plugin", GOOD_SOURCE)
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setattr(registry, "_pm", None)  # a fresh start-up that sees the fake packages
+    monkeypatch.setattr(registry, "_broken", [])  # restored afterwards with the old manager
     registry._clear_caches()
     yield tmp_path
     registry._pm = None

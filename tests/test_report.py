@@ -226,3 +226,12 @@ def test_report_on_a_missing_directory_is_one_clear_line(capsys, tmp_path):
     assert main(["report", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert "no such results file or directory" in err and "Traceback" not in err
+
+
+def test_a_parameter_left_at_its_default_is_labelled_with_the_default():
+    import pandas as pd
+
+    from ccbench.report import method_labels
+
+    data = pd.DataFrame({"method.name": ["ap", "ap", "kmeans"], "method.damping": [None, 0.9, None]})
+    assert method_labels(data).tolist() == ["ap(damping=0.75)", "ap(damping=0.9)", "kmeans"]

@@ -4,6 +4,7 @@ k-medoids on the learned kernel (Okabe & Yamada 2010)."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
@@ -169,4 +170,13 @@ class RNSDP(ConstrainedClusterer):
         self.solver_info_ = {**info, **problem.counts, "n_chunklets": problem.m}
         self.n_iter_ = int(info["n_iter"])
         self.converged_ = bool(converged and km_converged)
+        found = len(np.unique(self.labels_))
+        if found < self.n_clusters:
+            # e.g. no constraints and a wide sigma: the optimum K is (nearly) all ones, every
+            # point alike, so k-medoids has nothing to separate -- say so, do not hide it
+            warnings.warn(
+                f"RNSDP found {found} cluster(s) for n_clusters={self.n_clusters}: the learned K makes "
+                f"points indistinguishable (min k_ij = {K.min():.3f}); add constraints or lower sigma",
+                UserWarning, stacklevel=2,
+            )
         return self

@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .common import BenchData, EstimatorBenchmark, make
+from .common import BenchData, EstimatorBenchmark, blobs, make
 
 #: iris's sigma in the paper's Table 1
 IRIS_SIGMA = 0.271
@@ -48,6 +48,24 @@ class RNSDPFit(EstimatorBenchmark):
 
     def make_quality_estimator(self, params):
         return make("rn_sdp", n_clusters=3, sigma=IRIS_SIGMA, random_state=0)
+
+
+class KMedoidsFit(EstimatorBenchmark):
+    """``make_method("kmedoids")``: the paper's Algorithm 1 swap on Euclidean distances of
+    8-D blobs (N x N distance matrix), one initialisation, at most 50 swap passes."""
+
+    method = "kmedoids"
+    param_names = ["n"]
+    params = ([200, 1000],)
+    max_n = 1000
+    heavy_n = (1000,)
+
+    def make_data(self, params):
+        X, y = blobs(params[0])
+        return BenchData(X, y)
+
+    def make_estimator(self, params):
+        return make("kmedoids", n_clusters=5, n_init=1, max_iter=50, random_state=0)
 
 
 class RNSDPVsCvxpy:
