@@ -71,24 +71,34 @@ class IsolatedRunner:
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
         self._proc = self._ctx.Process(target=_serve, args=(child, self._preload), daemon=True)
-        self._proc.start()
+        # The child re-applies the parent's *global* start method, which a library may have set
+        # to one the child cannot resolve (joblib's "loky", inside Hydra's joblib launcher):
+        # spawn is the global default while the worker starts, then the old one is put back.
+        previous = mp.get_start_method(allow_none=True)
+        mp.set_start_method("spawn", force=True)
+        try:
+            self._proc.start()
+        finally:
+            mp.set_start_method(previous, force=True)
         child.close()
         self._conn = parent
         if not parent.poll(self.START_TIMEOUT) or parent.recv() != "ready":
             self.close(kill=True)
             raise WorkerDied(f"the worker process did not start within {self.START_TIMEOUT:g} s")
 
-    def call(self, func, *args, timeout: float):
-        """``func(*args)`` in the worker; its exception is re-raised here with ``.worker_traceback``."""
+    def call(self, func, *args, timeout: float | None):
+        """``func(*args)`` in the worker (``timeout=None``: no limit); its exception is re-raised
+        here with ``.worker_traceback``."""
         if self._proc is None or not self._proc.is_alive():
             self._start()
         self._conn.send((func, args))
-        if not self._conn.poll(timeout):
+        if timeout is not None and not self._conn.poll(timeout):
             self.close(kill=True)
             raise TrialTimeout(f"no result within trial_timeout={timeout:g} s; the worker was killed")
         try:
             ok, value, text = self._conn.recv()
-        except EOFError:
+        except (EOFError, OSError):
+            self._proc.join(timeout=5)  # reap it, so the exit code is known
             code = self._proc.exitcode
             self.close(kill=True)
             raise WorkerDied(f"the worker process died (exit code {code}; -9 is usually the "

@@ -358,8 +358,8 @@ def test_peer_exceptions_map_to_row_statuses(monkeypatch):
     }
     cons = Constraints.empty(4)
     for name, exc in replies.items():
-        worker = type("W", (), {"call": lambda self, args, name=name: (name, "", 0.0)})()
-        monkeypatch.setattr(peers, "_worker", lambda worker=worker: worker)
+        runner = type("R", (), {"call": lambda self, func, *args, timeout, name=name: (name, "", 0.0)})()
+        monkeypatch.setattr(peers, "_runner", lambda runner=runner: runner)
         with pytest.raises(exc, match=name):
             peers.run_peer("COPKMeans", {}, np.zeros((4, 1)), cons, 0)
 
@@ -408,15 +408,21 @@ def test_bp_decoding_meets_cannot_links():
 
 @needs_peer
 @pytest.mark.slow
-def test_dead_peer_worker_is_an_error_then_replaced():
+def test_dead_peer_worker_is_an_error_then_replaced(monkeypatch):
+    import os
+
+    from ccbench.isolation import WorkerDied
     from ccbench_plugins.kmeans import peers
 
     X, y = _blobs(n_per=10, seed=0)
     cons = cgen.random_pairs(y, 10, rng=np.random.default_rng(0))
-    worker = peers._worker()
-    worker.proc.kill()
-    worker.proc.join()
-    with pytest.raises(peers.PeerFailure, match="died"):
-        peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
-    labels, seconds = peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
+    runner = peers._runner()
+    with pytest.raises(WorkerDied, match="exit code 3"):
+        runner.call(os._exit, 3, timeout=None)  # the worker dies in the middle of a call
+    dying = type("R", (), {"call": lambda self, func, *args, timeout: (_ for _ in ()).throw(WorkerDied("gone"))})()
+    with monkeypatch.context() as m:
+        m.setattr(peers, "_runner", lambda: dying)
+        with pytest.raises(peers.PeerFailure, match="died"):
+            peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
+    labels, seconds = peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)  # a fresh worker
     assert labels.shape == (len(X),) and seconds > 0

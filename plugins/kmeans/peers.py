@@ -20,7 +20,6 @@ status, never a crashed sweep.
 from __future__ import annotations
 
 import atexit
-import multiprocessing
 import numbers
 import time
 
@@ -28,6 +27,7 @@ import numpy as np
 
 from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, check_random_state
 from ccbench.hookspecs import hookimpl
+from ccbench.isolation import IsolatedRunner, WorkerDied
 from ccbench.registry import MethodSpec
 
 _PACKAGE = "active-semi-supervised-clustering"
@@ -58,76 +58,29 @@ def _peer_fit(cls_name, params, X, ml, cl, seed):
     return "ok", np.asarray(est.labels_, dtype=np.intp), time.perf_counter() - t0
 
 
-def _serve(conn):
-    """The worker's loop: one ``(args)`` in, one ``_peer_fit`` reply out; ``None`` ends it."""
-    while True:
-        try:
-            args = conn.recv()
-        except EOFError:
-            return
-        if args is None:
-            return
-        conn.send(_peer_fit(*args))
+_RUNNER: IsolatedRunner | None = None
 
 
-class _Worker:
-    """One spawned daemon process answering fits over a pipe. A daemon with no threads
-    of ours: it dies with its parent, so no exit handler can hang on it (a process
-    pool's manager thread did, inside joblib's worker processes)."""
-
-    def __init__(self):
-        ctx = multiprocessing.get_context("spawn")
-        # The child re-applies the parent's *global* start method, which a library may
-        # have set to one the child cannot resolve (joblib's "loky"): spawn is made the
-        # global default while the worker starts, then the old one is put back.
-        previous = multiprocessing.get_start_method(allow_none=True)
-        multiprocessing.set_start_method("spawn", force=True)
-        try:
-            self.conn, child = ctx.Pipe()
-            self.proc = ctx.Process(target=_serve, args=(child,), daemon=True)
-            self.proc.start()
-        finally:
-            multiprocessing.set_start_method(previous, force=True)
-        child.close()
-
-    def call(self, args):
-        self.conn.send(args)
-        return self.conn.recv()  # EOFError / OSError when the worker died
-
-    def close(self):
-        try:
-            self.conn.send(None)
-        except OSError:
-            pass
-        self.proc.join(timeout=5)
-        if self.proc.is_alive():
-            self.proc.kill()
-
-
-_WORKER: _Worker | None = None
-
-
-def _worker() -> _Worker:
-    global _WORKER
-    if _WORKER is None:
-        _WORKER = _Worker()
-    return _WORKER
+def _runner() -> IsolatedRunner:
+    """One spawned daemon worker for every peer fit of this process (replaced if it dies)."""
+    global _RUNNER
+    if _RUNNER is None:
+        _RUNNER = IsolatedRunner()
+    return _RUNNER
 
 
 @atexit.register
 def _shutdown():
-    if _WORKER is not None:
-        _WORKER.close()
+    if _RUNNER is not None:
+        _RUNNER.close()
 
 
 def run_peer(cls_name, params, X, constraints, seed):
     """Labels from the peer class ``cls_name`` in the worker; raises our exceptions."""
-    global _WORKER
     args = (cls_name, params, X, constraints.must_link, constraints.cannot_link, seed)
     try:
-        status, out, seconds = _worker().call(args)
-    except (EOFError, OSError):
-        _WORKER = None  # the worker died (e.g. killed): the next fit gets a fresh one
+        status, out, seconds = _runner().call(_peer_fit, *args, timeout=None)
+    except WorkerDied:  # killed, or crashed in C: the next fit gets a fresh worker
         raise PeerFailure(f"{_PACKAGE} worker process died during {cls_name}.fit") from None
     if status == "ok":
         return out, seconds
