@@ -366,10 +366,12 @@ def test_peer_exceptions_map_to_row_statuses(monkeypatch):
 
 @needs_peer
 @pytest.mark.slow
-def test_peer_failures_become_rows_not_crashes(tmp_path):
+def test_peer_failures_become_rows_not_crashes(tmp_path, request):
     from hydra import compose, initialize_config_module
 
     from ccbench.harness import run_job
+
+    from ccbench import registry
 
     rows = []
     for method, overrides in (
@@ -377,6 +379,7 @@ def test_peer_failures_become_rows_not_crashes(tmp_path):
         ("peer_cop_kmeans", ["method.n_clusters=2", "constraints.n_constraints=120"]),
         ("peer_pck_means", ["constraints.n_constraints=40"]),
     ):
+        request.addfinalizer(lambda: registry.unregister_plugin("ccbench_plugins.kmeans.peers"))
         with initialize_config_module("ccbench_conf", version_base="1.3"):
             cfg = compose(
                 "config",

@@ -193,7 +193,9 @@ class MPCKMeans(ConstrainedClusterer):
         counts = np.bincount(lab, minlength=k)[:, None]
         if self.metric == "single":
             return np.broadcast_to(n / np.maximum(den.sum(0), n * floor), A.shape).copy()
-        return np.where(counts > 0, counts / np.maximum(den, counts * floor), A)
+        # an empty cluster keeps its metric (dividing 0 by 0 there would only be masked afterwards)
+        full = np.broadcast_to(counts, den.shape).astype(float)
+        return np.divide(full, np.maximum(den, full * floor), out=A.copy(), where=full > 0)
 
     def _objective(self, X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2):
         n = len(X)
