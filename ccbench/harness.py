@@ -279,7 +279,8 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
             out[m.name] = float(m.func(y, labels, constraints=cons) if m.needs_constraints
                                 else m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)
-    out["n_violated"] = split + joined
+    # only the kinds the method uses count (SSAP-L ignores cannot-links by design)
+    out["n_violated"] = split * ("must_link" in spec.supervision) + joined * ("cannot_link" in spec.supervision)
     out["constraint_kind"] = spec.constraint_kind
     out["n_iter"] = getattr(est, "n_iter_", None)
     out["converged"] = getattr(est, "converged_", None)
