@@ -33,7 +33,7 @@ from .base import InconsistentConstraintsWarning, InfeasibleConstraintsError
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
-from .results import RESULTS_FILE, ResultsStore, flatten
+from .results import RESULTS_FILE, ResultsStore, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "evaluation_mask"]
 
@@ -97,12 +97,6 @@ class _Progress:
 
 def _error_text() -> str:
     return traceback.format_exc()[-ERROR_TAIL:]
-
-
-def last_line(text) -> str:
-    """The line of a traceback that says what went wrong."""
-    lines = [ln for ln in str(text or "").strip().splitlines() if ln.strip()]
-    return lines[-1].strip() if lines else ""
 
 
 def run_job(cell, out_dir=None) -> pd.DataFrame:
@@ -215,16 +209,15 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             n_must_link=cons.n_must_link,
             n_cannot_link=cons.n_cannot_link,
             n_labeled=cons.n_labeled,
-            constraints_consistent=bool(cons.is_consistent()),
+            constraints_consistent=cons.n_conflicts() == 0,
             method_seed=method_seed,
         )
         reason = protocol.skip_reason(spec, cons)
         if reason is not None:
             row.update(status="skipped", error=reason)
             return row
-        conflicts = cons.n_conflicts()
-        if conflicts and cell["inconsistent"] == "raise":
-            row.update(status="infeasible", error=f"InconsistentConstraints: {conflicts} cannot-link(s) join "
+        if not row["constraints_consistent"] and cell["inconsistent"] == "raise":
+            row.update(status="infeasible", error=f"InconsistentConstraints: {cons.n_conflicts()} cannot-link(s) join "
                                                   f"must-linked points (inconsistent=raise)")
             return row
         params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}

@@ -396,7 +396,7 @@ def make_method(name: str, **params):
         import inspect
 
         accepted = [p for p in inspect.signature(spec.estimator).parameters if p != "self"]
+        unknown = sorted(set(params) - set(accepted)) or sorted(params)
         raise TypeError(
-            f"method {name!r} does not accept {sorted(params)}: {exc}; "
-            f"its parameters are {accepted}"
+            f"method {name!r} does not accept {unknown}: {exc}; its parameters are {accepted}"
         ) from exc

@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from .config import CELL_FILE, DEFAULT_X_AXIS
-from .results import STATUSES, gather, write_results
+from .results import STATUSES, gather, last_line, write_results
 
 __all__ = [
     "DEFAULT_METRIC",
@@ -255,7 +255,7 @@ def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
     bad = data[data["status"] == "error"] if "status" in data else data.iloc[:0]
     if bad.empty:
         return []
-    messages = bad["error"].map(lambda e: (str(e).strip().splitlines() or [""])[-1][:width])
+    messages = bad["error"].map(lambda e: last_line(e)[:width])
     lines = []
     for message, rows in bad.groupby(messages, sort=False):
         first = rows.iloc[0]
@@ -276,7 +276,7 @@ def problems_table(data: pd.DataFrame, width: int = 160) -> str:
     lines = ["| dataset | method | status | rows | first message |", "|---|---|---|---|---|"]
     for (d, m, st), rows in data[data["status"] != "ok"].groupby(["dataset.name", "method_label", "status"], sort=True):
         msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
-        msg = msg.strip().splitlines()[-1] if msg.strip() else ""
+        msg = last_line(msg)
         msg = msg.replace("|", "\\|")[:width]
         lines.append(f"| {d} | {m} | {st} | {len(rows)} | {msg} |")
     ok = data[data["status"] == "ok"]

@@ -27,6 +27,7 @@ __all__ = [
     "write_results",
     "ResultsStore",
     "gather",
+    "last_line",
 ]
 
 RESULTS_FILE = "results.parquet"
@@ -49,6 +50,12 @@ def flatten(mapping: Mapping, prefix: str = "") -> dict:
         else:
             flat[name] = value
     return flat
+
+
+def last_line(text) -> str:
+    """The line of an ``error`` cell (a traceback tail) that says what went wrong."""
+    lines = [ln for ln in str(text or "").strip().splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else ""
 
 
 def read_results(path) -> pd.DataFrame:
