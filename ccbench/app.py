@@ -24,6 +24,27 @@ __all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome"]
 
 register_configs()
 
+
+def _register_sweeper() -> None:
+    """Register ``hydra/sweeper=ccbench`` (see :mod:`hydra_plugins.ccbench_sweeper`).
+
+    Hydra finds plugins by walking the ``hydra_plugins`` namespace package,
+    which an editable install's import hook does not list; registering the
+    class here makes the sweeper available however ccbench was installed.
+    Hydra's first plugin scan re-executes its core plugin modules, which
+    rebinds ``BasicSweeper``; the scan therefore runs before the subclass is
+    defined.
+    """
+    from hydra.core.plugins import Plugins
+
+    plugins = Plugins.instance()
+    from hydra_plugins.ccbench_sweeper.ccbench_sweeper import CCBenchSweeper
+
+    plugins.register(CCBenchSweeper)
+
+
+_register_sweeper()
+
 _TOTAL_FILE = ".ccbench_jobs"
 _DONE_FILE = ".ccbench_done"
 # Set by the callback at the end of a sweep (same process as the command).

@@ -278,8 +278,16 @@ def precheck(args: list[str]) -> list[str]:
 
 def _run_sweep() -> int:
     """Run the Hydra app; non-zero when a trial failed or the run was interrupted."""
+    import gc
+
     from . import registry
     from .app import hydra_app, last_sweep_outcome
+
+    # The ~2,000 modules imported by now live until exit: freezing them keeps
+    # the garbage collector from re-scanning them on every full collection
+    # during the sweep, and from tearing them down one by one at exit
+    # (together about 0.5 s of the quick start).
+    gc.freeze()
 
     args = sys.argv[1:]
     if not any(a.startswith(("--cfg", "-c", "--info", "--hydra-help", "--help", "-h")) for a in args):
@@ -300,6 +308,8 @@ def _run_sweep() -> int:
         print(f"\nccbench: interrupted; {_saved_trials(sweep)} finished trial(s) are saved in {sweep}. "
               f"Resume with: {_resume_command(args, sweep)}", file=sys.stderr)
         return 130
+    finally:
+        gc.freeze()
     outcome = last_sweep_outcome()
     if outcome.get("failed"):
         lines = "\n  ".join(outcome.get("errors") or [])

@@ -119,6 +119,21 @@ def test_numba_and_numpy_agree(seed):
     np.testing.assert_array_equal(a.labels, b.labels)
 
 
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_stops_when_the_exemplar_set_has_held_for_convergence_iter_iterations(backend):
+    """The drivers' running count (kept by the numba kernel on that path) against the
+    exemplar sets recomputed from fixed-length runs."""
+    _, S, _ = _data(6, n=60, kind="gauss")
+    c = 8
+    res = ap_core.affinity_propagation(S, max_iter=300, convergence_iter=c, backend=backend, warn=False)
+    flags = []
+    for t in range(1, res.n_iter + 1):
+        run = ap_core.affinity_propagation(S, max_iter=t, convergence_iter=None, backend="numpy", warn=False)
+        flags.append(tuple(np.diagonal(run.availability) + np.diagonal(run.responsibility) > 0))
+    held = [t for t in range(c, len(flags) + 1) if len(set(flags[t - c:t])) == 1 and any(flags[t - 1])]
+    assert res.converged and held and held[0] == res.n_iter
+
+
 def test_fixed_iterations_without_convergence_test():
     _, S, _ = _data(0, n=50)
     res = ap_core.affinity_propagation(S, max_iter=7, convergence_iter=None, warn=False)

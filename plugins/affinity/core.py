@@ -452,21 +452,16 @@ def affinity_propagation(
     step = (_NumbaSteps if backend == "numba" else _NumpySteps)(S, A, R, factors, damping)
     threads = _set_kernel_threads(n * m) if backend == "numba" else None
     try:
-        prev = None
         stable = 0
         converged = False
         it = 0
         for it in range(1, max_iter + 1):
-            step()
+            n_changed, n_exemplars = step()
             if convergence_iter is None:
                 continue
-            is_exemplar = (np.diagonal(A) + np.diagonal(R)) > 0
-            if prev is not None and np.array_equal(is_exemplar, prev):
-                stable += 1
-            else:
-                stable = 1
-                prev = is_exemplar
-            if stable >= convergence_iter and is_exemplar.any():
+            # iterations for which the exemplar set {k : alpha_kk + rho_kk > 0} has not changed
+            stable = 1 if it == 1 or n_changed else stable + 1
+            if stable >= convergence_iter and n_exemplars:
                 converged = True
                 break
     finally:
@@ -502,14 +497,20 @@ class _NumpySteps:
         self.msg, self.msg_next = _pair_buffers(factors, A.shape[1])
         self.points = factors.points if factors is not None else np.empty(0, dtype=np.intp)
         self.delta = np.zeros((0, A.shape[1]))
+        self.is_exemplar = np.zeros(A.shape[0], dtype=bool)
 
-    def __call__(self):
+    def __call__(self) -> tuple[int, int]:
+        """One iteration; returns (exemplar flags that changed, exemplars)."""
         if self.factors is not None:
             _update_pair_messages(self.factors, self.A, self.R, self.msg, self.msg_next)
             self.msg, self.msg_next = self.msg_next, self.msg
             self.delta = _similarity_delta(self.factors, self.msg)
         _availabilities_numpy(self.R, self.A, self.work, self.damping)
         _responsibilities_numpy(self.S, self.A, self.R, self.work, self.delta, self.points, self.damping)
+        is_exemplar = (np.diagonal(self.A) + np.diagonal(self.R)) > 0
+        n_changed = int(np.count_nonzero(is_exemplar != self.is_exemplar))
+        self.is_exemplar = is_exemplar
+        return n_changed, int(np.count_nonzero(is_exemplar))
 
 
 class _NumbaSteps:
@@ -531,16 +532,19 @@ class _NumbaSteps:
         self.diag_r = np.zeros(n)
         self.diag_r_next = np.zeros(n)
         self.acc = np.empty((min(n, _ROW_BLOCKS), m))
+        self.is_exemplar = np.zeros(n, dtype=np.bool_)
 
-    def __call__(self):
+    def __call__(self) -> tuple[int, int]:
+        """One iteration; returns (exemplar flags that changed, exemplars)."""
         f, kern = self.factors, self.kern
         if f is not None:
             kern.pair_messages(self.A, self.R, self.msg, self.msg_next, f.partner, f.reverse, f.sign, f.low, f.high)
             self.msg, self.msg_next = self.msg_next, self.msg
             kern.similarity_delta(self.msg, f.starts, self.delta)
-        kern.fused_iteration(self.S, self.A, self.R, self.delta, self.delta_row, self.pos_colsum,
-                             self.diag_r, self.diag_r_next, self.acc, self.damping)
+        counts = kern.fused_iteration(self.S, self.A, self.R, self.delta, self.delta_row, self.pos_colsum,
+                                      self.diag_r, self.diag_r_next, self.acc, self.damping, self.is_exemplar)
         self.diag_r, self.diag_r_next = self.diag_r_next, self.diag_r
+        return counts
 
 
 def _noise_tolerance(scale) -> float:
