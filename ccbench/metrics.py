@@ -1,14 +1,16 @@
 """Clustering metrics.
 
 All pair-counting metrics work on the contingency table, never on the
-O(n^2) list of pairs.
+O(n^2) list of pairs. The table is built here with numpy (``np.unique`` +
+``bincount``), not with scikit-learn's ``contingency_matrix``, whose input
+checks and sparse round trip cost ~1 ms per call: with five metrics per trial
+that was a fifth of the harness's per-trial time on iris. The numbers are the
+same (``tests/test_metrics.py`` checks them against scikit-learn's).
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.metrics import adjusted_rand_score
-from sklearn.metrics.cluster import contingency_matrix
 
 __all__ = [
     "modified_rand",
@@ -33,6 +35,14 @@ def _check_labelings(labels_true, labels_pred):
     return a, b
 
 
+def contingency(labels_true, labels_pred) -> np.ndarray:
+    """Dense contingency table: rows the sorted true classes, columns the sorted clusters."""
+    true_codes = np.unique(labels_true, return_inverse=True)[1].ravel()
+    pred_codes = np.unique(labels_pred, return_inverse=True)[1].ravel()
+    shape = (int(true_codes.max()) + 1, int(pred_codes.max()) + 1)
+    return np.bincount(true_codes * shape[1] + pred_codes, minlength=shape[0] * shape[1]).reshape(shape)
+
+
 def _comb2(x):
     x = np.asarray(x, dtype=np.float64)
     return x * (x - 1) / 2
@@ -41,10 +51,10 @@ def _comb2(x):
 def pair_counts(labels_true, labels_pred) -> dict[str, float]:
     """Counts of unordered pairs by (same true class?, same predicted cluster?)."""
     a, b = _check_labelings(labels_true, labels_pred)
-    table = contingency_matrix(a, b, sparse=True)
-    both = _comb2(table.data).sum()
-    same_true = _comb2(np.ravel(table.sum(axis=1))).sum()
-    same_pred = _comb2(np.ravel(table.sum(axis=0))).sum()
+    table = contingency(a, b)
+    both = _comb2(table).sum()
+    same_true = _comb2(table.sum(axis=1)).sum()
+    same_pred = _comb2(table.sum(axis=0)).sum()
     total = _comb2(len(a))
     return {
         "same_same": both,
@@ -82,9 +92,22 @@ def modified_rand(labels_true, labels_pred) -> float:
 
 
 def adjusted_rand(labels_true, labels_pred) -> float:
-    """Hubert & Arabie's adjusted Rand index (scikit-learn's)."""
-    _check_labelings(labels_true, labels_pred)
-    return float(adjusted_rand_score(labels_true, labels_pred))
+    """Hubert & Arabie's adjusted Rand index, as scikit-learn computes it.
+
+    From the pair counts, in Python integers (exact):
+    ARI = 2 (tp tn - fn fp) / ((tp + fn)(fn + tn) + (tp + fp)(fp + tn)), and 1.0 when
+    the two labelings never disagree on a pair (fn = fp = 0), e.g. both one cluster.
+    """
+    a, b = _check_labelings(labels_true, labels_pred)
+    table = contingency(a, b).astype(np.int64)
+    comb = lambda x: int((x * (x - 1) // 2).sum())  # noqa: E731
+    tp = comb(table)
+    same_true, same_pred = comb(table.sum(axis=1)), comb(table.sum(axis=0))
+    fn, fp = same_true - tp, same_pred - tp
+    tn = len(a) * (len(a) - 1) // 2 - tp - fn - fp
+    if fn == 0 and fp == 0:
+        return 1.0
+    return 2.0 * (tp * tn - fn * fp) / ((tp + fn) * (fn + tn) + (tp + fp) * (fp + tn))
 
 
 def nmi(labels_true, labels_pred) -> float:
@@ -95,7 +118,7 @@ def nmi(labels_true, labels_pred) -> float:
     scikit-learn does.
     """
     a, b = _check_labelings(labels_true, labels_pred)
-    table = contingency_matrix(a, b).astype(np.float64)
+    table = contingency(a, b).astype(np.float64)
     n = table.sum()
     p = table / n
     pa, pb = p.sum(axis=1), p.sum(axis=0)
@@ -122,9 +145,7 @@ def majority_errors(labels_true, labels_pred) -> float:
     class in each.
     """
     a, b = _check_labelings(labels_true, labels_pred)
-    table = contingency_matrix(a, b, sparse=True).tocsc()
-    best = table.max(axis=0).toarray().ravel()
-    return float(len(a) - best.sum())
+    return float(len(a) - contingency(a, b).max(axis=0).sum())
 
 
 def constraint_violations(labels_true, labels_pred, *, constraints=None) -> float:

@@ -93,3 +93,25 @@ def test_majority_errors_counts_minority_members():
     assert metrics.majority_errors(true, pred) == 1.0
     assert metrics.majority_errors(true, [0] * 8) == 5.0
 
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 4), st.integers(0, 6)), min_size=2, max_size=40))
+def test_numpy_contingency_and_ari_equal_scikit_learns(pairs):
+    """Our table is scikit-learn's, and our ARI its value to the last bit (reports regenerate)."""
+    from sklearn.metrics import adjusted_rand_score
+    from sklearn.metrics.cluster import contingency_matrix
+
+    true = np.array([p[0] for p in pairs])
+    pred = np.array([p[1] for p in pairs]) * 7 - 3  # arbitrary cluster ids
+    np.testing.assert_array_equal(metrics.contingency(true, pred), contingency_matrix(true, pred))
+    assert metrics.adjusted_rand(true, pred) == adjusted_rand_score(true, pred)
+
+
+def test_adjusted_rand_on_a_large_labelling_equals_scikit_learns():
+    from sklearn.metrics import adjusted_rand_score
+
+    rng = np.random.default_rng(0)
+    true = rng.integers(0, 10, 200_000)
+    pred = np.where(rng.random(200_000) < 0.7, true, rng.integers(0, 12, 200_000))
+    assert metrics.adjusted_rand(true, pred) == adjusted_rand_score(true, pred)
