@@ -285,9 +285,13 @@ def _run_sweep() -> int:
 
     # The ~2,000 modules imported by now live until exit: freezing them keeps
     # the garbage collector from re-scanning them on every full collection
-    # during the sweep, and from tearing them down one by one at exit
-    # (together about 0.5 s of the quick start).
+    # during the sweep, and from tearing them down one by one at exit. Hydra
+    # and OmegaConf allocate millions of small objects per composition; a
+    # larger first-generation threshold collects them 70x less often (cycles
+    # are still collected). Together about 0.9 s of the 12-job quick start.
     gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(50_000, 20, 20)
 
     args = sys.argv[1:]
     if not any(a.startswith(("--cfg", "-c", "--info", "--hydra-help", "--help", "-h")) for a in args):
@@ -309,6 +313,7 @@ def _run_sweep() -> int:
               f"Resume with: {_resume_command(args, sweep)}", file=sys.stderr)
         return 130
     finally:
+        gc.set_threshold(*thresholds)
         gc.freeze()
     outcome = last_sweep_outcome()
     if outcome.get("failed"):
