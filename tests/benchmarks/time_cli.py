@@ -11,8 +11,10 @@ arguments) runs into a fresh temporary directory each time after one warm-up run
 and is broken down from its own output: fitting (sum of the rows' ``fit_time``),
 the per-job harness overhead measured in process by ``bench_harness``'s recipe,
 and the rest (interpreter and library start-up, Hydra composing every job, the
-end-of-sweep report). Also prints the load average, since a busy 2-core machine
-inflates every figure.
+end-of-sweep report). The rest is then split by one instrumented quick start
+(the same command, with the phases' wall-clock marks taken by wrapping the app's
+callback and ``run_job``). Also prints the load average, since a busy 2-core
+machine inflates every figure.
 """
 
 from __future__ import annotations
@@ -51,7 +53,47 @@ def _quickstart(repeats: int) -> dict:
             files = sorted(sweep.rglob("results.parquet"))
             jobs = len(files)
             fits.append(float(sum(pd.read_parquet(f)["fit_time"].sum() for f in files)))
-    return {"wall": statistics.median(walls), "walls": walls, "fit": statistics.median(fits), "jobs": jobs}
+        marks = _timeline(Path(tmp) / "timeline")
+    return {"wall": statistics.median(walls), "walls": walls, "fit": statistics.median(fits), "jobs": jobs,
+            "marks": marks}
+
+
+_TIMELINE = """
+import json, os, sys, time
+start = float(os.environ["CCBENCH_T0"])
+marks = {}
+import ccbench.cli, ccbench.app as app, ccbench.harness as harness
+marks["imports"] = time.time() - start
+run_job, begin, end = harness.run_job, app.SweepSummaryCallback.on_multirun_start, app.SweepSummaryCallback.on_multirun_end
+def timed_run_job(*a, **k):
+    marks.setdefault("first_job", time.time() - start)
+    return run_job(*a, **k)
+def timed_begin(self, *a, **k):
+    marks["sweep_start"] = time.time() - start
+    return begin(self, *a, **k)
+def timed_end(self, *a, **k):
+    marks["report_start"] = time.time() - start
+    try:
+        return end(self, *a, **k)
+    finally:
+        marks["report_end"] = time.time() - start
+harness.run_job, app.SweepSummaryCallback.on_multirun_start, app.SweepSummaryCallback.on_multirun_end = timed_run_job, timed_begin, timed_end
+code = ccbench.cli.main(sys.argv[1:])
+sys.stderr.write("CCBENCH_MARKS " + json.dumps(marks) + "\\n")
+sys.exit(code)
+"""
+
+
+def _timeline(sweep: Path) -> dict:
+    """Phase marks (s since the process was started) of one quick start, and its exit."""
+    import json
+
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, "-c", _TIMELINE, f"hydra.sweep.dir={sweep}"], cwd=sweep.parent,
+                          env={**os.environ, "CCBENCH_T0": repr(t0)}, capture_output=True, text=True, check=True)
+    marks = json.loads(proc.stderr.rsplit("CCBENCH_MARKS ", 1)[1].splitlines()[0])
+    marks["exit"] = time.time() - t0
+    return marks
 
 
 def _job_overhead(repeats: int = 7) -> float:
@@ -90,6 +132,14 @@ def main(argv=None) -> int:
     print(f"  fitting (sum of fit_time)        {q['fit']:6.2f} s")
     print(f"  harness per job x {q['jobs']:>2} jobs       {harness:6.2f} s  ({per_job * 1000:.0f} ms per 10-trial job)")
     print(f"  start-up, Hydra, report (rest)   {q['wall'] - q['fit'] - harness:6.2f} s")
+    m = q["marks"]
+    print(f"one instrumented quick start, {m['exit']:.2f} s:")
+    for label, a, b in (("interpreter and imports", None, "imports"),
+                        ("Hydra: compose the sweep, validate every job", "imports", "first_job"),
+                        ("jobs (fitting, harness, Hydra per job)", "first_job", "report_start"),
+                        ("end-of-sweep summary and report", "report_start", "report_end"),
+                        ("exit", "report_end", "exit")):
+        print(f"  {label:<46} {m[b] - (m[a] if a else 0.0):6.2f} s")
     return 0
 
 
