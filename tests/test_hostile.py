@@ -16,7 +16,9 @@ here), a crash of another type, or NaN labels.
 
 from __future__ import annotations
 
+import re
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -24,7 +26,7 @@ import pytest
 
 import ccbench
 from ccbench import Constraints
-from ccbench.base import ConvergenceWarning
+from ccbench.base import ConvergenceWarning, InconsistentConstraintsWarning, InfeasibleConstraintsError
 
 N = 12
 
@@ -155,3 +157,25 @@ def test_same_cell_gives_bit_identical_rows(method, tmp_path):
     a = run_job(cell, out_dir=tmp_path / "a").drop(columns=["fit_time", "timestamp"], errors="ignore")
     b = run_job(cell, out_dir=tmp_path / "b").drop(columns=["fit_time", "timestamp"], errors="ignore")
     pd.testing.assert_frame_equal(a, b)
+
+
+def _documented_contradiction_policy() -> dict:
+    text = (Path(__file__).resolve().parent.parent / "docs" / "harness.md").read_text()
+    return dict(re.findall(r"^\| `(\w+)` \| (fits|infeasible) \|$", text, flags=re.M))
+
+
+def test_contradictory_constraints_behave_as_docs_harness_says():
+    documented = _documented_contradiction_policy()
+    assert sorted(documented) == sorted(METHODS), "docs/harness.md lists every registered method once"
+    X, cons, k = CASES["contradictory"]()
+    for method in METHODS:
+        est = _make(ccbench.registry.get_method_spec(method), k)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                est.fit(X, constraints=cons)
+                outcome = "fits"
+            except InfeasibleConstraintsError:
+                outcome = "infeasible"
+        assert any(issubclass(w.category, InconsistentConstraintsWarning) for w in caught), method
+        assert outcome == documented[method], method
