@@ -59,10 +59,10 @@ def _report(args) -> int:
         data = kept
     x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
-    if args.compare:
-        return _compare(args, data, x, metrics)
-    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
+    if args.compare:
+        return _compare(args, data, x, metrics, pool)
+    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     command = "ccbench report " + " ".join(
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
         + (["--converged-only"] if args.converged_only else [])
@@ -93,11 +93,10 @@ def _print_utility(data, baseline, metrics, x, pool) -> None:
         print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"), end="\n\n")
 
 
-def _compare(args, data, x, metrics) -> int:
+def _compare(args, data, x, metrics, pool) -> int:
     """``--compare A B``: print the paired verdict for each metric; write nothing."""
     from . import stats
 
-    pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
     for metric in metrics:
         print(stats.compare(data, *args.compare, metric=metric, x=x, rope=args.rope, margin=args.margin,
                             pool=pool, at=args.at))
@@ -284,19 +283,6 @@ def _run_sweep() -> int:
     from . import registry
     from .app import hydra_app, last_sweep_outcome
 
-    # The ~2,000 modules imported by now live until exit: freezing them keeps
-    # the garbage collector from re-scanning them on every full collection
-    # during the sweep. Hydra and OmegaConf allocate millions of small objects
-    # per composition; a larger first-generation threshold collects them 70x
-    # less often (cycles are still collected). Freezing again at exit spares
-    # the collector's passes over every module during interpreter shutdown.
-    # Together about 0.9 s of the 12-job quick start.
-    gc.freeze()
-    thresholds = gc.get_threshold()
-    gc.set_threshold(50_000, 20, 20)
-    atexit.unregister(gc.freeze)  # once per process, however often main() runs
-    atexit.register(gc.freeze)
-
     args = sys.argv[1:]
     if not any(a.startswith(("--cfg", "-c", "--info", "--hydra-help", "--help", "-h")) for a in args):
         plugins = [a.split("=", 1)[1].strip("[]") for a in args if a.startswith("plugins=")]
@@ -309,6 +295,18 @@ def _run_sweep() -> int:
             print("ccbench: the sweep was not started:\n  " + "\n  ".join(problems), file=sys.stderr)
             return 2
 
+    # The ~2,000 modules imported by now live until exit: freezing them keeps
+    # the garbage collector from re-scanning them on every full collection
+    # during the sweep. Hydra and OmegaConf allocate millions of small objects
+    # per composition; a larger first-generation threshold collects them 70x
+    # less often (cycles are still collected). Freezing again at exit spares
+    # the collector's passes over every module during interpreter shutdown.
+    # Together about 0.9 s of the 12-job quick start.
+    gc.freeze()
+    thresholds = gc.get_threshold()
+    gc.set_threshold(50_000, 20, 20)
+    atexit.unregister(gc.freeze)  # once per process, however often main() runs
+    atexit.register(gc.freeze)
     try:
         hydra_app()
     except KeyboardInterrupt:

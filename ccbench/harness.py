@@ -170,14 +170,6 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     return rows
 
 
-def _fast_metrics():
-    """scikit-learn without its per-call parameter validation (same numbers, a third of the time
-    on small sets: the metrics' inputs are the harness's own arrays)."""
-    from sklearn import config_context
-
-    return config_context(skip_parameter_validation=True)
-
-
 def _setup(cell: dict) -> dict:
     """Everything shared by a cell's trials; raises on a bad config."""
     registry.load_plugins(cell.get("plugins") or [])
@@ -204,12 +196,13 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
     try:
         rng, method_seed = protocol.trial_streams(seed)
         cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
+        n_conflicts = cons.n_conflicts()
         row.update(
             constraints_hash=protocol.constraints_hash(cons),
             n_must_link=cons.n_must_link,
             n_cannot_link=cons.n_cannot_link,
             n_labeled=cons.n_labeled,
-            constraints_consistent=cons.n_conflicts() == 0,
+            constraints_consistent=n_conflicts == 0,
             method_seed=method_seed,
         )
         reason = protocol.skip_reason(spec, cons)
@@ -217,7 +210,7 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             row.update(status="skipped", error=reason)
             return row
         if not row["constraints_consistent"] and cell["inconsistent"] == "raise":
-            row.update(status="infeasible", error=f"InconsistentConstraints: {cons.n_conflicts()} cannot-link(s) join "
+            row.update(status="infeasible", error=f"InconsistentConstraints: {n_conflicts} cannot-link(s) join "
                                                   f"must-linked points (inconsistent=raise)")
             return row
         params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}
@@ -265,12 +258,11 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     mask = evaluation_mask(cons, len(labels), evaluate_on)
     out["n_evaluated"] = int(mask.sum())
     y_eval, labels_eval = (y, labels) if mask.all() else (y[mask], labels[mask])
-    with _fast_metrics():
-        for name in metric_names:
-            m = registry.get_metric_spec(name)
-            # a constraint metric is about the given pairs: it always sees every point
-            out[m.name] = float(m.func(y, labels, constraints=cons) if m.needs_constraints
-                                else m.func(y_eval, labels_eval))
+    for name in metric_names:
+        m = registry.get_metric_spec(name)
+        # a constraint metric is about the given pairs: it always sees every point
+        out[m.name] = float(m.func(y, labels, constraints=cons) if m.needs_constraints
+                            else m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)
     # only the kinds the method uses count (SSAP-L ignores cannot-links by design)
     out["n_violated"] = split * ("must_link" in spec.supervision) + joined * ("cannot_link" in spec.supervision)
@@ -280,9 +272,6 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     return out
 
 
-EVALUATE_ON = ("all", "unconstrained")
-
-
 def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np.ndarray:
     """Boolean mask of the points the label metrics score (the ``evaluate_on`` cell option).
 
@@ -290,8 +279,8 @@ def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np
     or cannot-link pair and carry no label, so a method that merely copies its
     supervision gains nothing (the COBRAS papers score only such points).
     """
-    if evaluate_on not in EVALUATE_ON:
-        raise ValueError(f"evaluate_on must be one of {EVALUATE_ON}, got {evaluate_on!r}")
+    if evaluate_on not in protocol.EVALUATE_ON:
+        raise ValueError(f"evaluate_on must be one of {protocol.EVALUATE_ON}, got {evaluate_on!r}")
     mask = np.ones(n_samples, dtype=bool)
     if evaluate_on == "all":
         return mask

@@ -215,6 +215,16 @@ def _metrics(value) -> str | None:
     return "; ".join(bad) or None
 
 
+#: What a trial does with contradictory constraints (``inconsistent``).
+INCONSISTENT = ("warn", "raise", "ignore")
+#: Which points the label metrics score (``evaluate_on``; :func:`ccbench.harness.evaluation_mask`).
+EVALUATE_ON = ("all", "unconstrained")
+
+
+def _one_of(options, value) -> str | None:
+    return None if value in options else f"must be {', '.join(options[:-1])} or {options[-1]}, got {value!r}"
+
+
 #: Checks of single values that need no data: ``key -> check(value) -> message or None``.
 VALUE_CHECKS = {
     "n_trials": _positive_int,
@@ -229,8 +239,8 @@ VALUE_CHECKS = {
     "constraints.n_pairs": _count,
     "trial_timeout": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
                                                      and v > 0) else f"must be a positive number of seconds, got {v!r}",
-    "inconsistent": lambda v: None if v in ("warn", "raise", "ignore") else f"must be warn, raise or ignore, got {v!r}",
-    "evaluate_on": lambda v: None if v in ("all", "unconstrained") else f"must be all or unconstrained, got {v!r}",
+    "inconsistent": lambda v: _one_of(INCONSISTENT, v),
+    "evaluate_on": lambda v: _one_of(EVALUATE_ON, v),
 }
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +57,15 @@ def load(*paths) -> pd.DataFrame:
     data = gather(*paths)
     if data.empty:
         return data
+    unnamed = data["method.name"].isna() if "method.name" in data else pd.Series(True, index=data.index)
+    if unnamed.all():
+        raise ValueError(f"no rows with a method.name under {', '.join(map(str, paths))}: "
+                         f"these are not ccbench run results")
+    if unnamed.any():
+        sources = sorted(data.loc[unnamed, "source"].unique()) if "source" in data else []
+        warnings.warn(f"left out {int(unnamed.sum())} row(s) with no method.name (not ccbench run results): "
+                      f"{', '.join(sources[:3])}{' ...' if len(sources) > 3 else ''}", stacklevel=2)
+        data = data[~unnamed].reset_index(drop=True)
     data["method_label"] = method_labels(data)
     return data
 

@@ -118,6 +118,18 @@ def test_gather_keeps_the_latest_row_of_a_duplicated_trial(data, tmp_path):
     assert (got["modified_rand"] == 0.1).all()
 
 
+def test_rows_without_a_method_are_left_out_with_a_warning(data, tmp_path):
+    """A directory that also holds foreign results files (e.g. a parent of several sweeps)."""
+    write_results(data, tmp_path / "run" / "results.parquet")
+    write_results(pd.DataFrame({"config_hash": ["h"], "trial": [0], "status": ["ok"]}),
+                  tmp_path / "other" / "results.parquet")
+    with pytest.warns(UserWarning, match="left out 1 row"):
+        got = load(tmp_path)
+    assert len(got) == len(data) and got["method_label"].notna().all()
+    with pytest.raises(ValueError, match="not ccbench run results"):
+        load(tmp_path / "other")
+
+
 def test_store_replaces_rows_by_key(tmp_path):
     path = tmp_path / "results.parquet"
     store = ResultsStore(path)
