@@ -318,14 +318,27 @@ def _run_sweep() -> int:
         # a caller that goes on (tests, notebooks) gets its collector back as it was
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-    outcome = last_sweep_outcome()
+    return _exit_status(last_sweep_outcome(), args)
+
+
+def _exit_status(outcome: dict, args: list[str]) -> int:
+    """1 when any trial failed (error, timeout), a job could not run, a results file is damaged
+    or the end-of-sweep summary failed; each cause is printed. 0 otherwise."""
+    status = 0
+    resume = _resume_command(args, outcome.get("sweep"))
     if outcome.get("failed"):
         lines = "\n  ".join(outcome.get("errors") or [])
-        print(f"ccbench: {outcome['failed']} trial(s) failed (status error):\n  {lines}\n"
-              f"Fix the cause and re-run; failed trials are retried, finished ones kept: "
-              f"{_resume_command(args, outcome['sweep'])}", file=sys.stderr)
-        return 1
-    return 0
+        print(f"ccbench: {outcome['failed']} trial(s) failed (status error or timeout):\n  {lines}\n"
+              f"Fix the cause (a timeout: raise trial_timeout) and re-run; failed trials are retried, "
+              f"finished ones kept: {resume}", file=sys.stderr)
+        status = 1
+    for problem in [*(outcome.get("job_errors") or []), *(outcome.get("damaged") or [])]:
+        print(f"ccbench: {problem}", file=sys.stderr)
+        status = 1
+    if outcome.get("callback_error"):
+        print(f"ccbench: {outcome['callback_error']}", file=sys.stderr)
+        status = 1
+    return status
 
 
 def _saved_trials(sweep) -> int:
@@ -334,7 +347,13 @@ def _saved_trials(sweep) -> int:
     import pandas as pd
 
     files = sorted(Path(sweep).rglob("results.parquet")) if sweep else []
-    return sum(len(pd.read_parquet(f, columns=["trial"])) for f in files)
+    total = 0
+    for f in files:
+        try:
+            total += len(pd.read_parquet(f, columns=["trial"]))
+        except Exception:  # noqa: BLE001 - a damaged file is reported elsewhere
+            pass
+    return total
 
 
 def _resume_command(args: list[str], sweep) -> str:

@@ -70,7 +70,9 @@ class CellConfig:
     )
     plugins: list[str] = field(default_factory=list)  # extra plugin modules to import and register
     x_axis: str = "constraints.n_constraints"  # the column reports plot against
-    rerun_errors: bool = True  # on resume, retry trials whose row has status error
+    rerun_errors: bool = True  # on resume, retry trials whose row has status error or timeout
+    # on resume, keep ok rows made by other code of their method (default: re-run them; reports mark kept ones)
+    keep_stale: bool = False
     out_dir: Optional[str] = None  # where results go when run_job is called without one
     paper: Optional[dict[str, Any]] = None  # numbers a paper prints, shown beside ours by reports
     # contradictory constraints (a cannot-link inside a must-link chunklet): warn = fit anyway and

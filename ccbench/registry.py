@@ -27,6 +27,7 @@ from . import hookspecs
 
 __all__ = [
     "MethodSpec",
+    "MemoryModel",
     "DatasetSpec",
     "SchemeSpec",
     "NoiseSpec",
@@ -65,6 +66,30 @@ class UnknownNameError(KeyError, ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
+class MemoryModel:
+    """A method's peak memory as a function of the problem size, declared with its spec.
+
+    ``bytes(n, d) = 8 * (dense * n**2 + linear * n * d)``: ``dense`` counts the
+    n x n float64 arrays a fit holds at once, ``linear`` the n x d ones. The
+    protocol compares it with the memory available before fitting
+    (:func:`ccbench.protocol.memory_refusal`) and records a ``refused`` row naming
+    the estimate and ``alternative`` instead of letting the fit exhaust memory.
+    ``unless`` lists ``(parameter, value)`` pairs under which the model does not
+    apply (SCAP's ``memory="linear"``).
+    """
+
+    dense: float = 0.0
+    linear: float = 0.0
+    alternative: str = ""
+    unless: tuple[tuple[str, Any], ...] = ()
+
+    def bytes(self, n_samples: int, n_features: int, params: dict | None = None) -> float:
+        if any((params or {}).get(key) == value for key, value in self.unless):
+            return 0.0
+        return 8.0 * (self.dense * n_samples**2 + self.linear * n_samples * n_features)
+
+
+@dataclasses.dataclass(frozen=True)
 class MethodSpec:
     """What a clustering method is and what it needs.
 
@@ -87,6 +112,13 @@ class MethodSpec:
         Whether ``n_clusters`` is a required hyper-parameter.
     constraint_kind : {"none", "soft", "hard"}
         Whether constraints are penalised (soft) or enforced (hard).
+    memory : MemoryModel, optional
+        Peak memory against n and d; a problem it says will not fit is refused
+        before fitting (status ``refused``). ``None``: O(n d), never refused.
+    uses : tuple of str
+        Registry names of the methods this one builds through ``make_method``
+        (a composition across families): their code is part of this method's
+        ``code.method_hash`` (:mod:`ccbench.provenance`).
     """
 
     name: str
@@ -96,6 +128,8 @@ class MethodSpec:
     supervision: tuple[str, ...] = ()
     needs_n_clusters: bool = False
     constraint_kind: str = "none"
+    memory: MemoryModel | None = None
+    uses: tuple[str, ...] = ()
 
     def __post_init__(self):
         bad = set(self.supervision) - set(SUPERVISION_KINDS)

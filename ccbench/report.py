@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .config import CELL_FILE, DEFAULT_X_AXIS
-from .results import STATUSES, gather, last_line, write_results
+from .results import FAILED_STATUSES, STATUSES, gather, last_line, write_results
 
 __all__ = [
     "DEFAULT_METRIC",
@@ -43,6 +43,9 @@ __all__ = [
     "paper_table",
     "error_summary",
     "drop_not_converged",
+    "provenance_table",
+    "provenance_warnings",
+    "stale_rows",
 ]
 
 DEFAULT_METRIC = "modified_rand"
@@ -52,9 +55,13 @@ DEFAULT_X = DEFAULT_X_AXIS
 _SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
 
 
-def load(*paths) -> pd.DataFrame:
-    """All results under ``paths`` with a ``method_label`` and ``setting`` column."""
-    data = gather(*paths)
+def load(*paths, damaged: str = "raise") -> pd.DataFrame:
+    """All results under ``paths`` with a ``method_label`` and ``setting`` column.
+
+    ``damaged="skip"`` leaves out damaged results files with a warning naming each
+    (the end-of-sweep summary); by default a damaged file is an error naming it.
+    """
+    data = gather(*paths, damaged=damaged)
     if data.empty:
         return data
     unnamed = data["method.name"].isna() if "method.name" in data else pd.Series(True, index=data.index)
@@ -88,6 +95,14 @@ def first_metric(data: pd.DataFrame) -> str:
         if names:
             return names[0]
     return DEFAULT_METRIC
+
+
+def md_text(value) -> str:
+    """``value`` as text safe inside a markdown table cell: a ``|`` would start a new column and
+    markup would render (``<b>``, a link); both are escaped."""
+    import html
+
+    return html.escape(str(value), quote=False).replace("|", "\\|")
 
 
 def _fmt(value) -> str:
@@ -250,19 +265,19 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     s["cell"] = s.apply(_cell, axis=1)
     xs = _sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
     s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
-    header = "| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
+    header = "| dataset | method | " + " | ".join(md_text(f"{x}={_fmt(v)}") for v in xs) + " |"
     note = "; nc k: k of them did not converge" if s.get("n_not_converged", pd.Series(0)).sum() else ""
     lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed{note})", "", header,
              "|" + "---|" * (2 + len(xs))]
     for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):
         cells = dict(zip(rows["x"], rows["cell"]))
-        lines.append(f"| {dataset} | {line} | " + " | ".join(cells.get(v, "") for v in xs) + " |")
+        lines.append(f"| {md_text(dataset)} | {md_text(line)} | " + " | ".join(cells.get(v, "") for v in xs) + " |")
     return "\n".join(lines)
 
 
 def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
     """One line per distinct error message: how many trials hit it and the first cell that did."""
-    bad = data[data["status"] == "error"] if "status" in data else data.iloc[:0]
+    bad = data[data["status"].isin(FAILED_STATUSES)] if "status" in data else data.iloc[:0]
     if bad.empty:
         return []
     messages = bad["error"].map(lambda e: last_line(e)[:width])
@@ -287,24 +302,23 @@ def problems_table(data: pd.DataFrame, width: int = 160) -> str:
     for (d, m, st), rows in data[data["status"] != "ok"].groupby(["dataset.name", "method_label", "status"], sort=True):
         msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
         msg = last_line(msg)
-        msg = msg.replace("|", "\\|")[:width]
-        lines.append(f"| {d} | {m} | {st} | {len(rows)} | {msg} |")
+        lines.append(f"| {md_text(d)} | {md_text(m)} | {st} | {len(rows)} | {md_text(msg[:width])} |")
     ok = data[data["status"] == "ok"]
     for (d, m), rows in ok.groupby(["dataset.name", "method_label"], sort=True):
         not_converged = _n_not_converged(rows)
         if not_converged:
-            lines.append(f"| {d} | {m} | ok, not converged | {not_converged} of {len(rows)} | "
+            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, not converged | {not_converged} of {len(rows)} | "
                          f"counted in the means; raise max_iter or see the method's warnings |")
         if "constraints_consistent" in rows:
             contradictory = int(rows["constraints_consistent"].astype("boolean").eq(False).fillna(False).sum())
             if contradictory:
-                lines.append(f"| {d} | {m} | ok, contradictory constraints | {contradictory} of {len(rows)} | "
+                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, contradictory constraints | {contradictory} of {len(rows)} | "
                              f"no clustering meets them all (noise can chain must-links across a cannot-link) |")
         hard = rows["constraint_kind"].eq("hard") if "constraint_kind" in rows else None
         if "n_violated" in rows and hard is not None and hard.any():
             violated = int((pd.to_numeric(rows["n_violated"], errors="coerce") > 0)[hard].sum())
             if violated:
-                lines.append(f"| {d} | {m} | ok, hard constraints violated | {violated} of {len(rows)} | "
+                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, hard constraints violated | {violated} of {len(rows)} | "
                              f"a hard-constraint method left given constraints unmet |")
     if len(lines) == 2:
         return f"All {len(data)} trials ok and converged where the method reports it."
@@ -406,15 +420,134 @@ def paper_reference(data: pd.DataFrame) -> dict | None:
     ``None`` when no cell has one. The block names ``source``, ``metric``,
     ``method`` (a method label) and ``values`` ({x value: number the paper prints}).
     """
+    for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
+        paper = read_cell(Path(source) / CELL_FILE).get("paper")
+        if paper:
+            return paper
+    return None
+
+
+# What says which machine and code made a row (ccbench.provenance); shown once per distinct combination.
+_ORIGIN_COLUMNS = ("env.hostname", "env.cpu", "env.n_cores", "env.python", "env.numpy", "env.scipy",
+                   "env.scikit-learn", "env.blas", "env.blas_threads", "code.ccbench_version", "code.git_commit",
+                   "code.git_dirty")
+
+
+def provenance_table(data: pd.DataFrame) -> pd.DataFrame:
+    """The machines and code versions found in the rows (not the report writer's), with row counts.
+
+    One row per distinct (machine, libraries, ccbench commit) plus, per method, one row per
+    distinct ``code.method_hash``; ``jobs`` names the job directories the rows came from.
+    """
+    cols = [c for c in _ORIGIN_COLUMNS if c in data]
+    if not cols:
+        return pd.DataFrame({"origin": ["unknown: rows recorded before ccbench kept provenance"],
+                             "rows": [len(data)]})
+    filled = data[cols].astype(str).replace({"nan": "?", "None": "?", "<NA>": "?"})
+    table = (filled.assign(rows=1, jobs=data.get("source", pd.Series("", index=data.index)).astype(str))
+             .groupby(cols, sort=True).agg(rows=("rows", "sum"), jobs=("jobs", "nunique")).reset_index())
+    table.columns = [c.removeprefix("env.").removeprefix("code.") for c in table.columns]
+    return table
+
+
+def method_versions(data: pd.DataFrame) -> pd.DataFrame:
+    """Per method: each ``code.method_hash`` found, its rows, and whether it is the installed code."""
+    if "code.method_hash" not in data:
+        return pd.DataFrame(columns=["method", "method_hash", "rows", "installed"])
+    current = _installed_hashes(tuple(data["method.name"].dropna().unique()))
+    hashes = data["code.method_hash"].astype(object).where(data["code.method_hash"].notna(), "(none)")
+    out = (data.assign(_h=hashes).groupby(["method.name", "_h"], sort=True).size()
+           .rename("rows").reset_index().rename(columns={"method.name": "method", "_h": "method_hash"}))
+    out["installed"] = [("?" if current.get(m) is None else "yes" if current[m] == h else "no")
+                        for m, h in zip(out["method"], out["method_hash"])]
+    return out
+
+
+def _installed_hashes(methods: tuple) -> dict:
+    """``code.method_hash`` of each method's code as installed here (None when not installed)."""
+    from . import provenance, registry
+
+    out = {}
+    for name in methods:
+        try:
+            out[name] = provenance.method_code(registry.get_method_spec(name))[provenance.METHOD_HASH]
+        except Exception:  # noqa: BLE001 - a report must open without the method's package
+            out[name] = None
+    return out
+
+
+def stale_rows(data: pd.DataFrame) -> pd.Series:
+    """``ok`` rows not made by the method code installed here (kept with ``keep_stale=true``, or
+    recorded before provenance); False where the method is not installed (cannot be judged)."""
+    if "method.name" not in data:
+        return pd.Series(False, index=data.index)
+    current = _installed_hashes(tuple(data["method.name"].dropna().unique()))
+    recorded = data["code.method_hash"] if "code.method_hash" in data else pd.Series(None, index=data.index)
+    installed = data["method.name"].map(current)
+    return (data["status"].eq("ok") & installed.notna() & (recorded.isna() | (recorded != installed))).astype(bool)
+
+
+def provenance_warnings(data: pd.DataFrame) -> list[str]:
+    """Cells whose rows mix code versions or machines, and rows made by code other than the installed."""
+    out = []
+    key = "config_hash" if "config_hash" in data else None
+    for col, what in (("code.method_hash", "code versions of the method"), ("env.hostname", "machines")):
+        if key is None or col not in data:
+            continue
+        mixed = data.groupby(key)[col].nunique(dropna=False)
+        mixed = mixed[mixed > 1]
+        for chash in mixed.index[:5]:
+            rows = data[data[key] == chash]
+            first = rows.iloc[0]
+            out.append(f"cell {first.get('dataset.name')}/{first.get('method_label', first.get('method.name'))} "
+                       f"({chash}) mixes {mixed[chash]} {what}: "
+                       + ", ".join(f"{v} ({n} rows)" for v, n in rows[col].astype(str).value_counts().items()))
+        if len(mixed) > 5:
+            out.append(f"... and {len(mixed) - 5} more cells mixing {what}")
+    if "code.method_hash" not in data:
+        out.append("the rows carry no provenance (recorded before ccbench kept it): the code and machine "
+                   "that made them are unknown")
+    else:
+        stale = stale_rows(data)
+        if stale.any():
+            methods = sorted(data.loc[stale, "method.name"].astype(str).unique())
+            out.append(f"{int(stale.sum())} ok row(s) were made by code other than the installed one "
+                       f"({', '.join(methods)}): marked stale; re-run without keep_stale=true to refresh them")
+    return out
+
+
+def provenance_markdown(data: pd.DataFrame) -> str:
+    """The Provenance section of ``summary.md``: machines and code, method versions, warnings."""
+    parts = ["Machines and code that made these rows (from the rows themselves):", "",
+             _frame_markdown(provenance_table(data))]
+    versions = method_versions(data)
+    if len(versions):
+        parts += ["", "Method code (`code.method_hash`; installed = the code installed where this report was written):",
+                  "", _frame_markdown(versions)]
+    warn = provenance_warnings(data)
+    if warn:
+        parts += ["", "Warnings:", ""] + [f"- {md_text(w)}" for w in warn]
+    return "\n".join(parts)
+
+
+def _frame_markdown(frame: pd.DataFrame) -> str:
+    lines = ["| " + " | ".join(md_text(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(md_text(_fmt(v)) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def read_cell(path) -> dict:
+    """A job's ``cell.json`` (empty when absent); a damaged one is an error naming it and the fix."""
     import json
 
-    for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
-        cell = Path(source) / CELL_FILE
-        if cell.exists():
-            paper = json.loads(cell.read_text()).get("paper")
-            if paper:
-                return paper
-    return None
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is damaged ({exc}); move it aside (mv '{path}' '{path}.damaged') and re-run "
+                         f"the sweep command, which rewrites it, or report without that job directory") from None
 
 
 def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
@@ -469,6 +602,19 @@ def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str 
     ``command`` is recorded in the markdown so the report says how it was made.
     Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
     """
+    with plain_text():
+        return _write_report(data, out_dir, metrics, x, pool, paper, command)
+
+
+def plain_text():
+    """Matplotlib context in which labels are literal text: a ``$`` in a method label or x axis
+    would otherwise be parsed as mathtext, and an invalid expression stops the whole report."""
+    import matplotlib
+
+    return matplotlib.rc_context({"text.parse_math": False})
+
+
+def _write_report(data, out_dir, metrics, x, pool, paper, command) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if "method_label" not in data:
@@ -491,5 +637,6 @@ def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str 
         paths[f"png_{m}"] = png
         parts.append(f"![{m}]({png.name})\n")
     parts.append(f"## Problems\n\n{problems_table(data)}\n")
+    parts.append(f"## Provenance\n\n{provenance_markdown(data)}\n")
     paths["summary_md"].write_text("\n".join(parts))
     return paths

@@ -16,10 +16,7 @@ import base64
 import html
 import io
 import json
-import os
-import platform
 import re
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +24,7 @@ import pandas as pd
 from . import report, stats
 from .config import CELL_FILE
 
-__all__ = ["write_html", "html_page", "markdown_to_html", "environment", "HTML_FILE"]
+__all__ = ["write_html", "html_page", "markdown_to_html", "HTML_FILE"]
 
 HTML_FILE = "report.html"
 _CSS = """
@@ -48,7 +45,7 @@ _PIPE = re.compile(r"(?<!\\)\|")
 
 def _inline(text: str) -> str:
     """Escape, then turn markdown `code` spans into <code>."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text.replace("\\|", "|")))
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(html.unescape(text.replace("\\|", "|"))))
 
 
 def markdown_to_html(text: str) -> str:
@@ -87,44 +84,9 @@ def _png(fig) -> str:
     return f'<img alt="figure" src="data:image/png;base64,{data}">'
 
 
-def _git_commit() -> str:
-    try:
-        res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=5)
-        return res.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def environment() -> dict:
-    """Versions and hardware of the machine that writes the report (not necessarily the one that ran it)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    env = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist in ("ccbench", "numpy", "scipy", "scikit-learn", "pandas", "numba", "scikit-posthocs", "baycomp"):
-        try:
-            env[dist] = version(dist)
-        except PackageNotFoundError:
-            env[dist] = "not installed"
-    env.update(git_commit=_git_commit(), cpu=_cpu_model(), cores=os.cpu_count(),
-               numba_threads=os.environ.get("NUMBA_NUM_THREADS", "default"))
-    return env
-
-
 def _config_section(data: pd.DataFrame) -> str:
     sources = sorted(data["source"].dropna().unique()) if "source" in data else []
-    cells = [json.loads((Path(s) / CELL_FILE).read_text()) for s in sources
-             if (Path(s) / CELL_FILE).exists()]
+    cells = [c for c in (report.read_cell(Path(s) / CELL_FILE) for s in sources) if c]
     if not cells:
         return "<p>No cell.json found beside the results.</p>"
     flat = pd.json_normalize(cells)
@@ -232,9 +194,16 @@ def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = rep
             body.append(_utility_section(data, baseline, m, x, pool))
     body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(report.problems_table(data)))
     body.append('<h2 id="config">Config</h2>' + _config_section(data))
-    env = pd.Series(environment(), name="value").to_frame()
-    body.append('<h2 id="environment">Environment</h2><p class="note">Of the machine that wrote this report.</p>'
-                + _frame_html(env))
+    body.append('<h2 id="environment">Environment</h2><p class="note">The machines and code that made these rows, '
+                'read from the rows themselves (<code>env.*</code>, <code>code.*</code> columns).</p>'
+                + _frame_html(report.provenance_table(data), index=False))
+    versions = report.method_versions(data)
+    if len(versions):
+        body.append("<h3>Method code</h3><p class='note'>installed = the code installed where this report was "
+                    "written.</p>" + _frame_html(versions, index=False))
+    warn = report.provenance_warnings(data)
+    if warn:
+        body.append("<h3>Provenance warnings</h3><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warn) + "</ul>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>ccbench report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
@@ -244,5 +213,7 @@ def write_html(data: pd.DataFrame, out_dir, **kwargs) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / HTML_FILE
-    path.write_text(html_page(data, **kwargs), encoding="utf-8")
+    with report.plain_text():
+        page = html_page(data, **kwargs)
+    path.write_text(page, encoding="utf-8")
     return path

@@ -445,7 +445,8 @@ def trial_coherence(data: pd.DataFrame) -> pd.Series:
         if key not in cache:
             dkey = json.dumps(cell["dataset"], sort_keys=True)
             if dkey not in datasets:
-                datasets[dkey] = load_dataset(cell["dataset"]["name"], **protocol.group_params(cell["dataset"]))
+                datasets[dkey] = load_dataset(cell["dataset"]["name"],
+                                              **protocol.report_safe_dataset_params(cell["dataset"]))
             ds = datasets[dkey]
             rng, _ = protocol.trial_streams(int(row["trial_seed"]))
             cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
