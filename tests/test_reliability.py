@@ -378,3 +378,12 @@ _BLOCKS = [(path.relative_to(_ROOT), i, block)
 def test_docs_python_blocks_run_verbatim(path, index, block, tmp_path):
     proc = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{path} block {index}:\n{proc.stderr[-3000:]}"
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_path):
+    """tests/scripts/kill_resume.py with two kills (the closing note's figures use more)."""
+    script = _ROOT / "tests" / "scripts" / "kill_resume.py"
+    proc = subprocess.run([sys.executable, str(script), "--kills", "2", "--workdir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=1200)
+    assert proc.returncode == 0 and "IDENTICAL" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
