@@ -76,6 +76,8 @@ def _report(args) -> int:
                                                paper=report.paper_reference(data), command=command,
                                                margin=args.margin, baseline=args.utility)
     print(paths["summary_md"].read_text())
+    for line in report.provenance_warnings(data):
+        print(f"ccbench report: warning: {line}", file=sys.stderr)
     if args.utility:
         _print_utility(data, args.utility, metrics, x, pool)
     print("wrote:", ", ".join(str(p) for p in paths.values()))

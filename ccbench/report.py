@@ -444,8 +444,15 @@ def provenance_table(data: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame({"origin": ["unknown: rows recorded before ccbench kept provenance"],
                              "rows": [len(data)]})
     filled = data[cols].astype(str).replace({"nan": "?", "None": "?", "<NA>": "?"})
-    table = (filled.assign(rows=1, jobs=data.get("source", pd.Series("", index=data.index)).astype(str))
-             .groupby(cols, sort=True).agg(rows=("rows", "sum"), jobs=("jobs", "nunique")).reset_index())
+    sources = data["source"].astype(str) if "source" in data else pd.Series("", index=data.index)
+
+    def where(dirs: pd.Series) -> str:
+        names = sorted({Path(d).name for d in dirs})
+        return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+    table = (filled.assign(rows=1, jobs=sources, job_dirs=sources)
+             .groupby(cols, sort=True).agg(rows=("rows", "sum"), jobs=("jobs", "nunique"), job_dirs=("job_dirs", where))
+             .reset_index())
     table.columns = [c.removeprefix("env.").removeprefix("code.") for c in table.columns]
     return table
 
