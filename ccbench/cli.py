@@ -250,8 +250,10 @@ def help_text() -> str:
 def precheck(args: list[str]) -> list[str]:
     """Problems in the command line's own values (every value of a sweep), before any job starts.
 
-    Only what needs no data and no composition (:data:`ccbench.protocol.VALUE_CHECKS`);
-    values set inside experiment files are checked by each job.
+    Only what needs no data and no composition: group options and root keys
+    (:func:`ccbench.validate.check_command_line`), then values
+    (:data:`ccbench.protocol.VALUE_CHECKS`). The sweeper checks every composed
+    job's keys and values before the first job starts (:mod:`ccbench.validate`).
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -262,7 +264,9 @@ def precheck(args: list[str]) -> list[str]:
         overrides = OverridesParser.create().parse_overrides(candidates)
     except Exception:  # a syntax error: Hydra reports it with its own message
         return []
-    problems = []
+    from .validate import check_command_line
+
+    problems = check_command_line(overrides)
     for o in overrides:
         key = o.key_or_group
         if key not in protocol.VALUE_CHECKS or o.is_delete():
@@ -307,8 +311,14 @@ def _run_sweep() -> int:
     gc.set_threshold(50_000, 20, 20)
     atexit.unregister(gc.freeze)  # once per process, however often main() runs
     atexit.register(gc.freeze)
+    from .validate import ConfigProblems
+
     try:
         hydra_app()
+    except ConfigProblems as refused:  # raised by the sweeper before the first job
+        print("ccbench: the sweep was not started:\n  " + "\n  ".join(refused.problems), file=sys.stderr)
+        _remove_empty_sweep_dir(last_sweep_outcome().get("sweep"))
+        return 2
     except KeyboardInterrupt:
         sweep = last_sweep_outcome().get("sweep")
         print(f"\nccbench: interrupted; {_saved_trials(sweep)} finished trial(s) are saved in {sweep}. "
@@ -326,6 +336,20 @@ def _run_sweep() -> int:
               f"{_resume_command(args, outcome['sweep'])}", file=sys.stderr)
         return 1
     return 0
+
+
+def _remove_empty_sweep_dir(sweep) -> None:
+    """A refused sweep leaves no directory behind (unless it held something before)."""
+    from pathlib import Path
+
+    if not sweep or not Path(sweep).is_dir():
+        return
+    path = Path(sweep)
+    ours = {"multirun.yaml", ".ccbench_jobs"}
+    if {p.name for p in path.iterdir()} <= ours:
+        for name in ours:
+            (path / name).unlink(missing_ok=True)
+        path.rmdir()
 
 
 def _saved_trials(sweep) -> int:

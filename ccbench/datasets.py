@@ -36,9 +36,13 @@ __all__ = [
     "DataDownloadError",
     "PREPROCESS_OPTIONS",
     "MISSING_OPTIONS",
+    "SUITES",
+    "expand_suites",
 ]
 
 PREPROCESS_OPTIONS = ("none", "minmax_1_2", "standardize")
+#: Named suites: ``dataset=<suite>`` in a sweep runs one job per member (``expand_suites``).
+SUITES: dict[str, tuple[str, ...]] = {"uci_all": tuple(UCI_SETS)}
 # Options that do not change which points or labels a set has (see DatasetSpec.not_in_seed).
 _NOT_IN_SEED = ("preprocess", "data_dir", "manifest")
 
@@ -192,3 +196,22 @@ def load_dataset(name: str, *, preprocess: str = "none", missing: str = "drop", 
     ds.X = preprocess_features(ds.X, preprocess)
     ds.meta["preprocess"] = preprocess
     return ds
+
+
+def expand_suites(overrides: list[str]) -> list[str]:
+    """Replace a suite among the ``dataset=`` choices of sweep overrides by its members.
+
+    ``dataset=uci_all`` becomes ``dataset=balance,breast_cancer_wisconsin,...`` (the
+    24 UCI sets of the manifest, one job each), ``dataset=iris,uci_all`` adds iris;
+    members keep their order and appear once. Other overrides pass unchanged.
+    """
+    out = []
+    for arg in overrides:
+        key, sep, value = arg.partition("=")
+        choices = [v.strip() for v in value.split(",")] if sep and key.strip() == "dataset" else []
+        if not any(c in SUITES for c in choices):
+            out.append(arg)
+            continue
+        names = [n for c in choices for n in (SUITES.get(c) or (c,))]
+        out.append(f"{key}={','.join(dict.fromkeys(names))}")
+    return out

@@ -12,7 +12,7 @@ cartesian product, ``params``, ``max_batch_size``) is the basic sweeper's.
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
 # module before it is in sys.modules, where string annotations break @dataclass.
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
@@ -69,3 +69,23 @@ class CCBenchSweeper(BasicSweeper):
         context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
                                callbacks=hydra_context.callbacks)
         super().setup(hydra_context=context, task_function=task_function, config=config)
+
+    def sweep(self, arguments: List[str]) -> Any:
+        """The basic sweep, with data-set suites (``dataset=uci_all``) expanded to their members."""
+        from ccbench.datasets import expand_suites
+
+        if self.params:
+            self.params = dict(a.split("=", 1) for a in expand_suites([f"{k}={v}" for k, v in self.params.items()]))
+        return super().sweep(expand_suites(list(arguments)))
+
+    def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
+        """Compose every job (as the basic sweeper does) and check it before any job starts.
+
+        Every group key against its target's parameters, names and values
+        (:func:`ccbench.validate.refuse_bad_jobs`): a typo stops the sweep with
+        one line per problem instead of turning every trial into an error row.
+        """
+        from ccbench.validate import refuse_bad_jobs
+
+        loader = self.hydra_context.config_loader
+        refuse_bad_jobs(lambda overrides: loader.load_sweep_config(self.config, list(overrides)), batch)
