@@ -192,6 +192,14 @@ def main(argv: list[str] | None = None) -> int:
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2
+    if args and args[0] == "fetch":  # overrides, not argparse options: Hydra parses them
+        from .fetch import fetch
+
+        try:
+            return fetch(with_default_experiment(args[1:]))
+        except Exception as exc:  # noqa: BLE001 - a composition error: one line, no traceback
+            print(f"ccbench fetch: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
     if args in (["--help"], ["-h"]):
         print(help_text())
         return 0
@@ -220,6 +228,7 @@ def help_text() -> str:
         "       ccbench report DIR [--metric M]    tables and plots of a finished sweep (+ report.html)",
         "       ccbench report DIR --compare A B --metric ari --rope 0.01   paired verdict of two methods",
         "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
+        "       ccbench fetch [OVERRIDES...]       fetch and verify (sha256) every data set the run needs",
         "       ccbench --cfg job [OVERRIDES...]   the composed config; --hydra-help for Hydra's flags",
         "",
         "Config groups (choose one option each: group=option):",

@@ -135,6 +135,8 @@ def check_cell_keys(cell: dict) -> list[str]:
         except ImportError as exc:  # an estimator module that does not import: the job would say the same
             problems.append(f"{group}.name: {exc}")
             continue
+        problems += [f"{group}.{key}: has no value; set it: {group}.{key}=..." for key, value in section.items()
+                     if isinstance(value, str) and value == "???"]
         if keys is None:
             continue
         for key in section:
