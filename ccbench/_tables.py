@@ -239,8 +239,8 @@ def load_openml(*, data_id=None, target=None, categorical: str = "error", missin
                              n_retries=1, delay=0.1)
     except (URLError, OSError, TimeoutError) as exc:
         raise DataDownloadError(
-            f"OpenML data set {data_id} is not in the local cache {openml_home(data_dir)} and could not be "
-            f"downloaded ({exc}). On a machine with network run `ccbench fetch dataset=openml "
+            f"OpenML data set {data_id} is not (or not intact) in the local cache {openml_home(data_dir)} and "
+            f"could not be downloaded ({exc}). On a machine with network run `ccbench fetch dataset=openml "
             f"dataset.data_id={data_id}`, then copy that folder, or point {DATA_DIR_ENV} at a directory holding it."
         ) from exc
     except ValueError as exc:  # md5 mismatch, unknown target column
