@@ -41,14 +41,13 @@ def needed_datasets(args: list[str]) -> list[dict]:
     parser = OverridesParser.create()
     given = expand_suites([a for a in args if not a.startswith("-") and "=" in a])
     fixed = [str(a) for a, o in zip(given, parser.parse_overrides(given)) if not o.is_sweep_override()]
-    sweeps = [a for a in given if a not in fixed]
     GlobalHydra.instance().clear()
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         master = _compose(fixed, hydra=True)
         params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
         # the command line replaces a key the experiment sweeps, as Hydra's basic sweeper does
         by_key: dict[str, list[str]] = {}
-        for o in parser.parse_overrides(expand_suites(params + sweeps)):
+        for o in parser.parse_overrides(expand_suites(params + given)):
             if o.key_or_group == "dataset" or o.key_or_group.startswith("dataset.") or o.key_or_group == "plugins":
                 values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
                 by_key[o.key_or_group] = [f"{o.key_or_group}={v}" for v in values]
