@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from ccbench import validate
 from ccbench.cli import main, precheck
+
+
+
+@pytest.fixture
+def validate():
+    """The module under test (imported by the tests that call it directly; the CLI tests go through main)."""
+    from ccbench import validate as module
+
+    return module
 
 
 def _cell(**groups):
@@ -37,13 +45,13 @@ def _cell(**groups):
         ("dataset", {"name": "csv", "path": "???"}, "dataset.path: has no value"),
     ],
 )
-def test_group_keys_are_checked_against_their_target(group, section, expected):
+def test_group_keys_are_checked_against_their_target(group, section, expected, validate):
     problems = validate.check_cells([_cell(**{group: section})])
     assert len(problems) == 1, problems
     assert expected in problems[0]
 
 
-def test_valid_cells_have_no_problem():
+def test_valid_cells_have_no_problem(validate):
     cells = [_cell(method={"name": "scssap", "penalty": 3.0, "confidence": 0.1, "n_clusters": "true_k"}),
              _cell(constraints={"name": "labeled_subsets", "per_class": 3}, noise={"name": "label_noise", "rate": 0.1}),
              _cell(dataset={"name": "wine_uci", "preprocess": "minmax_1_2", "missing": "impute"}),
@@ -51,20 +59,20 @@ def test_valid_cells_have_no_problem():
     assert validate.check_cells(cells) == []
 
 
-def test_accepted_keys_are_the_estimators_get_params():
+def test_accepted_keys_are_the_estimators_get_params(validate):
     from ccbench import make_method
 
     keys = validate.accepted_keys("method", "scssap")
     assert keys == set(make_method("scssap").get_params()) | {"name", "n_clusters"}
 
 
-def test_keys_of_the_method_that_counts_clusters_are_checked_too():
+def test_keys_of_the_method_that_counts_clusters_are_checked_too(validate):
     problems = validate.check_cells([_cell(method={"name": "constrained_em",
                                                    "n_clusters": {"from_method": "scssap", "penalti": 1}})])
     assert problems and "method.n_clusters.penalti" in problems[0] and "did you mean" in problems[0]
 
 
-def test_one_line_per_distinct_problem_over_many_jobs():
+def test_one_line_per_distinct_problem_over_many_jobs(validate):
     cells = [_cell(method={"name": m, "penalti": 3}, constraints={"name": "random_pairs", "n_constraint": n})
              for m in ("scssap", "scssap_ml") for n in (5, 10)]
     problems = validate.check_cells(cells)
@@ -129,7 +137,7 @@ def test_a_single_run_typo_stops_too(tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("experiment", sorted(p.stem for p in (Path(__file__).parents[1] / "conf" / "experiment")
                                               .glob("*.yaml")))
-def test_every_committed_experiment_passes_the_check(experiment):
+def test_every_committed_experiment_passes_the_check(experiment, validate):
     """Each option of each swept key of the experiment, composed once, has no problem."""
     from hydra import compose, initialize_config_module
     from hydra.core.override_parser.overrides_parser import OverridesParser
