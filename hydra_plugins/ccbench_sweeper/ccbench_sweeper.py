@@ -1,4 +1,4 @@
-"""``hydra/sweeper=ccbench``: Hydra's basic sweeper, each job's config composed once.
+"""``hydra/sweeper=ccbench``: Hydra's basic sweeper, each job's config composed once (and checked).
 
 The basic sweeper composes every job of a batch to validate it (so a bad
 override fails before any job runs), then the launcher composes every job again
@@ -7,6 +7,10 @@ OmegaConf merges), which made the 12-job quick start spend 1.3 s composing
 configs it had already composed. This sweeper keeps the validation pass and
 hands the launcher the config that pass produced; everything else (the
 cartesian product, ``params``, ``max_batch_size``) is the basic sweeper's.
+Two additions: the validation pass also checks every job's group keys and
+values (:mod:`ccbench.validate`; a bad sweep stops before its first job), and
+a data-set suite among the ``dataset`` choices (``dataset=uci_all``) is
+replaced by its members (:func:`ccbench.datasets.expand_suites`).
 """
 
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
