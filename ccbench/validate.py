@@ -245,6 +245,8 @@ def check_command_line(overrides) -> list[str]:
     list is checked) and unknown root keys (``n_trails=5``). Data-set suites
     (``dataset=uci_all``) are options like any other.
     """
+    from hydra.errors import HydraException
+
     from .datasets import SUITES
 
     searchpaths: list[str] = []
@@ -262,7 +264,10 @@ def check_command_line(overrides) -> list[str]:
         if key in _CHOOSABLE:
             options = options or _group_options(searchpaths)
             known = options(key)
-            values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
+            try:
+                values = list(o.sweep_string_iterator()) if o.is_sweep_override() else [o.get_value_element_as_str()]
+            except HydraException:  # glob(...) matches existing options only: Hydra expands it later
+                continue
             for value in values:
                 if value not in known and value != "null" and not (key == "dataset" and value in SUITES):
                     problems.append(f"{key}={value}: no such option{did_you_mean(value, known, f'{key}=')} "

@@ -190,3 +190,15 @@ def test_openml_without_cache_or_network_says_what_to_run(tmp_path, monkeypatch)
     monkeypatch.setattr(skopenml.time, "sleep", lambda s: None)  # no retry delays
     with pytest.raises(DataDownloadError, match="ccbench fetch dataset=openml dataset.data_id=61"):
         load_dataset("openml", data_id=61, data_dir=tmp_path)
+
+
+def test_fetch_fills_and_reads_the_openml_cache(tmp_path, offline, capsys, monkeypatch):
+    from ccbench.cli import main
+
+    _fake_openml_cache(tmp_path)
+    monkeypatch.setenv("CCBENCH_DATA_DIR", str(tmp_path))
+    assert main(["fetch", "dataset=openml", "dataset.data_id=4242", "dataset.categorical=codes"]) == 0
+    assert "ok      OpenML data set 4242: 3 x 2, 2 classes" in capsys.readouterr().out
+    # nominal features left at categorical=error: the run would fail, so fetch says so now
+    assert main(["fetch", "dataset=openml", "dataset.data_id=4242"]) == 1
+    assert "non-numeric feature column(s) ['shape']" in capsys.readouterr().err

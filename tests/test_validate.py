@@ -98,6 +98,7 @@ def test_suites_and_searchpath_options_are_known(tmp_path):
     (tmp_path / "method").mkdir()
     (tmp_path / "method" / "mine.yaml").write_text("name: kmeans\n")
     assert precheck(["dataset=uci_all,iris", "method=mine", f"hydra.searchpath=[file://{tmp_path}]"]) == []
+    assert precheck(["-m", "method=glob(scssap_expq*)", "experiment=null", "+method.foo=1"]) == []
 
 
 def test_cli_unknown_option_is_one_line_and_exit_2(capsys):
