@@ -136,6 +136,19 @@ def test_a_single_run_typo_stops_too(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_missing_option_inside_an_experiment_is_one_line(tmp_path):
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "typo.yaml").write_text(
+        "# @package _global_\nn_trials: 1\nhydra:\n  sweeper:\n    params:\n      method: ap,scsap\n")
+    proc = _ccbench(["experiment=typo", f"hydra.searchpath=[file://{tmp_path}]",
+                     f"hydra.sweep.dir={tmp_path / 's'}"], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].strip().startswith("method=scsap: no such option; did you mean method=scssap?"), lines
+    assert len(lines) == 2 and not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("experiment", sorted(p.stem for p in (Path(__file__).parents[1] / "conf" / "experiment")
                                               .glob("*.yaml")))
 def test_every_committed_experiment_passes_the_check(experiment, validate):
