@@ -1,7 +1,8 @@
 """The ``ccbench`` command.
 
 ``ccbench report DIR ...`` and ``ccbench plugins [--all]`` are argparse
-subcommands; anything else goes to the Hydra app (``ccbench --help`` shows
+subcommands; ``ccbench fetch <overrides>`` checks the data a run needs
+(:mod:`ccbench.fetch`); anything else goes to the Hydra app (``ccbench --help`` shows
 Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep). A command line
 that chooses no dataset/method/constraints/noise/experiment runs the quick start
 (:func:`with_default_experiment`).
@@ -195,6 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] == "fetch":  # overrides, not argparse options: Hydra parses them
         from .fetch import fetch
 
+        if {"-h", "--help"} & set(args[1:]):
+            print("usage: ccbench fetch [OVERRIDES...]\n\nFetch and verify (sha256) every data set the run with "
+                  "these overrides needs\n(experiment, comma lists, suites), ahead of it: exit status 0 when all "
+                  "are present\nand intact, 1 naming each missing or corrupt file. Example:\n"
+                  "  CCBENCH_DATA_DIR=/shared/data ccbench fetch experiment=scssap_fig3")
+            return 0
         try:
             return fetch(with_default_experiment(args[1:]))
         except Exception as exc:  # noqa: BLE001 - a composition error: one line, no traceback
