@@ -79,8 +79,10 @@ def _count_jobs(config) -> int | None:
         import numpy as np
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
-        params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
-        args = list(config.hydra.overrides.task)
+        from .datasets import expand_suites
+
+        params = expand_suites([f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()])
+        args = expand_suites(list(config.hydra.overrides.task))
         lengths = {}
         for o in OverridesParser.create().parse_overrides(params + args):
             key = o.get_key_element()

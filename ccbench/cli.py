@@ -1,7 +1,8 @@
 """The ``ccbench`` command.
 
 ``ccbench report DIR ...`` and ``ccbench plugins [--all]`` are argparse
-subcommands; anything else goes to the Hydra app (``ccbench --help`` shows
+subcommands; ``ccbench fetch <overrides>`` checks the data a run needs
+(:mod:`ccbench.fetch`); anything else goes to the Hydra app (``ccbench --help`` shows
 Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep). A command line
 that chooses no dataset/method/constraints/noise/experiment runs the quick start
 (:func:`with_default_experiment`).
@@ -194,6 +195,20 @@ def main(argv: list[str] | None = None) -> int:
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2
+    if args and args[0] == "fetch":  # overrides, not argparse options: Hydra parses them
+        from .fetch import fetch
+
+        if {"-h", "--help"} & set(args[1:]):
+            print("usage: ccbench fetch [OVERRIDES...]\n\nFetch and verify (sha256) every data set the run with "
+                  "these overrides needs\n(experiment, comma lists, suites), ahead of it: exit status 0 when all "
+                  "are present\nand intact, 1 naming each missing or corrupt file. Example:\n"
+                  "  CCBENCH_DATA_DIR=/shared/data ccbench fetch experiment=scssap_fig3")
+            return 0
+        try:
+            return fetch(with_default_experiment(args[1:]))
+        except Exception as exc:  # noqa: BLE001 - a composition error: one line, no traceback
+            print(f"ccbench fetch: error: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return 2
     if args in (["--help"], ["-h"]):
         print(help_text())
         return 0
@@ -222,6 +237,7 @@ def help_text() -> str:
         "       ccbench report DIR [--metric M]    tables and plots of a finished sweep (+ report.html)",
         "       ccbench report DIR --compare A B --metric ari --rope 0.01   paired verdict of two methods",
         "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
+        "       ccbench fetch [OVERRIDES...]       fetch and verify (sha256) every data set the run needs",
         "       ccbench --cfg job [OVERRIDES...]   the composed config; --hydra-help for Hydra's flags",
         "",
         "Config groups (choose one option each: group=option):",
@@ -252,8 +268,10 @@ def help_text() -> str:
 def precheck(args: list[str]) -> list[str]:
     """Problems in the command line's own values (every value of a sweep), before any job starts.
 
-    Only what needs no data and no composition (:data:`ccbench.protocol.VALUE_CHECKS`);
-    values set inside experiment files are checked by each job.
+    Only what needs no data and no composition: group options and root keys
+    (:func:`ccbench.validate.check_command_line`), then values
+    (:data:`ccbench.protocol.VALUE_CHECKS`). The sweeper checks every composed
+    job's keys and values before the first job starts (:mod:`ccbench.validate`).
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -264,7 +282,9 @@ def precheck(args: list[str]) -> list[str]:
         overrides = OverridesParser.create().parse_overrides(candidates)
     except Exception:  # a syntax error: Hydra reports it with its own message
         return []
-    problems = []
+    from .validate import check_command_line
+
+    problems = check_command_line(overrides)
     for o in overrides:
         key = o.key_or_group
         if key not in protocol.VALUE_CHECKS or o.is_delete():
@@ -309,8 +329,14 @@ def _run_sweep() -> int:
     gc.set_threshold(50_000, 20, 20)
     atexit.unregister(gc.freeze)  # once per process, however often main() runs
     atexit.register(gc.freeze)
+    from .validate import ConfigProblems
+
     try:
         hydra_app()
+    except ConfigProblems as refused:  # raised by the sweeper before the first job
+        print("ccbench: the sweep was not started:\n  " + "\n  ".join(refused.problems), file=sys.stderr)
+        _remove_empty_sweep_dir(last_sweep_outcome().get("sweep"))
+        return 2
     except KeyboardInterrupt:
         sweep = last_sweep_outcome().get("sweep")
         print(f"\nccbench: interrupted; {_saved_trials(sweep)} finished trial(s) are saved in {sweep}. "
@@ -341,6 +367,20 @@ def _exit_status(outcome: dict, args: list[str]) -> int:
         print(f"ccbench: {outcome['callback_error']}", file=sys.stderr)
         status = 1
     return status
+
+
+def _remove_empty_sweep_dir(sweep) -> None:
+    """A refused sweep leaves no directory behind (unless it held something before)."""
+    from pathlib import Path
+
+    if not sweep or not Path(sweep).is_dir():
+        return
+    path = Path(sweep)
+    ours = {"multirun.yaml", ".ccbench_jobs"}
+    if {p.name for p in path.iterdir()} <= ours:
+        for name in ours:
+            (path / name).unlink(missing_ok=True)
+        path.rmdir()
 
 
 def _saved_trials(sweep) -> int:
