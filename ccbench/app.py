@@ -120,15 +120,21 @@ class SweepSummaryCallback(Callback):
         (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time()}))
 
     def on_job_end(self, config, job_return, **kwargs):
+        """``jobs done d/total, elapsed, ETA``: one whole line per finished job, on a terminal or
+        not (SLURM logs), written at once so lines from parallel workers do not interleave."""
+        from .harness import _duration
+
         try:
             out = Path(config.hydra.runtime.output_dir)
             (out / _DONE_FILE).write_text(str(time.time()))
-            if not sys.stderr.isatty():
-                return
             sweep = Path(config.hydra.sweep.dir)
             info = json.loads((sweep / _TOTAL_FILE).read_text())
             done = sum(1 for f in sweep.rglob(_DONE_FILE) if f.stat().st_mtime >= info["start"])
-            sys.stderr.write(f"[ccbench] jobs done {done}/{info['total'] or '?'}\n")
+            elapsed = time.time() - info["start"]
+            total = info["total"]
+            eta = f", ETA {_duration(elapsed / done * (total - done))}" if total and 0 < done < total else ""
+            sys.stderr.write(f"[ccbench] jobs done {done}/{total or '?'}, {_duration(elapsed)} elapsed{eta}\n")
+            sys.stderr.flush()
         except Exception:  # progress must never break a sweep
             pass
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import logging
+import os
 import sys
 import time
 import traceback
@@ -46,6 +47,8 @@ from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, flatten, last_
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "evaluation_mask"]
 
 ERROR_TAIL = 2000  # characters of traceback kept per error row
+# set by the command to the pid that runs the sweep: only that process draws progress bars
+MAIN_PID_ENV = "CCBENCH_MAIN_PID"
 # Root keys written to cell.json but not flattened into every row.
 _NOT_IN_ROWS = ("rerun_errors", "out_dir", "paper", "keep_stale")
 
@@ -104,23 +107,43 @@ def _metric_names(cell) -> list[str]:
 
 
 class _Progress:
-    """``trial t/T, elapsed`` on stderr, only when stderr is a terminal."""
+    """A job's trial progress with elapsed time and ETA.
 
-    def __init__(self, label: str, total: int):
-        self.label, self.total = label, total
-        self.enabled = sys.stderr.isatty()
-        self.start = time.perf_counter()
+    A tqdm bar on stderr when it is a terminal and this is the process that
+    started the sweep; elsewhere (SLURM logs, joblib workers, whose bars would
+    interleave) one whole log line at most every ``interval`` seconds and at the end.
+    """
+
+    def __init__(self, label: str, total: int, interval: float = 30.0):
+        self.label, self.total, self.interval = label, total, interval
+        self.start = self._last = time.perf_counter()
+        self.bar = None
+        if total and sys.stderr.isatty() and os.environ.get(MAIN_PID_ENV, str(os.getpid())) == str(os.getpid()):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=label, unit="trial", file=sys.stderr, leave=False, mininterval=0.5)
 
     def update(self, done: int):
-        if self.enabled:
-            elapsed = time.perf_counter() - self.start
-            sys.stderr.write(f"\r[ccbench] {self.label}: trial {done}/{self.total}, {elapsed:.1f}s ")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.update(1)
+            return
+        now = time.perf_counter()
+        if now - self._last >= self.interval and done < self.total:
+            self._last = now
+            elapsed = now - self.start
+            eta = elapsed / done * (self.total - done)
+            log.info("%s: trial %d/%d, %s elapsed, ETA %s", self.label, done, self.total,
+                     _duration(elapsed), _duration(eta))
 
     def close(self):
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
 
 
 def _error_text() -> str:
@@ -170,8 +193,12 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
 
     base = flatten({k: v for k, v in cell.items() if k not in _NOT_IN_ROWS})
     base["config_hash"] = chash
-    log.debug("%s: %d of %d trials to run (%s)", label, len(todo), n_trials, out)
-    progress = _Progress(label, n_trials)
+    if len(previous):
+        kept = n_trials - len(todo)
+        why = pd.Series([r for r in reasons.values() if r]).value_counts()
+        detail = "".join(f", {n} {r.split(':')[0].removeprefix('retry of a trial with ')}" for r, n in why.items())
+        log.info("%s: resuming: %d trial(s) kept, %d to run%s", label, kept, len(todo), detail)
+    progress = _Progress(label, len(todo))
     setup, setup_error = None, spec_error
     try:
         if todo and setup_error is None:  # a finished cell resumes without loading any data
@@ -181,7 +208,7 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     # once per job: the code (None when the method cannot be loaded) and the machine
     origin = {**provenance.ccbench_code(), **(code or {}), **provenance.environment()}
     try:
-        for t in todo:
+        for i, t in enumerate(todo, 1):
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
             if setup_error is not None:
                 row.update(status="error", error=setup_error)
@@ -189,7 +216,7 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
                 row.update(_run_trial(cell, setup, t))
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
-            progress.update(t + 1)
+            progress.update(i)
             if row["status"] in FAILED_STATUSES:
                 log.error("%s trial %d: %s", label, t, last_line(row["error"]))
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
