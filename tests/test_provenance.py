@@ -210,3 +210,34 @@ def test_the_import_graph_resolves_relative_imports(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     graph = provenance._implementation("fampkg.est")
     assert set(graph) == {"fampkg.est", "fampkg.core", "fampkg.sub.deep"}
+
+
+def test_the_command_reruns_only_the_edited_plugins_trials_and_says_so(two_plugins, tmp_path):
+    """Issue 27's 'done when', through the real command: sweep, edit one plugin's module, same command."""
+    import os
+    import subprocess
+    import sys
+
+    conf = two_plugins / "conf" / "method"
+    conf.mkdir(parents=True)
+    for name in ("half_a", "half_b"):
+        (conf / f"{name}.yaml").write_text(f"name: {name}\n")
+    sweep = tmp_path / "sweep"
+    cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())", "-m",
+           "method=half_a,half_b", "constraints=none", "n_trials=2", "metrics=[ari]", "plugins=[plugin_a,plugin_b]",
+           f"hydra.searchpath=[file://{two_plugins / 'conf'}]", f"hydra.sweep.dir={sweep}"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(two_plugins), os.environ.get("PYTHONPATH", "")])}
+
+    def run():
+        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
+        return proc, rows.set_index(["method.name", "trial"]).sort_index()
+
+    _, before = run()
+    _touch(two_plugins / "plugin_b.py", (two_plugins / "plugin_b.py").read_text() + "\n# edited\n")
+    proc, after = run()
+    assert "re-ran 2 stale trial(s)" in proc.stderr and "half_b" in proc.stderr and "plugin_b" in proc.stderr
+    assert (after.loc["half_a", "timestamp"] == before.loc["half_a", "timestamp"]).all()
+    assert (after.loc["half_b", "timestamp"] > before.loc["half_b", "timestamp"]).all()
+    assert after.filter(like="code.").notna().all().all() and after.filter(like="env.").notna().all().all()
