@@ -26,13 +26,14 @@ ARFF file is checked against the md5 that OpenML publishes for it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 
 import numpy as np
 
-from ._data_files import DATA_DIR_ENV, DataDownloadError, DataIntegrityError, DataParseError, resolve_data_dir
+from ._data_files import (
+    DATA_DIR_ENV, DataDownloadError, DataIntegrityError, DataParseError, _sha256, resolve_data_dir,
+)
 
 __all__ = ["CATEGORICAL_OPTIONS", "table_to_arrays", "load_csv", "load_openml", "openml_home", "csv_path"]
 
@@ -137,14 +138,6 @@ def csv_path(path, data_dir=None) -> Path:
         return given
     under = resolve_data_dir(data_dir) / given
     return under if under.exists() else given
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def check_csv(path, sha256=None, data_dir=None) -> Path:
