@@ -125,6 +125,10 @@ def plugins_table(all: bool = False) -> str:
         for m in registry.list_methods(load=False)
     ]
     parts = ["Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"])]
+    limits = [[m.name, m.memory.describe() if m.memory else "O(n d)", m.time.describe() if m.time else "not declared"]
+              for m in registry.list_methods(load=False)]
+    parts.append("Size limits (memory refused above what is available; time refused above time_budget)\n"
+                 + _table(limits, ["name", "memory", "time"]))
     if all:
         datasets = [
             [d.name, d.summary, f"{d.n_samples}x{d.n_features}" if d.n_samples else "?", d.n_classes or "?", d.source]

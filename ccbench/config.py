@@ -81,6 +81,9 @@ class CellConfig:
     # seconds per trial; set, each fit runs in a worker process that is killed at the limit
     # (status timeout) -- a numba kernel or a C solver cannot be stopped inside the process
     trial_timeout: Optional[float] = None
+    # seconds a fit may be predicted to take (MethodSpec.time); set, a longer cell is refused
+    # before fitting (status refused) instead of running into trial_timeout
+    time_budget: Optional[float] = None
     # which points the label metrics score: all, or only those in no constraint and without a label
     # (held-out, as the COBRAS papers score). Identity: it changes the recorded numbers, so a cell
     # scored both ways is two cells (two job directories), never one overwriting the other.

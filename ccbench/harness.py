@@ -313,7 +313,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             X=ds.X, constraints=cons, random_state=method_seed,
         )
         row["n_clusters_given"] = k
-        refusal = protocol.memory_refusal(spec, params, ds.X.shape[0], ds.X.shape[1])
+        refusal = protocol.size_refusal(spec, params, ds.X.shape[0], ds.X.shape[1],
+                                        time_budget=cell.get("time_budget"))
         if refusal is not None:
             row.update(status="refused", error=refusal)
             return row

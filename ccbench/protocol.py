@@ -28,6 +28,7 @@ __all__ = [
     "skip_reason",
     "resolve_n_clusters",
     "build_estimator",
+    "size_refusal",
     "memory_refusal",
     "report_safe_dataset_params",
     "LOCATION_OPTIONS",
@@ -130,21 +131,31 @@ def skip_reason(spec: registry.MethodSpec, cons: Constraints) -> str | None:
     )
 
 
-def memory_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_features: int,
-                   available: float | None = None) -> str | None:
-    """Why ``spec`` must not fit an n x d problem here (its :class:`~ccbench.registry.MemoryModel`
-    exceeds the available memory), or None. The one place memory limits are checked."""
-    if spec.memory is None:
-        return None
-    from .base import available_memory
+def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_features: int,
+                 available: float | None = None, time_budget: float | None = None) -> str | None:
+    """Why ``spec`` must not fit an n x d problem here, or None: its declared
+    :class:`~ccbench.registry.MemoryModel` exceeds the available memory, or its
+    :class:`~ccbench.registry.TimeModel` predicts more than ``time_budget`` seconds.
+    The one place size limits are checked (the harness records a ``refused`` row)."""
+    if spec.memory is not None:
+        from .base import available_memory
 
-    need = spec.memory.bytes(n_samples, n_features, params)
-    free = available_memory() if available is None else available
-    if free is None or need <= free:
-        return None
-    fix = f"; {spec.memory.alternative}" if spec.memory.alternative else ""
-    return (f"MemoryModel: method {spec.name!r} needs about {need / 2**30:.1f} GiB for n={n_samples}, "
-            f"d={n_features} but {free / 2**30:.1f} GiB is available{fix}")
+        need = spec.memory.bytes(n_samples, n_features, params)
+        free = available_memory() if available is None else available
+        if free is not None and need > free:
+            fix = f"; {spec.memory.alternative}" if spec.memory.alternative else ""
+            return (f"MemoryModel: method {spec.name!r} needs about {need / 2**30:.1f} GiB for n={n_samples}, "
+                    f"d={n_features} but {free / 2**30:.1f} GiB is available{fix}")
+    if spec.time is not None and time_budget is not None:
+        predicted = spec.time.predict(n_samples)
+        if predicted > time_budget:
+            return (f"TimeModel: method {spec.name!r} is predicted to take about {predicted:,.0f} s for "
+                    f"n={n_samples} ({spec.time.describe()}), over time_budget={time_budget:g} s; subsample to "
+                    f"n <= {spec.time.largest_n(time_budget):,} or raise time_budget")
+    return None
+
+
+memory_refusal = size_refusal  # the name issue 27 introduced
 
 
 # Dataset options that say *where* data lives, not what it is: never taken from a results

@@ -28,6 +28,7 @@ from . import hookspecs
 __all__ = [
     "MethodSpec",
     "MemoryModel",
+    "TimeModel",
     "DatasetSpec",
     "SchemeSpec",
     "NoiseSpec",
@@ -88,6 +89,38 @@ class MemoryModel:
             return 0.0
         return 8.0 * (self.dense * n_samples**2 + self.linear * n_samples * n_features)
 
+    def describe(self) -> str:
+        """``"8 x 5 n^2 B"`` (what ``ccbench plugins`` shows)."""
+        terms = [f"{self.dense:g} n^2" if self.dense else "", f"{self.linear:g} n d" if self.linear else ""]
+        text = " + ".join(t for t in terms if t) or "0"
+        unless = "".join(f" (0 with {k}={v!r})" for k, v in self.unless)
+        return f"8 x ({text}) B{unless}"
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeModel:
+    """A method's fit time against n, measured: ``seconds`` at ``n`` points, growing as n**exponent.
+
+    Declared from the scale table (``tests/benchmarks/scale_table.py``, d = 10, 0.01 n pairs,
+    the 2-core reference machine). With the cell option ``time_budget`` set, the protocol
+    refuses before fitting a cell whose predicted time exceeds it
+    (:func:`ccbench.protocol.size_refusal`).
+    """
+
+    n: int
+    seconds: float
+    exponent: float
+
+    def predict(self, n_samples: int) -> float:
+        return self.seconds * (n_samples / self.n) ** self.exponent
+
+    def largest_n(self, seconds: float = 60.0) -> int:
+        """The n at which the predicted fit time reaches ``seconds``."""
+        return int(self.n * (seconds / self.seconds) ** (1.0 / self.exponent))
+
+    def describe(self) -> str:
+        return f"O(n^{self.exponent:g}); {self.seconds:.2g} s at n={self.n:,}; 60 s at n~{self.largest_n():,}"
+
 
 @dataclasses.dataclass(frozen=True)
 class MethodSpec:
@@ -115,6 +148,9 @@ class MethodSpec:
     memory : MemoryModel, optional
         Peak memory against n and d; a problem it says will not fit is refused
         before fitting (status ``refused``). ``None``: O(n d), never refused.
+    time : TimeModel, optional
+        Measured fit time against n; with ``time_budget`` set, a cell predicted
+        to take longer is refused before fitting.
     uses : tuple of str
         Registry names of the methods this one builds through ``make_method``
         (a composition across families): their code is part of this method's
@@ -129,6 +165,7 @@ class MethodSpec:
     needs_n_clusters: bool = False
     constraint_kind: str = "none"
     memory: MemoryModel | None = None
+    time: TimeModel | None = None
     uses: tuple[str, ...] = ()
 
     def __post_init__(self):

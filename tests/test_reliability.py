@@ -387,3 +387,15 @@ def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_pa
     proc = subprocess.run([sys.executable, str(script), "--kills", "2", "--workdir", str(tmp_path)],
                           capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0 and "IDENTICAL" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
+
+
+def test_a_declared_time_model_refuses_over_the_time_budget_only():
+    from ccbench.registry import MethodSpec, TimeModel
+
+    spec = MethodSpec("slowpoke", "x.y:Z", "cubic", time=TimeModel(n=1000, seconds=10.0, exponent=3.0))
+    assert spec.time.predict(2000) == pytest.approx(80.0)
+    assert spec.time.largest_n(60.0) == 1817  # 1000 * 6 ** (1/3)
+    assert protocol.size_refusal(spec, {}, 5000, 10) is None  # no budget configured: nothing refused
+    message = protocol.size_refusal(spec, {}, 2000, 10, time_budget=60)
+    assert "predicted to take about 80 s" in message and "n <= 1,817" in message
+    assert protocol.size_refusal(spec, {}, 1500, 10, time_budget=60) is None
