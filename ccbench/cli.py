@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("report", "plugins")
+SUBCOMMANDS = ("report", "plugins", "check-plugin")
 DEFAULT_EXPERIMENT = "experiment=quickstart"
 # Choosing any of these on the command line means "run what I say", not the quick start.
 _CHOOSERS = ("dataset", "method", "constraints", "noise", "experiment")
@@ -178,6 +178,9 @@ def _parser() -> argparse.ArgumentParser:
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")
     plg.add_argument("--plugin", action="append", metavar="MODULE", help="extra plugin module to load first")
     plg.set_defaults(func=_plugins)
+    from .check_plugin import add_parser as _add_check_plugin
+
+    _add_check_plugin(sub)
     return parser
 
 
@@ -220,6 +223,7 @@ def help_text() -> str:
         "       ccbench report DIR [--metric M]    tables and plots of a finished sweep (+ report.html)",
         "       ccbench report DIR --compare A B --metric ari --rope 0.01   paired verdict of two methods",
         "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
+        "       ccbench check-plugin NAME          ccbench's estimator, hostile-input and config checks on one method",
         "       ccbench --cfg job [OVERRIDES...]   the composed config; --hydra-help for Hydra's flags",
         "",
         "Config groups (choose one option each: group=option):",
