@@ -36,7 +36,7 @@ class RNSDPFit(EstimatorBenchmark):
 
     method = "rn_sdp"
     param_names = ["n"]
-    params = (smoke_or([75, 150], [75]),)
+    params = (smoke_or([75, 150], [30]),)
     max_n = 150
 
     def make_data(self, params):

@@ -278,7 +278,11 @@ class EstimatorBenchmark(ABC):
 
     def warm_up(self, params) -> None:
         """One fit on 60 points so JIT compilation (or loading numba's on-disk cache) and
-        other first-call costs stay out of the timed region."""
+        other first-call costs stay out of the timed region. Not in the smoke run
+        (:data:`SMOKE`), whose single samples are not measurements: there it would only
+        double the cost of every benchmark process."""
+        if SMOKE:
+            return
         small = list(params)
         small[list(self.param_names).index("n")] = 60
         small = tuple(small)
