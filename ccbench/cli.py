@@ -67,8 +67,11 @@ def _report(args) -> int:
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
         + (["--converged-only"] if args.converged_only else [])
     )
+    from .report_export import parse_formats
+
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
-                                paper=report.paper_reference(data), command=command)
+                                paper=report.paper_reference(data), command=command,
+                                formats=parse_formats(args.format))
     if not args.no_html:
         from . import report_html
 
@@ -168,6 +171,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
     rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
+    rep.add_argument("--format", default=None, metavar="latex,csv",
+                     help="also export the tables: summary_<metric>.tex (booktabs) and/or summary.csv")
     rep.add_argument("--utility", metavar="BASE", default=None,
                      help="constraint-set utility: compare every method with the unconstrained method label "
                           "BASE on the same trials (informativeness, coherence in report.html, share made worse)")
