@@ -61,7 +61,7 @@ class NNCScaling:
     param_names = ["method"]
     params = (["fpc", "nnc"],)
     timeout = 300
-    sizes = (1000, 10000) if SMOKE else (10000, 100000) if QUICK else (100000, 1000000)
+    sizes = (500, 5000) if SMOKE else (10000, 100000) if QUICK else (100000, 1000000)
 
     def setup(self, method):
         self.fits = {n: (make(method, n_clusters=K, random_state=0), labeled_blobs(n)) for n in self.sizes}
