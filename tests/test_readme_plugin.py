@@ -130,9 +130,15 @@ def test_readme_commands_run_against_the_installed_plugin(installed):
 def test_ccbench_own_tests_pass_with_the_plugin_installed(installed):
     """Issue 30, item 3: these two failed whenever a third-party plugin was installed."""
     tests = ["tests/test_hostile.py::test_contradictory_constraints_behave_as_docs_harness_says",
-             "tests/test_method_configs.py::test_every_registered_method_has_a_config"]
+             "tests/test_method_configs.py::test_every_registered_method_has_a_config",
+             "tests/test_benchmark_suite.py::test_every_registered_method_has_time_peakmem_and_quality_benchmarks"]
     env = dict(installed["env"])
     probe = _run(CCBENCH + ["plugins"], env, ROOT)
-    assert "chunklet_kmeans" in probe.stdout  # the plugin is installed for the run below
+    assert re.search(r"^chunklet_kmeans ", probe.stdout, re.M)  # the plugin is installed for the runs below
     run = _run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], env, ROOT)
     assert run.returncode == 0, run.stdout[-3000:]
+    # the per-method tests do not pick the plugin up either
+    collected = _run([sys.executable, "-m", "pytest", "-q", "--co", "-p", "no:cacheprovider",
+                      "tests/test_hostile.py", "tests/test_validation.py", "tests/test_estimator_checks.py"], env, ROOT)
+    assert collected.returncode == 0 and "kmeans" in collected.stdout, collected.stdout[-2000:]
+    assert "chunklet" not in collected.stdout.lower().replace("one_chunklet", "")
