@@ -399,22 +399,25 @@ def _file_values(name: str, overrides: list[str], searchpath: list[str], compose
 
 
 def _read_method_file(name: str, searchpath: list[str]) -> str:
-    """Text of ``method/<name>.yaml``: the first search-path entry that has it wins (as in
-    Hydra, a later search-path entry shadows ccbench's own), else ccbench's conf."""
+    """Text of ``method/<name>.yaml`` from where Hydra takes it: ccbench's own conf (the
+    primary config's folder comes first), else the first search-path entry that has it."""
     from importlib import resources
     from pathlib import Path
 
+    candidates = [resources.files("ccbench_conf").joinpath("method", f"{name}.yaml")]
     for entry in searchpath:
         scheme, _, where = entry.partition("://")
-        if scheme == "pkg":
-            path = resources.files(where).joinpath("method", f"{name}.yaml")
-        elif scheme == "file":
-            path = Path(where) / "method" / f"{name}.yaml"
-        else:
+        try:
+            if scheme == "pkg":
+                candidates.append(resources.files(where).joinpath("method", f"{name}.yaml"))
+            elif scheme == "file":
+                candidates.append(Path(where) / "method" / f"{name}.yaml")
+        except ModuleNotFoundError:  # Hydra skips such an entry too
             continue
+    for path in candidates:
         if path.is_file():
             return path.read_text()
-    return resources.files("ccbench_conf").joinpath("method", f"{name}.yaml").read_text()
+    raise FileNotFoundError(f"method/{name}.yaml is in none of ccbench's conf and {searchpath}")
 
 
 # --------------------------------------------------------------------------- the command

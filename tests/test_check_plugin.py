@@ -78,3 +78,44 @@ def test_builtin_methods_are_ccbench_s_own(throwaway_plugin):
     assert {"kmeans", "scssap", "nnc", "rn_sdp", "srcp"} <= names
     throwaway_plugin(BROKEN)
     assert "broken_toy" not in {s.name for s in builtin_methods(load=False)}
+
+
+GOOD = """
+import numpy as np
+from sklearn.cluster import KMeans
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+class Good(ConstrainedClusterer):
+    def __init__(self, n_clusters=2, *, n_init=10, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        X, cons = self._validate_fit(X, constraints)
+        self.labels_ = KMeans(self.n_clusters, n_init=self.n_init, random_state=self.random_state).fit(X).labels_
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("good_toy", Good, "k-means", needs_n_clusters=True)]
+"""
+
+
+@pytest.mark.parametrize("yaml, expected", [
+    ("name: good_toy\nn_clusters: true_k\n", None),
+    ("name: good_toy\nn_clusters: true_k\nn_init: 10\n", "repeats the default(s) ['n_init']"),
+    ("name: good_toy\nn_clusters: true_k\nn_inits: 3\n", "['n_inits'] are not parameters of Good"),
+    ("name: good_toy\nn_init: 3\n", "lacks n_clusters"),
+])
+def test_config_check_of_a_plugin_yaml(throwaway_plugin, tmp_path, capsys, yaml, expected):
+    throwaway_plugin(GOOD)
+    conf = tmp_path / "conf" / "method"
+    conf.mkdir(parents=True)
+    (conf / "good_toy.yaml").write_text(yaml)
+    status = cli.main(["check-plugin", "good_toy", "--only", "config", "--searchpath", f"file://{conf.parent}"])
+    out = capsys.readouterr().out
+    if expected is None:
+        assert status == 0 and "PASS  config    method/good_toy.yaml" in out, out
+    else:
+        assert status == 1 and expected in out, out
