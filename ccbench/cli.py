@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("report", "plugins")
+SUBCOMMANDS = ("report", "plugins", "check-plugin")
 DEFAULT_EXPERIMENT = "experiment=quickstart"
 # Choosing any of these on the command line means "run what I say", not the quick start.
 _CHOOSERS = ("dataset", "method", "constraints", "noise", "experiment")
@@ -68,8 +68,11 @@ def _report(args) -> int:
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
         + (["--converged-only"] if args.converged_only else [])
     )
+    from .report_export import parse_formats
+
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
-                                paper=report.paper_reference(data), command=command)
+                                paper=report.paper_reference(data), command=command,
+                                formats=parse_formats(args.format))
     if not args.no_html:
         from . import report_html
 
@@ -175,6 +178,8 @@ def _parser() -> argparse.ArgumentParser:
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
     rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
+    rep.add_argument("--format", default=None, metavar="latex,csv",
+                     help="also export the tables: summary_<metric>.tex (booktabs) and/or summary.csv")
     rep.add_argument("--utility", metavar="BASE", default=None,
                      help="constraint-set utility: compare every method with the unconstrained method label "
                           "BASE on the same trials (informativeness, coherence in report.html, share made worse)")
@@ -185,6 +190,9 @@ def _parser() -> argparse.ArgumentParser:
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")
     plg.add_argument("--plugin", action="append", metavar="MODULE", help="extra plugin module to load first")
     plg.set_defaults(func=_plugins)
+    from .check_plugin import add_parser as _add_check_plugin
+
+    _add_check_plugin(sub)
     return parser
 
 
@@ -242,6 +250,7 @@ def help_text() -> str:
         "       ccbench report DIR --compare A B --metric ari --rope 0.01   paired verdict of two methods",
         "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
         "       ccbench fetch [OVERRIDES...]       fetch and verify (sha256) every data set the run needs",
+        "       ccbench check-plugin NAME          ccbench's estimator, hostile-input and config checks on one method",
         "       ccbench --cfg job [OVERRIDES...]   the composed config; --hydra-help for Hydra's flags",
         "",
         "Config groups (choose one option each: group=option):",

@@ -601,12 +601,13 @@ def _trials_note(data: pd.DataFrame) -> str:
 
 
 def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
-                 pool=(), paper: dict | None = None, command: str | None = None) -> dict:
+                 pool=(), paper: dict | None = None, command: str | None = None, formats=()) -> dict:
     """Write ``summary.parquet``, ``summary.md`` and ``<metric>.png`` per metric to ``out_dir``.
 
     ``paper`` (see :func:`paper_reference`) adds the paper's printed numbers
     beside ours for its metric, in a table and as black crosses on the plot;
-    ``command`` is recorded in the markdown so the report says how it was made.
+    ``command`` is recorded in the markdown so the report says how it was made;
+    ``formats`` (``"latex"``, ``"csv"``) also exports the tables (:mod:`ccbench.report_export`).
     Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
     """
     with plain_text():
@@ -646,4 +647,8 @@ def _write_report(data, out_dir, metrics, x, pool, paper, command) -> dict:
     parts.append(f"## Problems\n\n{problems_table(data)}\n")
     parts.append(f"## Provenance\n\n{provenance_markdown(data)}\n")
     paths["summary_md"].write_text("\n".join(parts))
+    if formats:
+        from .report_export import export_tables
+
+        paths.update(export_tables(summaries, metrics, x, out, formats))
     return paths

@@ -6,7 +6,16 @@ same data in the same process (goal: ours / sklearn <= 0.25 for the default back
 N = 2000).
 """
 
-from .common import QUICK, BenchData, EstimatorBenchmark, blobs, make, per_iteration_seconds, require_method
+from .common import (
+    QUICK,
+    BenchData,
+    EstimatorBenchmark,
+    blobs,
+    make,
+    per_iteration_seconds,
+    require_method,
+    smoke_or,
+)
 
 #: Fixed work of the timed fits: ``max_iter`` iterations, convergence test on but unable
 #: to stop the run early (``convergence_iter = max_iter``).
@@ -21,7 +30,7 @@ class APFit(EstimatorBenchmark):
 
     method = "ap"
     param_names = ["n", "backend"]
-    params = ([500, 2000, 5000], ["numba", "numpy"])
+    params = (smoke_or([500, 2000, 5000], [200]), ["numba", "numpy"])
     max_n = 5000
     heavy_n = (5000,)
 
@@ -48,7 +57,7 @@ class APVsSklearn:
     """
 
     param_names = ["n", "implementation"]
-    params = ([500, 2000], ["numba", "numpy", "sklearn"])
+    params = (smoke_or([500, 2000], [200]), ["numba", "numpy", "sklearn"])
     timeout = 600
 
     def setup_cache(self):

@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from .common import QUICK, EstimatorBenchmark, make, pairs_data, require_method
+from .common import QUICK, EstimatorBenchmark, make, pairs_data, require_method, smoke_or
 
 #: Random pairs per point of the fit benchmarks (2400 pairs at n = 1500 would be 1.6 n,
 #: the paper's Corel timing; 0.2 n keeps the p n^2 rotation small next to the eigh).
@@ -22,7 +22,7 @@ N_CLUSTERS = 5
 
 class _SpectralFit(EstimatorBenchmark):
     param_names = ["n"]
-    params = ([500, 1500, 5000],)
+    params = (smoke_or([500, 1500, 5000], [200]),)
     max_n = 5000
     # The smoke run fits n = 500 only (a 1500-point fit is ~4 s, times 5 benchmarks, times 4 methods).
     heavy_n = (1500, 5000)
@@ -70,7 +70,7 @@ class SRCPSolvers:
     the smoke run measures n = 500 only."""
 
     param_names = ["n"]
-    params = ([500, 1500],)
+    params = (smoke_or([500, 1500], [200]),)
     timeout = 900
 
     def setup_cache(self):
@@ -78,7 +78,7 @@ class SRCPSolvers:
         from ccbench_plugins.spectral import core
 
         times = {}
-        for n in [500] if QUICK else self.params[0]:
+        for n in self.params[0][:1] if QUICK else self.params[0]:
             data = pairs_data(n, CONSTRAINT_FRACTION)
             W = core.gaussian_knn_graph(data.X, 20, sigma=1.0, symmetrize="mean")
             Y = core.constraint_matrix(data.constraints, n)
