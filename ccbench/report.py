@@ -611,7 +611,7 @@ def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str 
     Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
     """
     with plain_text():
-        return _write_report(data, out_dir, metrics, x, pool, paper, command)
+        return _write_report(data, out_dir, metrics, x, pool, paper, command, formats)
 
 
 def plain_text():
@@ -622,7 +622,7 @@ def plain_text():
     return matplotlib.rc_context({"text.parse_math": False})
 
 
-def _write_report(data, out_dir, metrics, x, pool, paper, command) -> dict:
+def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if "method_label" not in data:
