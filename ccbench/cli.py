@@ -130,7 +130,8 @@ def plugins_table(all: bool = False) -> str:
         parts.append("Data sets\n" + _table(datasets, ["name", "summary", "n x d", "classes", "source"]))
         parts.append("Constraint schemes\n" + _table([[s.name, s.summary] for s in registry.list_schemes()], ["name", "summary"]))
         parts.append("Noise\n" + _table([[n.name, n.stage, n.summary] for n in registry.list_noise()], ["name", "stage", "summary"]))
-        metrics = [[m.name, "higher" if m.greater_is_better else "lower", m.summary] for m in registry.list_metrics()]
+        metrics = [[m.name, "not ranked" if m.direction == "none" else m.direction, m.summary]
+                   for m in registry.list_metrics()]
         parts.append("Metrics\n" + _table(metrics, ["name", "better", "summary"]))
     return "\n\n".join(parts)
 
