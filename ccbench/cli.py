@@ -65,7 +65,7 @@ def _report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     command = "ccbench report " + " ".join(
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
-        + (["--converged-only"] if args.converged_only else [])
+        + (["--converged-only"] if args.converged_only else []) + ([f"--at {args.at}"] if args.at is not None else [])
     )
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
                                 paper=report.paper_reference(data), command=command)
@@ -74,7 +74,7 @@ def _report(args) -> int:
 
         paths["html"] = report_html.write_html(data, out, metrics=metrics, x=x, pool=pool,
                                                paper=report.paper_reference(data), command=command,
-                                               margin=args.margin, baseline=args.utility)
+                                               margin=args.margin, baseline=args.utility, at=args.at)
     print(paths["summary_md"].read_text())
     if args.utility:
         _print_utility(data, args.utility, metrics, x, pool)
@@ -167,7 +167,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="region of practical equivalence for --compare, in metric units (default 0.01)")
     rep.add_argument("--margin", type=float, default=0.03,
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
-    rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
+    rep.add_argument("--at", default=None,
+                     help="x value at which methods are ranked and compared across data sets (report.html and "
+                          "--compare; default: the largest x; x values are never pooled)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
     rep.add_argument("--utility", metavar="BASE", default=None,
                      help="constraint-set utility: compare every method with the unconstrained method label "

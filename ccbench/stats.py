@@ -363,14 +363,16 @@ def block_means(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), 
     matches 40 and 40.0); the default is :func:`resolve_at`'s, the largest x.
     Blocks never pool several x values: x = 0 (no supervision) averaged with
     supervised points would measure neither. ``complete`` drops blocks where
-    some method has no ok trial (the rank tests need every method on every block).
+    some method has no ok trial (the rank tests need every method on every block),
+    after leaving out the methods with no ok trial at this x at all.
     """
     at = resolve_at(data, metric, x, pool, at)
     frame = _prepare(data, metric, x, pool)
     frame = frame[frame["x"].map(_same(at))]
     means = frame.groupby([*BLOCK, "method_label"])["value"].mean().unstack("method_label")
     means.attrs["at"] = at
-    return means.dropna() if complete else means
+    # a method with no ok trial at this x is left out, rather than every block with it
+    return means.dropna(axis=1, how="all").dropna() if complete else means
 
 
 def _same(at):
