@@ -478,7 +478,9 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, *, greater: bool = True, nsam
 
     baycomp's Bayesian signed-rank test (Benavoli et al. 2014, 2017) over paired
     values ``a``, ``b`` (per-data-set means, or per-trial values of one cell).
-    The verdict names the outcome with probability ≥ 0.95, else ``inconclusive``.
+    The verdict names the outcome with probability ≥ 0.95, else ``inconclusive``;
+    with fewer than :func:`min_pairs` (6) paired values it is ``too few trials``
+    whatever the posterior says (baycomp gives P = 0.97 from 2 values).
     """
     from baycomp import SignedRankTest
 
@@ -491,7 +493,8 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, *, greater: bool = True, nsam
     probs = {"A better": float(p_a), "equivalent": float(p_rope), "B better": float(p_b)}
     best = max(probs, key=probs.get)
     return {"p_a_better": probs["A better"], "p_rope": probs["equivalent"], "p_b_better": probs["B better"],
-            "verdict": best if probs[best] >= DECISION else "inconclusive", "n": int(a.size)}
+            "verdict": ("too few trials" if a.size < _bayes_min_n() else
+                        best if probs[best] >= DECISION else "inconclusive"), "n": int(a.size)}
 
 
 def _text_table(rows: list[list], header: list[str]) -> str:
@@ -501,9 +504,9 @@ def _text_table(rows: list[list], header: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines + [fmt.format(*map(str, r)) for r in rows])
 
 
-def _verdict_text(res: dict, a: str, b: str, word: str = "better", min_n: int | None = None) -> str:
-    if min_n is not None and res["n"] < min_n:
-        return f"too few trials (n = {res['n']} < {min_n})"
+def _verdict_text(res: dict, a: str, b: str, word: str = "better") -> str:
+    if res["verdict"] == "too few trials":
+        return f"too few trials (n = {res['n']} < {_bayes_min_n()})"
     v = res["verdict"].replace("A better", f"{a} {word}").replace("B better", f"{b} {word}")
     return v.replace("equivalent", "practically equivalent")
 
@@ -544,7 +547,8 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
     for cell, rows in wide.groupby(level=CELL, sort=True):
         va, vb = rows[a].to_numpy(float), rows[b].to_numpy(float)
         _, p = _wilcoxon(va, vb)
-        bay = bayesian_signed_rank(va, vb, rope, greater=greater) if len(rows) >= 2 else None
+        # below the minimum no verdict is given, so no posterior is drawn either (baycomp: ~1 s per call)
+        bay = bayesian_signed_rank(va, vb, rope, greater=greater) if len(rows) >= min_n else None
         cells.append((cell, va, vb, p, bay))
     p_holm = holm([c[3] for c in cells])
     floors = _holm_floor([len(c[1]) for c in cells])
@@ -554,7 +558,7 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
     for (cell, va, vb, _, bay), ph, floor in zip(cells, p_holm, floors):
         wtl = "/".join(map(str, _wtl((1 if greater else -1) * (va - vb), margin))) if ranked else "-"
         verdict = (f"too few trials (n = {len(va)} < {min_n})" if bay is None
-                   else _verdict_text(bay, "A", "B", word, min_n))
+                   else _verdict_text(bay, "A", "B", word))
         rows_out.append([cell[0], cell[1] or "-", report._fmt(cell[2]), len(va), f"{va.mean():.3f}",
                          f"{vb.mean():.3f}", wtl, f"{ph:.3g}", f"{floor:.3g}",
                          *(["-"] * 3 if bay is None else
@@ -568,23 +572,24 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
     where = f" at x = {report._fmt(chosen)}" + ("" if at is not None else " (the largest x; --at picks another)")
     means = block_means(data, metric, x, pool, at=chosen, complete=False)[[a, b]].dropna()
     if len(means) >= 2:
-        bay = bayesian_signed_rank(means[a], means[b], rope, greater=greater)
         _, p = _wilcoxon(means[a].to_numpy(float), means[b].to_numpy(float))
         wtl = ("/".join(map(str, _wtl((1 if greater else -1) * (means[a] - means[b]).to_numpy(float), margin)))
                if ranked else "-")
-        verdict = _verdict_text(bay, a, b, word, min_n)
-        if verdict.startswith("too few"):
+        lines += [f"Across {len(means)} data sets{where} (per-data-set means over trials):"]
+        if len(means) >= min_n:
+            bay = bayesian_signed_rank(means[a], means[b], rope, greater=greater)
+            verdict = _verdict_text(bay, a, b, word)
+            lines += [f"  Bayesian signed-rank: P(A {word}) = {bay['p_a_better']:.3f}, P(practically equivalent) "
+                      f"= {bay['p_rope']:.3f}, P(B {word}) = {bay['p_b_better']:.3f}"]
+        else:
             verdict = f"too few data sets (n = {len(means)} < {min_n})"
-        lines += [f"Across {len(means)} data sets{where} (per-data-set means over trials):",
-                  f"  Bayesian signed-rank: P(A {word}) = {bay['p_a_better']:.3f}, P(practically equivalent) = "
-                  f"{bay['p_rope']:.3f}, P(B {word}) = {bay['p_b_better']:.3f}",
-                  f"  Wilcoxon signed-rank p = {p:.3g} (smallest possible with {len(means)} data sets: "
+        lines += [f"  Wilcoxon signed-rank p = {p:.3g} (smallest possible with {len(means)} data sets: "
                   f"{wilcoxon_min_p(len(means)):.3g}); win/tie/loss of A (margin {margin:g}) = {wtl}",
                   f"  Verdict: {verdict} (decision at posterior probability {DECISION}; "
                   f"needs >= {min_n} data sets)."]
     else:
         one = wide[wide.index.get_level_values("x").map(_same(chosen))]
-        only = bayesian_signed_rank(one[a], one[b], rope, greater=greater) if len(one) >= 2 else None
+        only = bayesian_signed_rank(one[a], one[b], rope, greater=greater) if len(one) >= min_n else None
         if only is None:
             lines += [f"One data set{where}: {len(one)} paired trial(s); Verdict: too few trials "
                       f"(n = {len(one)} < {min_n})."]
@@ -592,7 +597,7 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
             lines += [f"One data set{where}: Bayesian signed-rank over its {len(one)} paired trials: "
                       f"P(A {word}) = {only['p_a_better']:.3f}, P(equivalent) = {only['p_rope']:.3f}, "
                       f"P(B {word}) = {only['p_b_better']:.3f}",
-                      f"  Verdict: {_verdict_text(only, a, b, word, min_n)} (decision at posterior probability "
+                      f"  Verdict: {_verdict_text(only, a, b, word)} (decision at posterior probability "
                       f"{DECISION}; needs >= {min_n} paired trials)."]
     return "\n".join(lines)
 

@@ -219,14 +219,15 @@ def test_a_count_gets_per_cell_difference_tests_but_no_better_verdict_and_no_ran
     rng = np.random.default_rng(0)
     values = {}
     for d in ("iris", "wine", "glass"):
-        values[(d, "few")] = np.ones(8)  # one cluster every time
-        values[(d, "many")] = rng.integers(3, 6, 8).astype(float)
+        values[(d, "few")] = np.ones(6)  # one cluster every time
+        values[(d, "many")] = rng.integers(3, 6, 6).astype(float)
     data = _frame(values, metric="n_clusters_found")
     tests = stats.paired_tests(data, "n_clusters_found")
     assert set(tests["verdict"]) == {"many higher"} and tests[["wins", "ties", "losses"]].isna().all().all()
     page = report_html.html_page(data, metrics=["n_clusters_found"], x=X)
     assert "is not ranked" in page and "average rank" not in page and "Friedman chi" not in page
-    assert "better" not in stats.compare(data, "few", "many", "n_clusters_found").split("\n", 1)[1]
+    text = stats.compare(data[data["trial"] < 5], "few", "many", "n_clusters_found")  # 5: no posterior drawn
+    assert "not ranked: differences only" in text and "better" not in text.split("\n", 1)[1]
 
 
 def test_the_smallest_attainable_p_two_routes():
@@ -250,6 +251,8 @@ def test_too_few_trials_give_no_verdict_and_say_what_p_they_could_reach():
     row = next(line for line in text.splitlines() if line.startswith("iris"))
     assert row.endswith("too few trials (n = 2 < 6)") and "Verdict: too few trials (n = 2 < 6)" in text
     assert "0.5" in row.split()  # Wilcoxon's smallest p with 2 pairs is 2 / 2**2, printed as 'min p'
+    two_trials = stats.bayesian_signed_rank([0.5, 0.6], [0.7, 0.8])
+    assert two_trials["p_b_better"] > 0.95 and two_trials["verdict"] == "too few trials"
     # 3 trials: a per-cell Wilcoxon cannot go below 0.25, so no "no difference" either
     rec = stats.paired_tests(_frame({("iris", "a"): [0.5, 0.6, 0.55], ("iris", "b"): [0.7, 0.8, 0.75]}),
                              "ari").iloc[0]
@@ -262,8 +265,11 @@ def test_too_few_trials_give_no_verdict_and_say_what_p_they_could_reach():
     two = stats.paired_tests(_frame({("iris", "a"): 0.9 + shift, ("iris", "b"): 0.5 + shift}), "ari")
     assert two["verdict"].tolist() == ["a better"] and two["p_min"].tolist() == [pytest.approx(1 / 32)]
     # enough trials and data sets: the verdict is given
-    assert "Verdict: best better" in stats.compare(_better_by_construction(n_sets=6), "best", "worst", "ari")
-    assert "too few data sets (n = 3 < 6)" in stats.compare(_better_by_construction(n_sets=3), "best", "worst", "ari")
+    # (5 trials per cell: no per-cell verdict, but 6 data sets give one across them)
+    text = stats.compare(_better_by_construction(n_sets=6, n_trials=5), "best", "worst", "ari")
+    assert "Verdict: best better" in text and "too few trials (n = 5 < 6)" in text
+    assert "too few data sets (n = 3 < 6)" in stats.compare(_better_by_construction(n_sets=3, n_trials=5),
+                                                            "best", "worst", "ari")
 
 
 def _budget_frame():
