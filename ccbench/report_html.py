@@ -179,8 +179,12 @@ def _across_section(all_means: pd.DataFrame, metric: str, x: str, at, default: b
     means.attrs["at"] = at
     dropped = len(all_means) - len(means)
     n, k = means.shape
-    where = (f"<code>{html.escape(x)}</code> = {html.escape(report._fmt(at))}"
-             + (" (the largest value; <code>ccbench report --at X</code> picks another)" if default else ""))
+    if at is None:  # the blocks' largest x differ (a budget per data set)
+        where = (f"each data set's largest <code>{html.escape(x)}</code> "
+                 f"(<code>ccbench report --at X</code> picks one value)")
+    else:
+        where = (f"<code>{html.escape(x)}</code> = {html.escape(report._fmt(at))}"
+                 + (" (the largest value; <code>ccbench report --at X</code> picks another)" if default else ""))
     parts = [f"<h3>Across data sets at {where}</h3><p class='note'>Blocks are (data set, setting) at this one x "
              f"value (never pooled over x: x = 0 has no supervision); each block's value is the method's mean "
              f"over trials. {n} complete block(s)"

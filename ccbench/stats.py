@@ -328,22 +328,39 @@ def x_values(data: pd.DataFrame, metric: str, x: str | None = None, pool=()) -> 
 
 
 def resolve_at(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), at=None):
-    """The one x value at which blocks are compared across data sets: ``at`` if given (checked), else
-    the largest numeric x (the largest supervision budget); with several non-numeric x values
-    (e.g. scheme names) there is no natural default and ``at`` is required."""
+    """The x value at which blocks are compared across data sets.
+
+    ``at`` if given (checked against the x values). Otherwise the largest x (the
+    largest supervision budget) of each block: the value itself when every block
+    has the same largest x, ``None`` when they differ (a protocol with a budget per
+    data set, e.g. NNC's 5 labeled points per class, 2 on ecoli), which
+    :func:`block_means` reads as "each block at its own largest x". Several
+    non-numeric x values in a block (scheme names) have no natural order: ``at``
+    is required then.
+    """
+    frame = _prepare(data, metric, x, pool)
     values = x_values(data, metric, x, pool)
     if at is not None:
         match = [v for v in values if _same(at)(v)]
         if not match:
             raise ValueError(f"no ok trial at x = {at!r}; x values: {[str(v) for v in values]}")
         return match[0]
-    if len(values) <= 1:
-        return values[0] if values else None
-    numeric = [v for v in values if _is_number(v)]
-    if not numeric:
-        raise ValueError(f"x takes {len(values)} non-numeric values {[str(v) for v in values]}: ranks across "
-                         f"data sets are per x value; choose one with --at")
-    return max(numeric, key=float)
+    tops = []
+    for _, rows in frame.groupby(BLOCK, sort=False):
+        block = rows["x"].unique().tolist()
+        numeric = [v for v in block if _is_number(v)]
+        if len(block) > 1 and not numeric:
+            raise ValueError(f"x takes {len(values)} non-numeric values {[str(v) for v in values]}: ranks across "
+                             f"data sets are per x value; choose one with --at")
+        tops.append(max(numeric, key=float) if numeric else block[0])
+    distinct = {str(v) for v in tops}
+    return tops[0] if len(distinct) == 1 else None
+
+
+def _largest_x_of_each_block(frame: pd.DataFrame) -> pd.DataFrame:
+    xnum = pd.to_numeric(frame["x"], errors="coerce")
+    top = xnum.groupby([frame[c] for c in BLOCK]).transform("max")
+    return frame[(xnum == top).to_numpy()]
 
 
 def _is_number(v) -> bool:
@@ -360,7 +377,8 @@ def block_means(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), 
     columns method labels.
 
     ``at`` picks the x value (matched as a number when it is one, so ``--at 40``
-    matches 40 and 40.0); the default is :func:`resolve_at`'s, the largest x.
+    matches 40 and 40.0); the default is :func:`resolve_at`'s, the largest x (of
+    each block, when the blocks' largest x differ: ``attrs["at"]`` is then None).
     Blocks never pool several x values: x = 0 (no supervision) averaged with
     supervised points would measure neither. ``complete`` drops blocks where
     some method has no ok trial (the rank tests need every method on every block),
@@ -368,7 +386,7 @@ def block_means(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), 
     """
     at = resolve_at(data, metric, x, pool, at)
     frame = _prepare(data, metric, x, pool)
-    frame = frame[frame["x"].map(_same(at))]
+    frame = _largest_x_of_each_block(frame) if at is None else frame[frame["x"].map(_same(at))]
     means = frame.groupby([*BLOCK, "method_label"])["value"].mean().unstack("method_label")
     means.attrs["at"] = at
     # a method with no ok trial at this x is left out, rather than every block with it
@@ -465,7 +483,8 @@ def cd_diagram(means: pd.DataFrame, metric: str, alpha: float = 0.05, title: str
                                    color_palette={m: colors[m] for m in ranks.index})
     cd = critical_difference(k, n, alpha)
     at = means.attrs.get("at")
-    where = "" if at is None else f" at x = {report._fmt(at)}"
+    where = "" if "at" not in means.attrs else " at each data set's largest x" if at is None else \
+        f" at x = {report._fmt(at)}"
     limit = "" if _nemenyi_can_separate(k, n, alpha) else f"; CD > {k - 1}: too few data sets to separate any two"
     fig.suptitle(title or f"{metric}: average ranks over {n} data sets{where} (1 = best)\na bar joins methods "
                  f"the Nemenyi test does not separate (CD = {cd:.2f}, alpha = {alpha}{limit})", fontsize="medium")
@@ -569,7 +588,8 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
               f"paired trials, and p <= {alpha:g} needs {min_pairs(alpha, len(cells))} per cell here):",
               _text_table(rows_out, header), ""]
     chosen = resolve_at(data, metric, x, pool, at)
-    where = f" at x = {report._fmt(chosen)}" + ("" if at is not None else " (the largest x; --at picks another)")
+    where = (" at each data set's largest x (--at picks one x)" if chosen is None else
+             f" at x = {report._fmt(chosen)}" + ("" if at is not None else " (the largest x; --at picks another)"))
     means = block_means(data, metric, x, pool, at=chosen, complete=False)[[a, b]].dropna()
     if len(means) >= 2:
         _, p = _wilcoxon(means[a].to_numpy(float), means[b].to_numpy(float))
@@ -588,7 +608,10 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
                   f"  Verdict: {verdict} (decision at posterior probability {DECISION}; "
                   f"needs >= {min_n} data sets)."]
     else:
-        one = wide[wide.index.get_level_values("x").map(_same(chosen))]
+        if chosen is None:
+            one = _largest_x_of_each_block(wide.reset_index()).set_index(wide.index.names)
+        else:
+            one = wide[wide.index.get_level_values("x").map(_same(chosen))]
         only = bayesian_signed_rank(one[a], one[b], rope, greater=greater) if len(one) >= min_n else None
         if only is None:
             lines += [f"One data set{where}: {len(one)} paired trial(s); Verdict: too few trials "

@@ -298,6 +298,11 @@ def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_poolin
     with pytest.raises(ValueError, match="choose one with --at"):
         stats.block_means(schemes, "ari")
     assert stats.block_means(schemes, "ari", at="pairs").attrs["at"] == "pairs"
+    # a budget per data set (NNC: 5 labeled points per class, 2 on ecoli): each at its own largest x
+    per_set = data[~((data["dataset.name"] == "d4") & (data[X] == 200))]
+    means = stats.block_means(per_set, "ari")
+    assert means.attrs["at"] is None and len(means) == 4 and means["b"].gt(means["a"]).all()
+    assert "at each data set's largest x" in stats.compare(per_set, "a", "b", "ari")
 
 
 # -- held-out evaluation (evaluate_on) ------------------------------------------------
