@@ -12,7 +12,7 @@ Within one cell (data set, setting, x):
 
 Across data sets (Demšar 2006; Benavoli et al. 2017), on the per-data-set means
 of :func:`block_means` (one block per data set and setting, the metric averaged
-over trials and, unless ``at`` picks one, over the x values):
+over the trials at one x value):
 
 - :func:`win_tie_loss`: the NNC paper's convention (Yang et al. 2015, Sect. 5.3):
   A beats B on a data set when its mean is better by at least ``margin`` (0.03
@@ -24,8 +24,9 @@ over trials and, unless ``at`` picks one, over the x values):
   region of practical equivalence (ROPE); :func:`compare` prints a verdict.
 
 Across data sets, blocks are taken at **one x value** (``at``; default: the
-largest, e.g. the largest constraint budget): averaging a learning curve would
-pool x = 0, where supervision plays no role, with the supervised points.
+largest, e.g. the largest constraint budget, of each data set): averaging a
+learning curve would pool x = 0, where supervision plays no role, with the
+supervised points.
 
 Only ``ok`` trials enter. Direction comes from the metric's registry entry
 (:attr:`ccbench.registry.MetricSpec.direction`); ``fit_time`` is "lower", any
@@ -49,6 +50,7 @@ S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. St
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -63,6 +65,7 @@ __all__ = [
     "min_pairs",
     "friedman_min_p",
     "resolve_at",
+    "x_values",
     "holm",
     "paired_frame",
     "paired_tests",
@@ -136,6 +139,7 @@ def _sign(metric: str) -> float:
 # -- what a sample of a given size can show ---------------------------------------------
 
 
+@functools.lru_cache(maxsize=None)
 def wilcoxon_min_p(n: int) -> float:
     """Smallest two-sided p-value the Wilcoxon signed-rank test can give with ``n`` non-zero pairs.
 
@@ -320,7 +324,10 @@ def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(),
 
 def x_values(data: pd.DataFrame, metric: str, x: str | None = None, pool=()) -> list:
     """The x values with ok trials, in order (numbers numerically)."""
-    values = _prepare(data, metric, x, pool)["x"].unique().tolist()
+    return _ordered(_prepare(data, metric, x, pool)["x"].unique().tolist())
+
+
+def _ordered(values: list) -> list:
     try:
         return sorted(values, key=float)
     except (TypeError, ValueError):
@@ -338,8 +345,11 @@ def resolve_at(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), a
     non-numeric x values in a block (scheme names) have no natural order: ``at``
     is required then.
     """
-    frame = _prepare(data, metric, x, pool)
-    values = x_values(data, metric, x, pool)
+    return _resolve_at(_prepare(data, metric, x, pool), at)
+
+
+def _resolve_at(frame: pd.DataFrame, at):
+    values = _ordered(frame["x"].unique().tolist())
     if at is not None:
         match = [v for v in values if _same(at)(v)]
         if not match:
@@ -384,8 +394,8 @@ def block_means(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), 
     some method has no ok trial (the rank tests need every method on every block),
     after leaving out the methods with no ok trial at this x at all.
     """
-    at = resolve_at(data, metric, x, pool, at)
     frame = _prepare(data, metric, x, pool)
+    at = _resolve_at(frame, at)
     frame = _largest_x_of_each_block(frame) if at is None else frame[frame["x"].map(_same(at))]
     means = frame.groupby([*BLOCK, "method_label"])["value"].mean().unstack("method_label")
     means.attrs["at"] = at
