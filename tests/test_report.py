@@ -293,6 +293,11 @@ def test_a_single_x_value_is_a_dot_chart_not_one_vertical_line():
     points = sorted((float(c.lines[0].get_xdata()[0]), float(c.lines[0].get_ydata()[0])) for c in ax.containers)
     assert points == [(0.6, 0.0), (0.7, 1.0), (0.8, 2.0)]  # the metric runs along the axis
     assert ax.get_xlabel() == "modified Rand index" and "labeled points per class = 5" in fig._suptitle.get_text()
+    from ccbench.report import _draw_paper
+
+    _draw_paper(fig, {"method": "b", "values": {5: 0.75}})  # the paper's number on its method's row
+    (cross,) = [ln for ln in ax.lines if ln.get_marker() == "x"]
+    assert (cross.get_xdata().tolist(), cross.get_ydata().tolist()) == ([0.75], [1])
     # one x per data set but different between data sets (nnc_table2: 5 per class, 2 on ecoli) is dots too
     two = pd.concat([summary, _summary({"a": [0.5], "b": [0.4], "c": [0.3]}, xs=(2,), dataset="e")])
     fig = plot_metric(two, "modified_rand", "constraints.per_class")
