@@ -66,7 +66,7 @@ def _report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     command = "ccbench report " + " ".join(
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
-        + (["--converged-only"] if args.converged_only else [])
+        + (["--converged-only"] if args.converged_only else []) + ([f"--at {args.at}"] if args.at is not None else [])
     )
     from .report_export import parse_formats
 
@@ -78,7 +78,7 @@ def _report(args) -> int:
 
         paths["html"] = report_html.write_html(data, out, metrics=metrics, x=x, pool=pool,
                                                paper=report.paper_reference(data), command=command,
-                                               margin=args.margin, baseline=args.utility)
+                                               margin=args.margin, baseline=args.utility, at=args.at)
     print(paths["summary_md"].read_text())
     for line in report.provenance_warnings(data):
         print(f"ccbench report: warning: {line}", file=sys.stderr)
@@ -140,7 +140,8 @@ def plugins_table(all: bool = False) -> str:
         parts.append("Data sets\n" + _table(datasets, ["name", "summary", "n x d", "classes", "source"]))
         parts.append("Constraint schemes\n" + _table([[s.name, s.summary] for s in registry.list_schemes()], ["name", "summary"]))
         parts.append("Noise\n" + _table([[n.name, n.stage, n.summary] for n in registry.list_noise()], ["name", "stage", "summary"]))
-        metrics = [[m.name, "higher" if m.greater_is_better else "lower", m.summary] for m in registry.list_metrics()]
+        metrics = [[m.name, "not ranked" if m.direction == "none" else m.direction, m.summary]
+                   for m in registry.list_metrics()]
         parts.append("Metrics\n" + _table(metrics, ["name", "better", "summary"]))
     return "\n\n".join(parts)
 
@@ -176,7 +177,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="region of practical equivalence for --compare, in metric units (default 0.01)")
     rep.add_argument("--margin", type=float, default=0.03,
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
-    rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
+    rep.add_argument("--at", default=None,
+                     help="x value at which methods are ranked and compared across data sets (report.html and "
+                          "--compare; default: the largest x; x values are never pooled)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
     rep.add_argument("--format", default=None, metavar="latex,csv",
                      help="also export the tables: summary_<metric>.tex (booktabs) and/or summary.csv")

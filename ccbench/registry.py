@@ -33,6 +33,7 @@ __all__ = [
     "SchemeSpec",
     "NoiseSpec",
     "MetricSpec",
+    "DIRECTIONS",
     "get_plugin_manager",
     "register_plugin",
     "load_plugins",
@@ -250,18 +251,56 @@ class NoiseSpec:
             )
 
 
+#: Which way is up for a metric (:attr:`MetricSpec.direction`): ``"higher"`` or ``"lower"`` is
+#: better and the metric is ranked; ``"none"``: a count or diagnostic that reports show but never
+#: rank, call "better" or put in a Friedman test / CD diagram (e.g. ``n_clusters_found``).
+DIRECTIONS = ("higher", "lower", "none")
+
+
 @dataclasses.dataclass(frozen=True)
 class MetricSpec:
     """A metric: ``func(y_true, y_pred, *, constraints=None) -> float``.
 
-    ``greater_is_better`` tells reports which way is up.
+    ``direction`` (one of :data:`DIRECTIONS`) tells reports which way is up and
+    whether to rank the metric at all; declare it. ``greater_is_better`` is the
+    older spelling (True = ``"higher"``, False = ``"lower"``); a spec that gives
+    neither is read as ``"higher"`` with a warning. After construction both are
+    set (``greater_is_better`` is None for ``"none"``). ``bounds`` is the range
+    the metric can take (plots clip confidence intervals to it); ``label`` is a
+    short axis label (default: the name).
     """
 
     name: str
     func: Callable[..., float]
     summary: str = ""
-    greater_is_better: bool = True
+    greater_is_better: bool | None = None
     needs_constraints: bool = False
+    direction: str | None = None
+    bounds: tuple[float, float] = (-float("inf"), float("inf"))
+    label: str = ""
+
+    def __post_init__(self):
+        legacy = self.greater_is_better
+        direction = self.direction
+        if direction is None:
+            if legacy is None:
+                warnings.warn(f"metric {self.name!r} declares no direction; read as 'higher is better' "
+                              f"(declare MetricSpec(..., direction='higher' | 'lower' | 'none'))",
+                              UserWarning, stacklevel=3)
+            direction = "lower" if legacy is False else "higher"
+        if direction not in DIRECTIONS:
+            raise ValueError(f"MetricSpec {self.name!r}: direction must be one of {DIRECTIONS}, got {direction!r}")
+        if legacy is not None and direction != ("higher" if legacy else "lower"):
+            raise ValueError(f"MetricSpec {self.name!r}: greater_is_better={legacy} contradicts "
+                             f"direction={direction!r}; give direction only")
+        lo, hi = (float(b) for b in self.bounds)
+        if not lo < hi:
+            raise ValueError(f"MetricSpec {self.name!r}: bounds must be (low, high) with low < high, "
+                             f"got {self.bounds!r}")
+        object.__setattr__(self, "direction", direction)
+        object.__setattr__(self, "greater_is_better", None if direction == "none" else direction == "higher")
+        object.__setattr__(self, "bounds", (lo, hi))
+        object.__setattr__(self, "label", self.label or self.name)
 
 
 _lock = threading.Lock()
