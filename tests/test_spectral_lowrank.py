@@ -122,16 +122,19 @@ def _components_graph(sizes, seed=0):
     return W
 
 
-@pytest.mark.parametrize("as_sparse", [False, True])
-def test_lobpcg_embedding_equals_the_dense_one_even_with_repeated_eigenvalue_1(as_sparse):
+@pytest.mark.parametrize("kind", ["dense", "sparse"])
+def test_lobpcg_embedding_equals_the_dense_one_even_with_repeated_eigenvalue_1(kind):
     """k components give eigenvalue 1 k times, where a single-vector Krylov method can miss
     one (ARPACK did on the n = 5,000 benchmark blobs; LOBPCG is a block method). Mutations: no D^-1/2 or no row normalisation on this route."""
     W = _components_graph([40, 60, 50, 70])
     W[:5, 40:45] = W[40:45, :5] = 1e-3  # two components weakly joined: three eigenvalues 1, one near it
     W *= np.outer(np.linspace(0.3, 1, 220), np.linspace(0.3, 1, 220))
-    A = sparse.csr_matrix(W) if as_sparse else W.copy()
+    A = {"dense": W.copy(), "sparse": sparse.csr_matrix(W)}[kind]
+    before = A.copy()
     lab_d, V_d = core.spectral_clustering(W.copy(), 4, n_init=3, rng=np.random.default_rng(0), eigen_solver="dense")
     lab_l, V_l = core.spectral_clustering(A, 4, n_init=3, rng=np.random.default_rng(0), eigen_solver="lobpcg")
+    # the affinity (an estimator's affinity_matrix_) is left as it was
+    assert (abs(A - before) if kind == "sparse" else np.abs(A - before)).max() == 0
     np.testing.assert_allclose(np.linalg.norm(V_l, axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(V_l @ V_l.T, V_d @ V_d.T, atol=1e-4)
     np.testing.assert_array_equal(lab_l, lab_d)

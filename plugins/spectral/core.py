@@ -294,6 +294,19 @@ def adjust_similarity(W, F) -> np.ndarray:
 DENSE_MAX_N = 2000
 
 
+def _scaled_operator(W, d):
+    """D^{-1/2} W D^{-1/2} as a LinearOperator on a dense W."""
+    from scipy.sparse.linalg import LinearOperator
+
+    dc = d[:, None]
+
+    def matmat(X):
+        X = np.asarray(X, dtype=np.float64).reshape(W.shape[0], -1)
+        return (W @ (dc * X)) * dc
+
+    return LinearOperator(W.shape, matvec=lambda x: matmat(x).ravel(), matmat=matmat, dtype=np.float64)
+
+
 def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Generator, eigen_solver: str = "auto"):
     """Normalised spectral clustering (Ng, Jordan & Weiss; von Luxburg 2007, section 5).
 
@@ -301,7 +314,7 @@ def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Gener
     normalised Laplacian), rows scaled to unit length, then k-means with
     ``n_init`` starts seeded from ``rng``. ``eigen_solver``: ``"dense"`` (LAPACK's
     subset driver on a dense copy), ``"lobpcg"`` (:func:`.lowrank.leading_eigenvectors`,
-    a block method; a sparse W stays sparse, a dense W is scaled in place) or ``"auto"``
+    a block method; a sparse W stays sparse, a dense W is neither copied nor changed) or ``"auto"``
     (LOBPCG above :data:`DENSE_MAX_N` points). Returns ``(labels, embedding)``.
     """
     n = W.shape[0]
@@ -310,15 +323,19 @@ def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Gener
     if eigen_solver == "lobpcg":
         from .lowrank import leading_eigenvectors
 
-        M = sparse.csr_matrix(W, dtype=np.float64) if sparse.issparse(W) else np.asarray(W, dtype=np.float64)
-        deg = np.asarray(M.sum(axis=1)).ravel()
+        if sparse.issparse(W):
+            M = sparse.csr_matrix(W, dtype=np.float64)
+        else:
+            M = np.asarray(W, dtype=np.float64)
+        deg = np.asarray(M.sum(axis=1, dtype=np.float64)).ravel()
         deg[deg == 0] = 1.0
         d = 1.0 / np.sqrt(deg)
         if sparse.issparse(M):
             M = (sparse.diags(d) @ M @ sparse.diags(d)).tocsr()
         else:
-            M *= d[:, None]
-            M *= d[None, :]
+            # D^{-1/2} W D^{-1/2} X = d * (W (d * X)): neither a copy of W nor a change to it
+            # (W is the estimator's affinity_matrix_)
+            M = _scaled_operator(M, d)
         # D^{1/2} 1 is the leading eigenvector of a connected graph: a deterministic warm start
         V = leading_eigenvectors(M, n_clusters, v0=np.sqrt(deg))
     else:
