@@ -192,6 +192,8 @@ class SRCPRoutes:
     Outside asv::
 
         cd tests && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ../.venv/bin/python -m benchmarks.bench_spectral routes
+        # one whole fit per process (METHOD: srcp, e2cp, ..., or dense = the route before):
+        cd tests && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ../.venv/bin/python -m benchmarks.bench_spectral fit srcp 5000
     """
 
     param_names = ["n"]
@@ -262,9 +264,42 @@ def scipy_eigh(M, **kw):
     return scipy.linalg.eigh(M, check_finite=False, **kw)
 
 
+def _fit_once(method: str, n: int) -> None:
+    """``method`` on ``pairs_data(n, SCALE_CONSTRAINT_FRACTION)``; ``method="dense"`` is the
+    route before issue 29 (dense eig propagation, dense W*, LAPACK embedding)."""
+    import resource
+
+    from ccbench import metrics
+
+    data = pairs_data(n, SCALE_CONSTRAINT_FRACTION)
+    c0, t0 = time.process_time(), time.perf_counter()
+    if method == "dense":
+        from ccbench_plugins.spectral import core
+
+        W = core.gaussian_knn_graph(data.X, 20, sigma=1.0, symmetrize="mean")
+        lam, U = core.laplacian_eigh(core.normalized_laplacian(W))
+        F = core.propagate_eig(lam, U, core.constraint_matrix(data.constraints, n), mu=0.2)
+        del U
+        A = core.adjust_similarity(W, F)
+        del F
+        labels, _ = core.spectral_clustering(A, N_CLUSTERS, n_init=1, rng=np.random.default_rng(0), eigen_solver="dense")
+    else:
+        labels = make(method, n_clusters=N_CLUSTERS, n_init=1, random_state=0).fit_predict(
+            data.X, constraints=data.constraints
+        )
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{method} n={n} pairs={len(data.constraints)}: wall {wall:.1f} s, CPU {cpu:.1f} s, "
+          f"peak RSS {peak:.0f} MB, ARI {metrics.adjusted_rand(data.y, labels):.3f}")
+
+
 if __name__ == "__main__":
     import sys
 
+    if sys.argv[1:2] == ["fit"]:
+        # one whole fit per process: wall, CPU, peak RSS (issue 29's scale goals)
+        _fit_once(sys.argv[2], int(sys.argv[3]))
+        sys.exit(0)
     if sys.argv[1:] == ["routes"]:
         for n, t in SRCPRoutes().setup_cache().items():
             print(f"n={n}: " + ", ".join(f"{k} {v:.3g}" for k, v in t.items()))
