@@ -52,6 +52,7 @@ def test_sample_is_a_function_of_the_seed():
     c, _ = run.sample_mutants(mutants, 10, seed=29)
     assert n_sites == 40 and a == b and a != c
     assert len(a) == 10 and len({m.site for m in a}) == 10  # n distinct sites, one mutant each
+    assert run.sample_mutants(mutants, 4, seed=28)[0] == a[:4]  # --sample 4 = the first 4 draws of 10
     everything, _ = run.sample_mutants(mutants, None, seed=0)
     assert everything == sorted(mutants)
 
