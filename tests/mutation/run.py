@@ -599,6 +599,8 @@ def main(argv=None) -> int:
     if repaired:
         print(f"restored {repaired}, left mutated by an interrupted run")
     lock.write_text(str(os.getpid()))
+    for s in (signal.SIGTERM, signal.SIGHUP):  # unwind (restore, report, unlock) on kill too
+        signal.signal(s, _raise_interrupt)
     summaries = {}
     try:
         for name in names:
