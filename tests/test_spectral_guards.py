@@ -253,3 +253,36 @@ def test_default_fit_uses_the_papers_graph(method):
     A = est.affinity_matrix_
     A = A.toarray() if hasattr(A, "toarray") else A
     np.testing.assert_allclose(A, _dense_graph(X, 20, 1.0), atol=1e-14)
+
+
+# --------------------------------------------------------------------------- mutation survivors (tests/mutation)
+
+
+def test_isolated_points_get_degree_one_in_the_laplacian():
+    """Mutation survivor: the isolated-node guard of normalized_laplacian (deg == 0 -> 1)."""
+    W = np.zeros((4, 4))
+    W[0, 1] = W[1, 0] = 0.5
+    W[1, 2] = W[2, 1] = 0.25  # point 3 is isolated
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no division by a zero degree
+        L = core.normalized_laplacian(W)
+    assert np.isfinite(L).all()
+    np.testing.assert_array_equal(L[3], [0, 0, 0, 1])
+
+
+def test_direct_solvers_report_one_iteration_and_convergence():
+    """Mutation survivor: n_iter_ of the direct solvers (documented as 1)."""
+    X, y = _three_blobs(40)
+    cons = cgen.random_pairs(y, 10, rng=np.random.default_rng(0))
+    for solver in ("eig", "lyapunov", "lowrank"):
+        est = make_method("srcp", n_clusters=3, n_neighbors=8, solver=solver, random_state=0).fit(X, constraints=cons)
+        assert (est.n_iter_, est.converged_) == (1, True)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_single_kmeans_start_is_allowed(method):
+    """Mutation survivor: the lower bound of n_init (1 is valid; 0 is not)."""
+    X, _ = _three_blobs(40)
+    assert make_method(method, n_clusters=3, n_neighbors=8, n_init=1, random_state=0).fit_predict(X).shape == (40,)
+    with pytest.raises(ValueError, match="n_init"):
+        make_method(method, n_clusters=3, n_init=0).fit(X)
