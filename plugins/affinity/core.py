@@ -32,6 +32,10 @@ in one fused row-parallel sweep, no N x N temporaries). They agree to rounding
 (the numba column sums are summed in 64 row blocks). ``"auto"`` picks numba
 when it imports.
 
+Both run in float64 (default) or float32 (``dtype``): S, alpha, rho and the
+pairwise messages are held in that precision; column sums over the N rows are
+accumulated in float64 either way.
+
 Public API (stable; the asv benchmarks call it)
 -----------------------------------------------
 - :func:`affinity_propagation` -- run the message passing on a similarity matrix.

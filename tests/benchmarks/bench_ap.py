@@ -29,7 +29,7 @@ QUALITY = dict(max_iter=200, convergence_iter=15)
 RATIO_SIZES = [500, 2000]
 #: Iteration counts whose time difference is one per-iteration sample (cancels the per-fit
 #: set-up: similarities, median preference, tie noise, labelling).
-SLOPE_ITERS = (5, 20)
+SLOPE_ITERS = (10, 50)
 #: Repeats of each ratio; the smoke run (``CCBENCH_BENCH_QUICK``) needs only one.
 REPEATS = 1 if QUICK else 7
 
