@@ -67,8 +67,8 @@ def fused_iteration(
         driver's convergence test, without a pass over the diagonals in Python).
     """
     n, m = S.shape
-    # all message arithmetic in S's dtype (float32 or float64): damping and keep come
-    # typed from the driver, literals are cast (a float64 literal would promote a
+    # all message arithmetic in S's dtype (float32 or float64): damping comes typed
+    # from the driver and the constants are cast (a float64 literal would promote a
     # float32 loop to float64, halving its SIMD width)
     keep = S.dtype.type(1) - damping
     zero = S.dtype.type(0)
