@@ -185,3 +185,16 @@ def test_bad_dtype_is_refused_by_name(method, bad):
     cons = Constraints(must_link=[[0, 1]], n_samples=6)
     with pytest.raises(ValueError, match=r"parameter 'dtype' must be one of 'float32', 'float64', got"):
         make_method(method, dtype=bad).fit(X, constraints=cons)
+
+
+def test_memory_check_counts_float32_messages_at_half_the_bytes(monkeypatch):
+    """The up-front refusal uses the message dtype: 4 N x N arrays of 8 or 4 bytes."""
+    import ccbench.base
+    from ccbench.base import InsufficientMemoryError
+
+    X = np.random.default_rng(0).normal(size=(100, 2))
+    monkeypatch.setattr(ccbench.base, "available_memory", lambda: 20 * 100 * 100)  # 20 N^2 bytes
+    with pytest.raises(InsufficientMemoryError, match="dtype='float32'"):
+        ap_core.ap_similarity(X, None, np.random.default_rng(0), "float64")  # 32 N^2
+    S, _ = ap_core.ap_similarity(X, None, np.random.default_rng(0), "float32")  # 16 N^2
+    assert S.dtype == np.float32
