@@ -154,8 +154,9 @@ class _SpectralScale(EstimatorBenchmark):
     n = 20,000 <= 60 s), ``solver="auto"`` (low-rank ADI / CG, W* from the factors, LOBPCG)."""
 
     param_names = ["n"]
-    params = ([1000, 5000, 10000, 20000],)
-    # The smoke run fits n = 1000 only (the dense routes; the low-rank ones start above 2,000).
+    params = (smoke_or([1000, 5000, 10000, 20000], [300]),)
+    # A quick run fits n = 1000 only (the dense routes; the low-rank ones start above 2,000);
+    # the CI smoke run n = 300.
     heavy_n = (5000, 10000, 20000)
     timeout = 3600
 
@@ -197,7 +198,7 @@ class SRCPRoutes:
     """
 
     param_names = ["n"]
-    params = ([1000, 3000],)
+    params = (smoke_or([1000, 3000], [300]),)
     timeout = 1800
 
     def setup_cache(self):
@@ -205,7 +206,7 @@ class SRCPRoutes:
         from ccbench_plugins.spectral import core, lowrank
 
         out = {}
-        for n in [1000] if QUICK else self.params[0]:
+        for n in self.params[0][:1] if QUICK else self.params[0]:
             data = pairs_data(n, SCALE_CONSTRAINT_FRACTION)
             W = core.gaussian_knn_graph(data.X, 20, sigma=1.0, symmetrize="mean")
             Y = core.constraint_matrix(data.constraints, n)
