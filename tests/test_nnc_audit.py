@@ -4,7 +4,9 @@ mutations the audit found unguarded. Each test failed on the code before its fix
 from __future__ import annotations
 
 import itertools
+import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +17,10 @@ from ccbench.base import ConvergenceWarning
 from ccbench_plugins.nnc import metric_learning as ml
 from ccbench_plugins.nnc.core import FewerClustersWarning
 from ccbench_plugins.nnc.metric_learning import MetricFallbackWarning, learn_metric, pair_sq_diffs
+
+
+DATA_DIR = os.environ.get("CCBENCH_DATA_DIR")
+needs_data = pytest.mark.skipif(not DATA_DIR, reason="CCBENCH_DATA_DIR is not set (the UCI voting file)")
 
 
 def _iris(per_class=5, seed=0):
@@ -207,6 +213,7 @@ def test_lp_tie_break_splits_interchangeable_features_evenly():
     assert m.weights[0] == pytest.approx(ref.weights[2] / 2, rel=1e-6)
 
 
+@needs_data
 @pytest.mark.parametrize("seed", range(3))
 def test_lp_metric_and_partition_do_not_depend_on_pair_or_feature_order(seed):
     ds = ccbench.load_dataset("voting", preprocess="minmax_1_2", missing="impute")
@@ -321,3 +328,27 @@ def test_xing_baselines_run_the_delegate_to_convergence_from_the_subset_centroid
                              random_state=0).fit(Xa, constraints=cons)
     assert not np.array_equal(one.labels_, ref.labels_)
     assert not np.array_equal(pp.labels_, ref.labels_)
+
+
+# -- 6. Table 2's voting: '?' as a third nominal value ----------------------------------
+
+
+@needs_data
+def test_voting_missing_category_codes_not_voted_as_a_third_value():
+    raw = np.array([line.split(",") for line in Path(DATA_DIR, "voting", "house-votes-84.data").read_text().split()])
+    votes = raw[:, 1:]
+    ds = ccbench.load_dataset("voting", missing="category")
+    imputed = ccbench.load_dataset("voting", missing="impute")
+    assert ds.X.shape == (435, 16) and np.array_equal(ds.y, imputed.y)
+    # sorted text values, '?' among them: ? = 0, n = 1, y = 2 in every column
+    expected = np.select([votes == "?", votes == "n"], [0.0, 1.0], 2.0)
+    assert np.array_equal(ds.X, expected)
+    assert ds.meta["category_cells"] == int((votes == "?").sum()) == 392
+    assert all(codes == ["?", "n", "y"] for codes in ds.meta["nominal_codes"].values())
+    # Table 2's experiment uses it for voting only
+    from hydra import compose, initialize_config_module
+
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        cfg = compose("config", overrides=["experiment=nnc_table2", "dataset=voting"])
+        other = compose("config", overrides=["experiment=nnc_table2", "dataset=iris_uci"])
+    assert cfg.dataset.missing == "category" and other.dataset.missing == "impute"
