@@ -162,57 +162,83 @@ def _linprog(c, A_ub, b_ub, bounds, A_eq=None, b_eq=None):
 _TIE_SLACK = 1e-9
 
 
-def _min_norm_on_face(dcl, s_opt, *, dml=None, sum_one=False):
-    """The least-norm z >= 0 with ``dcl @ z >= s_opt (1 - slack)`` and either
-    ``dml @ z <= 1`` or ``sum(z) = 1``: the unique point of the optimal face nearest 0.
+def _min_norm_on_face(dcl, s_opt, vertex, *, dml=None, eq=None):
+    """The least-norm w >= 0 with ``dcl @ w >= s_opt (1 - slack)`` and either
+    ``dml @ w <= 1`` or ``eq @ w = 1``: the unique point of the optimal face nearest 0.
 
     The LP's optimum is often not unique (nominal data: many features separate the
     same pairs equally), and which vertex a simplex solver returns depends on the row
     and feature order. The least-norm optimum is unique, spreads weight evenly over
-    interchangeable features, and does not depend on either order.
+    interchangeable features, and does not depend on either order. If Clarabel fails
+    at tight and then at default tolerances, the LP's ``vertex`` is kept with a warning.
     """
     import cvxpy as cp
 
-    z = cp.Variable(dcl.shape[1], nonneg=True)
-    cons = [dcl @ z >= s_opt * (1 - _TIE_SLACK)]
-    cons += [cp.sum(z) == 1] if sum_one else [dml @ z <= 1]
-    prob = cp.Problem(cp.Minimize(cp.sum_squares(z)), cons)
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
-    if prob.status not in ("optimal", "optimal_inaccurate") or z.value is None:
-        raise RuntimeError(f"the lp_diag tie-break QP failed (status {prob.status})")
-    zv = np.clip(z.value, 0.0, None)
+    w = cp.Variable(dcl.shape[1], nonneg=True)
+    cons = [dcl @ w >= s_opt * (1 - _TIE_SLACK)]
+    cons += [eq @ w == 1] if eq is not None else [dml @ w <= 1]
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(w)), cons)
+    for tol in ({"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}, {}):
+        try:
+            with warnings.catch_warnings():
+                # "optimal_inaccurate" at 1e-12 is accepted: the point is put back onto
+                # the constraints below, and only the choice among optima is at stake
+                warnings.filterwarnings("ignore", "Solution may be inaccurate")
+                prob.solve(solver="CLARABEL", **tol)
+        except cp.error.SolverError:
+            continue
+        if prob.status in ("optimal", "optimal_inaccurate") and w.value is not None:
+            break
+    else:
+        warnings.warn(
+            "the lp_diag tie-break QP (least-norm optimum) failed; using the LP vertex HiGHS "
+            "returned, which may depend on the order of the pairs and features",
+            MetricFallbackWarning,
+            stacklevel=4,
+        )
+        return vertex
+    wv = np.clip(w.value, 0.0, None)
     # back onto the exact constraint (the QP meets it to the solver's tolerance)
-    return zv / zv.sum() if sum_one else zv / max(1.0, float((dml @ zv).max(initial=0.0)))
+    return wv / (eq @ wv) if eq is not None else wv / max(1.0, float((dml @ wv).max(initial=0.0)))
 
 
 def learn_lp_diag(dml: np.ndarray, dcl: np.ndarray) -> tuple[np.ndarray, float, str]:
     """z, the optimal squared split s, and the status (``optimal`` | ``unbounded_ray``).
 
-    Units: the squared differences are divided by their largest entry before solving
-    (z is scaled back), so a global rescaling X -> cX gives z / c^2 and the same split
-    and partition for any c (the LP itself is invariant; HiGHS's tolerances are not:
-    iris x 1e-5 returned z = 0 and x 1e8 a "model error" before).
+    Units: each feature's squared differences are divided by their largest entry over
+    the pairs, c_j, and the program is solved in w_j = c_j z_j (z is scaled back). The
+    LP is invariant to rescaling a feature (z_j absorbs it), and now so is its solve:
+    X -> cX gives z / c^2 with the same split and partition for any c (HiGHS's absolute
+    tolerances are not: iris x 1e-5 returned z = 0 and x 1e8 a "model error" before,
+    and segmentation's 7e-5-wide feature broke the QP below). Features that never differ
+    across a pair get z_j = 0.
 
-    Tie-break: among the optimal z, the one of least Euclidean norm
+    Tie-break: among the optimal w, the one of least Euclidean norm
     (:func:`_min_norm_on_face`), unique, so the metric does not depend on the order of
-    the pairs or of the features. The returned split is the one z achieves (the LP
-    optimum to a relative 1e-9).
+    the pairs or of the features (nor on a feature's units). The returned split is the
+    one z achieves (the LP optimum to a relative 1e-9). Unbounded case: the ray keeps
+    sum z = 1 on the free features, as before.
     """
     d = dcl.shape[1]
-    unit = float(max(dcl.max(initial=0.0), dml.max(initial=0.0)))
-    dml, dcl = dml / unit, dcl / unit
-    free = _null_features(dml, d)
+    scale = np.maximum(dcl.max(axis=0, initial=0.0), dml.max(axis=0, initial=0.0))
+    used = np.flatnonzero(scale > 0)
+    Dm, Dc = dml[:, used] / scale[used], dcl[:, used] / scale[used]
+    z = np.zeros(d)
+    free = _null_features(Dm, len(used))
     # Unbounded iff some z >= 0 on the ML-constant features gives every CL pair a
     # positive distance; with nonnegative dcl, z = indicator(free) is such a z if any is.
-    if np.all(dcl[:, free].sum(axis=1) > 0):
+    if np.all(Dc[:, free].sum(axis=1) > 0):
         f = np.flatnonzero(free)
+        inv = 1.0 / scale[used[f]]  # sum z = inv @ w
+        inv = inv / inv.max()  # a ray: its length is arbitrary, fixed to sum z = 1 below
         c = np.zeros(len(f) + 1)
         c[-1] = -1.0
-        A_ub = np.hstack([-dcl[:, f], np.ones((len(dcl), 1))])
-        A_eq = np.r_[np.ones(len(f)), 0.0][None, :]
-        res = _linprog(c, A_ub, np.zeros(len(dcl)), [(0, None)] * (len(f) + 1), A_eq, [1.0])
-        z = np.zeros(d)
-        z[f] = _min_norm_on_face(dcl[:, f], float(res.x[-1]), sum_one=True)
+        A_ub = np.hstack([-Dc[:, f], np.ones((len(Dc), 1))])
+        A_eq = np.r_[inv, 0.0][None, :]
+        res = _linprog(c, A_ub, np.zeros(len(Dc)), [(0, None)] * (len(f) + 1), A_eq, [1.0])
+        w = _min_norm_on_face(Dc[:, f], float(res.x[-1]), res.x[:-1], eq=inv)
+        z[used[f]] = w * inv
+        z /= z.sum()
         warnings.warn(
             f"the lp_diag program is unbounded: {len(f)} feature(s) are constant inside every "
             f"must-link pair and separate every cannot-link pair; using the direction of "
@@ -220,10 +246,11 @@ def learn_lp_diag(dml: np.ndarray, dcl: np.ndarray) -> tuple[np.ndarray, float, 
             MetricFallbackWarning,
             stacklevel=3,
         )
-        return z, float((dcl @ z).min()) * unit, "unbounded_ray"
-    res = _linprog(*lp_diag_program(dml, dcl))
-    z = _min_norm_on_face(dcl, float(res.x[-1]), dml=dml)
-    return z / unit, float((dcl @ z).min()), "optimal"
+        return z, float((dcl @ z).min()), "unbounded_ray"
+    res = _linprog(*lp_diag_program(Dm, Dc))
+    w = _min_norm_on_face(Dc, float(res.x[-1]), res.x[:-1], dml=Dm)
+    z[used] = w / scale[used]
+    return z, float((Dc @ w).min()), "optimal"
 
 
 # -- sdp_full -----------------------------------------------------------------------
