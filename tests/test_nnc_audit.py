@@ -362,3 +362,67 @@ def test_voting_missing_category_codes_not_voted_as_a_third_value():
         cfg = compose("config", overrides=["experiment=nnc_table2", "dataset=voting"])
         other = compose("config", overrides=["experiment=nnc_table2", "dataset=iris_uci"])
     assert cfg.dataset.missing == "category" and other.dataset.missing == "impute"
+
+
+# -- survivors of the BEFORE mutation sample (tests/mutation/baseline/nnc.md) ----------
+
+
+def test_sdp_full_through_the_front_door_gives_the_learned_distance():
+    pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] + 0.3 * X[:, 1] > 0).astype(int)
+    cons = ccbench.constraints.labeled_subsets(y, 6, rng=rng)
+    m = learn_metric(X, cons.must_link, cons.cannot_link, "sdp_full")
+    assert m.status == "optimal"
+    # differences written out here, not by the module
+    mld = np.array([X[i] - X[j] for i, j in cons.must_link])
+    cld = np.array([X[i] - X[j] for i, j in cons.cannot_link])
+    assert np.einsum("ij,jk,ik->i", mld, m.weights, mld).max() <= 1 + 1e-6
+    assert np.einsum("ij,jk,ik->i", cld, m.weights, cld).min() == pytest.approx(m.split, rel=1e-4)
+    Xt = m.transform(X)
+    diff = X[:, None, :] - X[None, :5, :]
+    d = np.sqrt(np.maximum(np.einsum("abi,ij,abj->ab", diff, m.weights, diff), 0))
+    np.testing.assert_allclose(np.linalg.norm(Xt[:, None] - Xt[None, :5], axis=-1), d, atol=1e-6)
+
+
+def test_sdp_full_unbounded_when_a_direction_keeps_must_links_at_zero():
+    pytest.importorskip("cvxpy")
+    X, lab = _nominal_unbounded()
+    cons = Constraints.from_labels(lab)
+    with pytest.warns(MetricFallbackWarning, match="unbounded"):
+        m = learn_metric(X, cons.must_link, cons.cannot_link, "sdp_full")
+    assert m.status == "unbounded_ray" and np.trace(m.weights) == pytest.approx(1, abs=1e-6)
+    mld = X[cons.must_link[:, 0]] - X[cons.must_link[:, 1]]
+    assert np.abs(np.einsum("ij,jk,ik->i", mld, m.weights, mld)).max() < 1e-6
+
+
+def test_lp_program_without_must_links_has_one_column_per_feature():
+    dcl = np.array([[1.0, 0.0, 4.0], [0.0, 2.0, 1.0]])
+    c, A_ub, b_ub, bounds = ml.lp_diag_program(np.empty((0, 3)), dcl)
+    assert A_ub.shape == (2, 4) and len(bounds) == 4 and c.tolist() == [0, 0, 0, -1]
+    np.testing.assert_array_equal(A_ub[:, :3], -dcl)
+
+
+def test_the_papers_baseline_protocol_is_the_default():
+    # section 5.2: seeded by the S_i centroids, one run, at most 100 repetitions, penalty 1
+    for name, extra in (("cop_kmeans_xing", {}), ("pck_means_xing", {"penalty": 1.0})):
+        params = ccbench.make_method(name).get_params()
+        assert params == {"n_clusters": 2, "metric": "xing_diag", "init": "supervision", "n_init": 1,
+                          "max_iter": 100, "random_state": None, **extra}
+    X, y, cons = _iris(per_class=2, seed=2)
+    est = ccbench.make_method("pck_means_xing", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    assert est.estimator_.get_params()["penalty"] == 1.0 and est.estimator_.max_iter == 100
+
+
+def test_n_clusters_bounds():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    assert np.all(ccbench.make_method("nnc", n_clusters=1).fit(X).labels_ == 0)
+    assert np.all(ccbench.make_method("fpc", n_clusters=1, random_state=0).fit(X).labels_ == 0)
+    for name in ("nnc", "fpc", "cop_kmeans_xing", "pck_means_xing"):
+        with pytest.raises(ValueError, match="n_clusters"):
+            ccbench.make_method(name, n_clusters=0).fit(X)
+    for name in ("cop_kmeans_xing", "pck_means_xing"):
+        for key in ("n_init", "max_iter"):
+            with pytest.raises(ValueError, match=key):
+                ccbench.make_method(name, **{key: 0}).fit(X)
