@@ -426,3 +426,17 @@ def test_n_clusters_bounds():
         for key in ("n_init", "max_iter"):
             with pytest.raises(ValueError, match=key):
                 ccbench.make_method(name, **{key: 0}).fit(X)
+
+
+@needs_data
+def test_xing_leaves_no_cannot_link_pair_at_distance_zero():
+    # Table 2, iris_uci trial 15: L-BFGS-B stopped with the features of one cannot-link
+    # pair at weight 0 (slope -inf there), so the duality gap was infinite
+    from ccbench import protocol
+
+    ds = ccbench.load_dataset("iris_uci", preprocess="minmax_1_2")
+    rng, _ = protocol.trial_streams(7685838869667224706)
+    cons, _ = protocol.draw_supervision(ds.y, {"name": "labeled_subsets", "per_class": 5}, {"name": "none"}, rng)
+    m = learn_metric(ds.X, cons.must_link, cons.cannot_link, "xing_diag")
+    assert m.status == "optimal" and m.converged
+    assert (pair_sq_diffs(ds.X, cons.cannot_link) @ m.weights).min() > 0
