@@ -440,3 +440,70 @@ def test_xing_leaves_no_cannot_link_pair_at_distance_zero():
     m = learn_metric(ds.X, cons.must_link, cons.cannot_link, "xing_diag")
     assert m.status == "optimal" and m.converged
     assert (pair_sq_diffs(ds.X, cons.cannot_link) @ m.weights).min() > 0
+
+
+# -- survivors of the AFTER mutation sample (tests/mutation/results/nnc.md) ---------------
+
+
+def test_nnc_meets_a_single_cannot_link():
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 0.3, (10, 2)), rng.normal(8, 0.3, (10, 2))]
+    cons = Constraints([], [[0, 1]], n_samples=20)
+    labels = ccbench.make_method("nnc", n_clusters=2, random_state=0).fit(X, constraints=cons).labels_
+    assert labels[0] != labels[1]
+
+
+def test_xing_newton_stops_where_its_own_rule_says():
+    from ccbench_plugins.nnc.metric_learning import _xing_g
+
+    X, lab = _nominal_unbounded()
+    cons = Constraints.from_labels(lab)
+    dml, dcl = pair_sq_diffs(X, cons.must_link), pair_sq_diffs(X, cons.cannot_link)
+    m = dml.sum(axis=0)
+    a, stopped = ml._xing_newton(m, dcl)
+    assert stopped
+    # one more step of the same iteration lowers g by less than tol (1e-3) relative
+    g0, grad, hess = _xing_g(a, m, dcl)
+    step = np.linalg.solve(hess + 1e-6 * np.eye(len(a)), grad)
+    best = min(_xing_g(np.maximum(a - lam * step, 0.0), m, dcl)[0] for lam in 0.5 ** np.arange(40))
+    assert best >= g0 - 1e-3 * abs(best)
+    # and it is not the start: a = 1 is not where the rule stops
+    g1 = _xing_g(np.ones(len(a)), m, dcl)[0]
+    assert g0 < g1
+
+
+def _least_norm_cvxpy(dml, dcl, s_opt):
+    import cvxpy as cp
+
+    scale = np.maximum(dcl.max(axis=0), dml.max(axis=0))
+    w = cp.Variable(dcl.shape[1], nonneg=True)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(w)),
+                      [dcl / scale @ w >= s_opt * (1 - 1e-9), dml / scale @ w <= 1])
+    prob.solve(solver="CLARABEL")
+    return w.value / scale
+
+
+def test_lp_tie_break_is_the_least_norm_optimum_of_an_independent_qp():
+    # iris with petal length twice: a face of optima; the QP written here, in one piece
+    X, y, cons = _iris()
+    X2 = np.c_[X[:, 2:3], X]
+    dml, dcl = pair_sq_diffs(X2, cons.must_link), pair_sq_diffs(X2, cons.cannot_link)
+    m = learn_metric(X2, cons.must_link, cons.cannot_link, "lp_diag")
+    np.testing.assert_allclose(m.weights, _least_norm_cvxpy(dml, dcl, m.split), rtol=1e-4, atol=1e-6)
+
+
+def test_dropped_cannot_links_are_counted():
+    X = np.array([[1.0, 1.0], [1.0, 1.0], [2.0, 1.5], [1.2, 1.9]])
+    with pytest.warns(MetricFallbackWarning, match="1 cannot-link"):
+        m = learn_metric(X, np.array([[0, 3]]), np.array([[0, 1], [0, 2], [1, 2]]), "lp_diag")
+    assert m.n_dropped_pairs == 1
+
+
+def test_sdp_full_bounded_when_a_cannot_link_stays_in_the_must_link_span():
+    pytest.importorskip("cvxpy")
+    rng = np.random.default_rng(2)
+    lab = np.repeat([0, 1, 2, -1], [3, 3, 3, 11])
+    X = np.c_[np.r_[np.repeat([1.0, 1.0, 2.0], 3), rng.uniform(1, 2, 11)], rng.uniform(1, 2, (20, 2))]
+    cons = Constraints.from_labels(lab)
+    m = learn_metric(X, cons.must_link, cons.cannot_link, "sdp_full")
+    assert m.status == "optimal"
