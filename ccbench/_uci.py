@@ -18,7 +18,13 @@ Choices shared by every parser (per-set choices are in each parser's docstring):
 - ``missing="drop"`` removes every row with a ``'?'`` in a kept column;
   ``missing="impute"`` fills a numeric column with the mean of its present
   values and a nominal (or integer-coded categorical) column with its most
-  frequent value (ties: the smallest code), so the column stays a valid code.
+  frequent value (ties: the smallest code), so the column stays a valid code;
+  ``missing="category"`` keeps every row like ``"impute"`` but codes ``'?'`` in a
+  nominal (or categorical) column as one more value, in the same sorted order as the
+  file's text values: ``'?'`` sorts before letters (voting: ?=0, n=1, y=2; this coding
+  reproduces the NNC paper's voting column of Table 2, the rule is then the same as for
+  any other value) and after digits (integer-coded columns: max + 1); numeric columns
+  are mean-imputed as with ``"impute"``.
 - Class codes follow the sorted class names (numerically when all names are
   numbers); ``meta["classes"]`` lists the names in code order.
 """
@@ -54,7 +60,7 @@ __all__ = [
     "load_uci",
 ]
 
-MISSING_OPTIONS = ("drop", "impute")  # checked once, in load_dataset
+MISSING_OPTIONS = ("drop", "impute", "category")  # checked once, in load_dataset
 
 
 # -- parsing helpers ------------------------------------------------------------
@@ -131,14 +137,15 @@ def _table(
         labels = labels[complete] if labels is not None else None
     else:
         info["dropped_rows"] = 0
-        info["imputed_cells"] = int(is_missing.sum())
+        info["category_cells" if missing == "category" else "imputed_cells"] = int(is_missing.sum())
     X = np.empty(features.shape, dtype=np.float64)
     codes: dict[str, list[str]] = {}
     for j, c in enumerate(kept):  # loop over columns only
         present = ~is_missing[:, j]
         column = features[:, j]
         if c in nominal:
-            values = np.unique(column[present])
+            # with missing="category" '?' is one of the sorted values (no fill below)
+            values = np.unique(column if missing == "category" else column[present])
             X[:, j] = np.searchsorted(values, column)
             codes[f"feature {j}"] = values.tolist()
         else:
@@ -146,7 +153,13 @@ def _table(
         if not present.all():
             if not present.any():
                 raise DataParseError(f"{source}: file column {c} has no values; drop it in the parser")
-            fill = _mode(X[present, j]) if c in nominal or c in categorical else X[present, j].mean()
+            coded = c in nominal or c in categorical
+            if c in nominal and missing == "category":
+                continue  # coded above
+            if coded and missing == "category":
+                fill = X[present, j].max() + 1.0  # '?' sorts after the digits of the codes
+            else:
+                fill = _mode(X[present, j]) if coded else X[present, j].mean()
             X[~present, j] = fill
     if codes:
         info["nominal_codes"] = codes
@@ -322,7 +335,8 @@ def _parse_spectf(paths, missing):
 
 def _parse_voting(paths, missing):
     """Party first; 16 votes y/n nominal (n=0, y=1); '?' (not voted) is missing:
-    drop -> 232 rows; impute (the mode per vote) -> 435 (the NNC paper's size)."""
+    drop -> 232 rows; impute (the mode per vote) -> 435 (the NNC paper's size);
+    category ('?' a third value: ?=0, n=1, y=2, as the NNC paper coded it) -> 435."""
     (path,) = paths
     return _table(_read_cells(path), source=str(path), missing=missing, label=0,
                   nominal=tuple(range(1, 17)))

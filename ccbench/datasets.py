@@ -181,10 +181,12 @@ def load_dataset(name: str, *, preprocess: str = "none", missing: str = "drop", 
         the known ones.
     preprocess : {"none", "minmax_1_2", "standardize"}, default="none"
         Feature scaling applied after loading, see :func:`preprocess_features`.
-    missing : {"drop", "impute"}, default="drop"
+    missing : {"drop", "impute", "category"}, default="drop"
         What to do with ``'?'`` values: drop the rows, or fill numeric
         attributes with the column mean and nominal ones with the most frequent
-        value. Per set (rows with "drop" / "impute"):
+        value, or (``"category"``) as ``"impute"`` but with ``'?'`` in a nominal
+        attribute coded as one more value (voting: n=0, y=1, ?=2; the NNC paper's
+        coding). Per set (rows with "drop" / "impute" and "category"):
 
         - breast_cancer_wisconsin: 16 '?' in Bare Nuclei (treated as numeric): 683 / 699
         - credit: '?' in 37 rows, numeric and nominal: 653 (the NNC paper) / 690

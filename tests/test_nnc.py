@@ -220,7 +220,7 @@ def test_xing_diag_matches_eq12_in_cvxpy():
     X = rng.normal(size=(60, 3))
     cons = _partial((X[:, 0] > 0).astype(int) + 2 * (X[:, 1] > 0), 4, rng)
     dml, dcl = pair_sq_diffs(X, cons.must_link), pair_sq_diffs(X, cons.cannot_link)
-    a, obj, status = learn_xing_diag(dml, dcl)
+    a, obj, status, _ = learn_xing_diag(dml, dcl)
     assert status == "optimal" and np.sum(a > 1e-6 * a.max()) == 2
     assert np.sqrt(dcl @ a).sum() == pytest.approx(1, rel=1e-9)  # eq. 13 active
     av = cp.Variable(X.shape[1], nonneg=True)
@@ -323,8 +323,8 @@ def test_xing_newton_iteration_agrees_with_the_exact_solver_when_bounded():
     cons = _partial((X[:, 0] > 0).astype(int) + 2 * (X[:, 1] > 0), 4, rng)
     dml, dcl = pair_sq_diffs(X, cons.must_link), pair_sq_diffs(X, cons.cannot_link)
     m = dml.sum(axis=0)
-    exact, _, _ = learn_xing_diag(dml, dcl)
-    newton = _xing_newton(m, dcl)
+    exact, _, _, _ = learn_xing_diag(dml, dcl)
+    newton, _ = _xing_newton(m, dcl)
     # g(c a) = c m.a - log(sqrt(c) h(a)) is least at c = 1 / (2 m.a): compare those minima
     def g_best(a):
         return _xing_g(a / (2 * m @ a), m, dcl)[0]

@@ -8,7 +8,7 @@ import numpy as np
 
 from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
 
-from .core import fit_metric, grow_and_assign
+from .core import fit_metric, grow_and_assign, warn_fewer_clusters
 from .metric_learning import METRICS
 
 
@@ -45,6 +45,13 @@ class FarthestPointClustering(ConstrainedClusterer):
         ``"no_supervision"`` (Euclidean).
     metric_time_ : float
         Seconds spent learning the metric (the paper's Fig. 1 reports it apart).
+    converged_ : bool
+        Whether the metric program was solved to its tolerance (always True for
+        ``euclidean`` and ``lp_diag``, whose LP is solved exactly or raises); False with a
+        ``ConvergenceWarning`` when Xing's solver stopped short.
+    n_clusters_found_ : int
+        Non-empty clusters; fewer than ``n_clusters`` (with a ``FewerClustersWarning``)
+        when every point left coincides with a centre (duplicated points).
 
     Notes
     -----
@@ -86,4 +93,5 @@ class FarthestPointClustering(ConstrainedClusterer):
         )
         self.labels_ = labels
         self.cluster_centers_indices_ = centres
+        warn_fewer_clusters(self, self.n_clusters)
         return self

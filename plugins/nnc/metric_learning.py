@@ -66,8 +66,8 @@ class LearnedMetric:
     weights : ndarray of shape (d,) or (d, d), or None
         z of eq. 26 (diagonal kinds), M of eq. 16 (``sdp_full``), None for Euclidean.
     status : str
-        ``"euclidean"``, ``"optimal"``, ``"unbounded_ray"``, ``"xing_newton"`` or
-        ``"no_supervision"``.
+        ``"euclidean"``, ``"optimal"``, ``"unbounded_ray"``, ``"xing_newton"``,
+        ``"not_converged"`` (Xing's bounded program, with a warning) or ``"no_supervision"``.
     split : float
         For ``lp_diag`` / ``sdp_full``: the optimal squared split s (eq. 21) with
         every ML squared distance <= 1; for the ray, the split with sum(z) = 1.
@@ -75,6 +75,9 @@ class LearnedMetric:
         eq. 13 with equality. NaN for Euclidean.
     n_dropped_pairs : int
         CL pairs of identical points that were dropped.
+    converged : bool
+        Whether the program was solved to its tolerance (Xing's: duality gap <=
+        :data:`XING_GAP_TOL`, or its Newton iteration's own stopping rule).
     """
 
     kind: str
@@ -82,6 +85,7 @@ class LearnedMetric:
     status: str
     split: float = float("nan")
     n_dropped_pairs: int = 0
+    converged: bool = True
 
     def transform(self, X: np.ndarray) -> np.ndarray:
         """X mapped so that Euclidean distances there are the learned ones."""
@@ -154,21 +158,113 @@ def _linprog(c, A_ub, b_ub, bounds, A_eq=None, b_eq=None):
     return res
 
 
+#: Relative slack on the optimal split allowed to the tie-break QP (solver accuracy).
+_TIE_SLACK = 1e-9
+
+
+def _least_norm_qp(Ac, bc, Ae, *, eq):
+    """min ||w||^2, w >= 0, Ac w >= bc and (Ae w = 1 if eq else Ae w <= 1), by Clarabel;
+    None when it fails at tight and at default tolerances."""
+    import cvxpy as cp
+
+    w = cp.Variable(Ac.shape[1], nonneg=True)
+    cons = [Ac @ w >= bc, (Ae @ w == 1) if eq else (Ae @ w <= 1)]
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(w)), cons)
+    for tol in ({"tol_gap_abs": 1e-12, "tol_gap_rel": 1e-12, "tol_feas": 1e-12}, {}):
+        try:
+            with warnings.catch_warnings():
+                # "optimal_inaccurate" at 1e-12 is accepted: the point is checked against
+                # every constraint by the caller, and only the choice among optima is at stake
+                warnings.filterwarnings("ignore", "Solution may be inaccurate")
+                prob.solve(solver="CLARABEL", **tol)
+        except cp.error.SolverError:
+            continue
+        if prob.status in ("optimal", "optimal_inaccurate") and w.value is not None:
+            return np.clip(w.value, 0.0, None)
+    return None
+
+
+def _min_norm_on_face(dcl, s_opt, vertex, *, dml=None, eq=None, max_rounds=20):
+    """The least-norm w >= 0 with ``dcl @ w >= s_opt (1 - slack)`` and either
+    ``dml @ w <= 1`` or ``eq @ w = 1``: the unique point of the optimal face nearest 0.
+
+    The LP's optimum is often not unique (nominal data: many features separate the
+    same pairs equally), and which vertex a simplex solver returns depends on the row
+    and feature order. The least-norm optimum is unique, spreads weight evenly over
+    interchangeable features, and does not depend on either order.
+
+    Solved by constraint generation (mfeat's 1,225 dense rows cost 11 s in one QP):
+    the QP over the rows active at the LP ``vertex``, then again with every row the
+    answer violates, until it violates none. The least-norm point of a relaxation that
+    is feasible for every row is the least-norm point of the face, so the answer is
+    exact and does not depend on which vertex started it. If the QP fails (or the
+    rounds run out), the LP's ``vertex`` is kept with a warning.
+    """
+    bound = s_opt * (1 - _TIE_SLACK)
+    A = dcl if eq is not None else np.vstack([dcl, -dml])  # rows read  A w >= b
+    b = np.full(len(dcl), bound) if eq is not None else np.r_[np.full(len(dcl), bound), -np.ones(len(dml))]
+    slack_tol = 1e-9 * max(1.0, bound)
+    rows = np.flatnonzero(A @ vertex - b <= slack_tol)  # active at the vertex
+    for _ in range(max_rounds):
+        n_cl = int(np.sum(rows < len(dcl)))
+        Ac, bc = A[rows[:n_cl]], b[rows[:n_cl]]
+        Ae = eq[None, :] if eq is not None else dml[rows[n_cl:] - len(dcl)]
+        if eq is None and len(Ae) == 0:
+            Ae = np.zeros((1, dcl.shape[1]))  # no must-link row yet: a vacuous one
+        wv = _least_norm_qp(Ac, bc, Ae, eq=eq is not None)
+        if wv is None:
+            break
+        wv = wv / (eq @ wv) if eq is not None else wv / max(1.0, float((dml @ wv).max(initial=0.0)))
+        violated = np.setdiff1d(np.flatnonzero(A @ wv - b < -slack_tol), rows)
+        if len(violated) == 0:
+            return wv
+        rows = np.union1d(rows, violated)
+    warnings.warn(
+        "the lp_diag tie-break QP (least-norm optimum) failed; using the LP vertex HiGHS "
+        "returned, which may depend on the order of the pairs and features",
+        MetricFallbackWarning,
+        stacklevel=4,
+    )
+    return vertex
+
+
 def learn_lp_diag(dml: np.ndarray, dcl: np.ndarray) -> tuple[np.ndarray, float, str]:
-    """z, the optimal squared split s, and the status (``optimal`` | ``unbounded_ray``)."""
+    """z, the optimal squared split s, and the status (``optimal`` | ``unbounded_ray``).
+
+    Units: each feature's squared differences are divided by their largest entry over
+    the pairs, c_j, and the program is solved in w_j = c_j z_j (z is scaled back). The
+    LP is invariant to rescaling a feature (z_j absorbs it), and now so is its solve:
+    X -> cX gives z / c^2 with the same split and partition for any c (HiGHS's absolute
+    tolerances are not: iris x 1e-5 returned z = 0 and x 1e8 a "model error" before,
+    and segmentation's 7e-5-wide feature broke the QP below). Features that never differ
+    across a pair get z_j = 0.
+
+    Tie-break: among the optimal w, the one of least Euclidean norm
+    (:func:`_min_norm_on_face`), unique, so the metric does not depend on the order of
+    the pairs or of the features (nor on a feature's units). The returned split is the
+    one z achieves (the LP optimum to a relative 1e-9). Unbounded case: the ray keeps
+    sum z = 1 on the free features, as before.
+    """
     d = dcl.shape[1]
-    free = _null_features(dml, d)
+    scale = np.maximum(dcl.max(axis=0, initial=0.0), dml.max(axis=0, initial=0.0))
+    used = np.flatnonzero(scale > 0)
+    Dm, Dc = dml[:, used] / scale[used], dcl[:, used] / scale[used]
+    z = np.zeros(d)
+    free = _null_features(Dm, len(used))
     # Unbounded iff some z >= 0 on the ML-constant features gives every CL pair a
     # positive distance; with nonnegative dcl, z = indicator(free) is such a z if any is.
-    if np.all(dcl[:, free].sum(axis=1) > 0):
+    if np.all(Dc[:, free].sum(axis=1) > 0):
         f = np.flatnonzero(free)
+        inv = 1.0 / scale[used[f]]  # sum z = inv @ w
+        inv = inv / inv.max()  # a ray: its length is arbitrary, fixed to sum z = 1 below
         c = np.zeros(len(f) + 1)
         c[-1] = -1.0
-        A_ub = np.hstack([-dcl[:, f], np.ones((len(dcl), 1))])
-        A_eq = np.r_[np.ones(len(f)), 0.0][None, :]
-        res = _linprog(c, A_ub, np.zeros(len(dcl)), [(0, None)] * (len(f) + 1), A_eq, [1.0])
-        z = np.zeros(d)
-        z[f] = res.x[:-1]
+        A_ub = np.hstack([-Dc[:, f], np.ones((len(Dc), 1))])
+        A_eq = np.r_[inv, 0.0][None, :]
+        res = _linprog(c, A_ub, np.zeros(len(Dc)), [(0, None)] * (len(f) + 1), A_eq, [1.0])
+        w = _min_norm_on_face(Dc[:, f], float(res.x[-1]), res.x[:-1], eq=inv)
+        z[used[f]] = w * inv
+        z /= z.sum()
         warnings.warn(
             f"the lp_diag program is unbounded: {len(f)} feature(s) are constant inside every "
             f"must-link pair and separate every cannot-link pair; using the direction of "
@@ -176,9 +272,11 @@ def learn_lp_diag(dml: np.ndarray, dcl: np.ndarray) -> tuple[np.ndarray, float, 
             MetricFallbackWarning,
             stacklevel=3,
         )
-        return z, float(res.x[-1]), "unbounded_ray"
-    res = _linprog(*lp_diag_program(dml, dcl))
-    return res.x[:-1], float(res.x[-1]), "optimal"
+        return z, float((dcl @ z).min()), "unbounded_ray"
+    res = _linprog(*lp_diag_program(Dm, Dc))
+    w = _min_norm_on_face(Dc, float(res.x[-1]), res.x[:-1], dml=Dm)
+    z[used] = w / scale[used]
+    return z, float((Dc @ w).min()), "optimal"
 
 
 # -- sdp_full -----------------------------------------------------------------------
@@ -228,12 +326,72 @@ def learn_sdp_full(ml_diff: np.ndarray, cl_diff: np.ndarray) -> tuple[np.ndarray
 # -- xing_diag ----------------------------------------------------------------------
 
 
-def _xing_objective(a, m, dcl):
-    q = np.maximum(dcl @ a, 1e-300)
-    r = np.sqrt(q)
+#: Relative duality gap below which Xing's bounded program counts as solved.
+XING_GAP_TOL = 1e-6
+
+
+def _xing_b_objective(b, D):
+    """g(b) = sum(b) - log sum_i sqrt(D_i b) and its gradient (Xing's g in b = m * a)."""
+    r = np.sqrt(np.maximum(D @ b, 0.0))
     h = r.sum()
-    grad = m - (dcl.T @ (0.5 / r)) / h
-    return float(m @ a - np.log(h)), grad
+    if not h > 0:
+        return np.inf, np.zeros_like(b)
+    # a pair at distance 0 has an unbounded derivative; floor it relative to the others
+    rs = np.maximum(r, 1e-12 * r.max())
+    return float(b.sum() - np.log(h)), 1.0 - (D.T @ (0.5 / rs)) / h
+
+
+def xing_gap(b, D) -> float:
+    """Certificate of optimality of Xing's bounded program at b >= 0 (in b = m * a).
+
+    Maximising h(b) = sum_i sqrt(D_i b) over the simplex is the same problem (g is
+    least at the maximiser scaled by 1/2). h is concave and 1/2-homogeneous, so its
+    Frank-Wolfe gap  max_j dh/db_j - b.grad h = max_j dh/db_j - h/2  (for sum b = 1)
+    bounds h* - h(b). Returned relative to h, scale-free: (h* - h)/h <= gap, hence the
+    eq. 12 objective is within a factor (1 + gap)^2 of its optimum. Infinite when some
+    cannot-link pair is at distance 0 (moving weight there gains without bound).
+    """
+    b = b / b.sum()
+    r = np.sqrt(np.maximum(D @ b, 0.0))
+    if np.any(r <= 0):
+        return float("inf")
+    grad = D.T @ (0.5 / r)
+    return float(grad.max() / r.sum() * 2.0 - 1.0)
+
+
+def _xing_bounded(m, dcl, *, max_iter=15000, restarts=3):
+    """Xing's bounded diagonal program, solved in b = m * a (every ML sum becomes sum(b):
+    one scale per feature, the problem's own), with D = dcl / m normalised to max 1
+    (g's minimiser does not depend on that factor). L-BFGS-B from the uniform b, restarted
+    from its last point while the duality gap (:func:`xing_gap`) exceeds
+    :data:`XING_GAP_TOL`. Returns (a, gap)."""
+    J = m > 0
+    D = dcl[:, J] / m[J]
+    D = D / D.max()
+    b = np.full(D.shape[1], 0.5 / D.shape[1])
+    gap = np.inf
+    for _ in range(restarts):
+        res = minimize(_xing_b_objective, b, args=(D,), jac=True, method="L-BFGS-B",
+                       bounds=[(0, None)] * len(b),
+                       options={"maxiter": max_iter, "maxfun": 2 * max_iter, "ftol": 1e-15, "gtol": 1e-12,
+                                "maxcor": 30})
+        if np.all(np.isfinite(res.x)) and res.x.sum() > 0:
+            b = np.clip(res.x, 0.0, None)
+        gap = xing_gap(b, D)
+        if gap <= XING_GAP_TOL:
+            break
+        # A cannot-link pair left at distance 0 (its features all at b = 0): g's slope
+        # there is -infinity, which the floored gradient hides, so L-BFGS-B can stop on
+        # that face (iris_uci, mfeat-pix: 4 of 3,200 Table 2 fits). Restart from a point
+        # that gives those features a little weight.
+        zero = (D @ b) <= 0
+        if zero.any():
+            support = (D[zero] > 0).any(axis=0)
+            b = b.copy()
+            b[support] = np.maximum(b[support], 1e-6 * b.max())
+    a = np.zeros(len(m))
+    a[J] = b / m[J]
+    return a, gap
 
 
 def _xing_g(a, m, dcl):
@@ -251,13 +409,14 @@ def _xing_newton(m, dcl, *, tol=1e-3, max_iter=100):
     """Xing et al.'s own procedure for the diagonal case (section 2.2: Newton-Raphson on g):
     start at a = 1, projected Newton steps (a >= 0) with the step halved while that lowers g,
     stop when g's relative decrease falls below ``tol``. On an unbounded g it stops at
-    finite weights, which is what an implementation of the paper's baseline returns."""
+    finite weights, which is what an implementation of the paper's baseline returns.
+    Returns (a, whether the ``tol`` rule stopped it)."""
     a = np.ones(dcl.shape[1])
     for _ in range(max_iter):
         g0, grad, hess = _xing_g(a, m, dcl)
         step = np.linalg.solve(hess + 1e-6 * np.eye(len(a)), grad)
         if not np.all(np.isfinite(step)):
-            break
+            return a, False
         best_g, best_a, lam = np.inf, a, 1.0
         while lam > 1e-12:
             cand = np.maximum(a - lam * step, 0.0)
@@ -267,24 +426,31 @@ def _xing_newton(m, dcl, *, tol=1e-3, max_iter=100):
             best_g, best_a, lam = gc, cand, lam / 2
         a = best_a
         if best_g == np.inf or abs((best_g - g0) / best_g) < tol:
-            break
-    return a
+            return a, best_g != np.inf
+    return a, False
 
 
-def learn_xing_diag(dml: np.ndarray, dcl: np.ndarray, *, max_iter: int = 1000) -> tuple[np.ndarray, float, str]:
+def learn_xing_diag(dml: np.ndarray, dcl: np.ndarray) -> tuple[np.ndarray, float, str, bool]:
     """Diagonal a of Xing et al. (eq. 12 with diagonal M), scaled so sum_CL ||x-y||_a = 1.
 
-    Bounded case: the exact minimiser of g (L-BFGS-B, tight tolerances; eq. 12's optimum
-    up to scale). Unbounded case (a feature constant inside every ML pair varies across
-    some CL pair: eq. 12's optimum 0 is reached only by ignoring every other feature):
-    Xing's own early-stopped Newton iteration (:func:`_xing_newton`), with a warning and
-    ``status="xing_newton"``.
+    Returns ``(a, objective, status, converged)``.
+
+    Bounded case: the minimiser of g (:func:`_xing_bounded`: L-BFGS-B on a per-feature
+    scaled problem), ``converged`` when its duality gap certifies the eq. 12 objective
+    within a relative 2e-6 of the optimum (else a ``ConvergenceWarning``). The former
+    unscaled L-BFGS-B often stopped ABNORMAL with a cannot-link pair at distance 0, up to
+    8 % above the optimum on mfeat-pix, reported as optimal.
+    Unbounded case (a feature constant inside every ML pair varies across some CL pair:
+    eq. 12's optimum 0 is reached only by ignoring every other feature): Xing's own
+    early-stopped Newton iteration (:func:`_xing_newton`), with a warning and
+    ``status="xing_newton"``; ``converged`` says whether its own stopping rule was met.
     """
-    d = dcl.shape[1]
+    from ccbench.base import ConvergenceWarning
+
     m = dml.sum(axis=0)
     free = (m == 0) & (dcl.sum(axis=0) > 0)
     if np.any(free):
-        a = _xing_newton(m, dcl)
+        a, converged = _xing_newton(m, dcl)
         status = "xing_newton"
         warnings.warn(
             f"Xing's diagonal objective is unbounded: {int(free.sum())} feature(s) are constant "
@@ -294,16 +460,22 @@ def learn_xing_diag(dml: np.ndarray, dcl: np.ndarray, *, max_iter: int = 1000) -
             stacklevel=3,
         )
     else:
-        a0 = np.full(d, 1.0 / max(m.sum(), 1e-300))
-        res = minimize(_xing_objective, a0, args=(m, dcl), jac=True, method="L-BFGS-B",
-                       bounds=[(0, None)] * d, options={"maxiter": max_iter, "ftol": 1e-15, "gtol": 1e-10})
-        a = np.clip(res.x, 0, None)
-        status = "optimal"
+        a, gap = _xing_bounded(m, dcl)
+        converged = bool(gap <= XING_GAP_TOL)
+        status = "optimal" if converged else "not_converged"
+        if not converged:
+            warnings.warn(
+                f"Xing's diagonal program was not solved to its tolerance: duality gap {gap:.2e} > "
+                f"{XING_GAP_TOL:g} (the eq. 12 objective may be up to a factor {(1 + gap) ** 2:.4g} above "
+                f"its optimum); metric_status_='not_converged', converged_=False",
+                ConvergenceWarning,
+                stacklevel=3,
+            )
     h = np.sqrt(dcl @ a).sum()
     if not (np.isfinite(h) and h > 0):
         raise RuntimeError(f"Xing's diagonal metric failed ({status}): no cannot-link pair is separated")
     a = a / h**2  # eq. 13 with equality (||.||_a is 1/2-homogeneous in a)
-    return a, float(m @ a), status
+    return a, float(m @ a), status, converged
 
 
 # -- front door ---------------------------------------------------------------------
@@ -316,12 +488,13 @@ def learn_metric(X: np.ndarray, must_link: np.ndarray, cannot_link: np.ndarray, 
     if kind not in METRICS:
         raise ValueError(f"unknown metric {kind!r}; use one of {METRICS}")
     dml, dcl, dropped = _split_pairs(X, must_link, cannot_link)
+    converged = True  # HiGHS and Clarabel raise when they fail
     if kind == "lp_diag":
         w, split, status = learn_lp_diag(dml, dcl)
     elif kind == "xing_diag":
-        w, split, status = learn_xing_diag(dml, dcl)
+        w, split, status, converged = learn_xing_diag(dml, dcl)
     else:
         keep = (X[cannot_link[:, 0]] != X[cannot_link[:, 1]]).any(axis=1)
         cl = cannot_link[keep]
         w, split, status = learn_sdp_full(X[must_link[:, 0]] - X[must_link[:, 1]], X[cl[:, 0]] - X[cl[:, 1]])
-    return LearnedMetric(kind, w, status, split, dropped)
+    return LearnedMetric(kind, w, status, split, dropped, converged)

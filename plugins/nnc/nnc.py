@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, Options, check_random_state
 
-from .core import fit_metric, grow_and_assign, labeled_groups, supervision_sets
+from .core import enforce_cannot_links, fit_metric, grow_and_assign, labeled_groups, supervision_sets, warn_fewer_clusters
 from .metric_learning import METRICS
 
 
@@ -35,13 +36,22 @@ class NearestNeighbourClustering(ConstrainedClusterer):
         supervision, chunklet numbers.
     cluster_centers_indices_ : ndarray
         Farthest-point centres added beyond the labeled subsets (usually empty).
-    metric_, metric_weights_, metric_status_, metric_time_
+    metric_, metric_weights_, metric_status_, metric_time_, converged_
         As in ``fpc``.
+    n_clusters_found_ : int
+        Non-empty clusters; below ``n_clusters`` (with a ``FewerClustersWarning``) when
+        every point left coincides with a representative.
+    n_cannot_link_stuck_ : int
+        Points whose cannot-links the greedy placement could not meet (with a warning).
 
     Notes
     -----
     The subsets S_i are the partial labels of the constraints (scheme
-    ``labeled_subsets``); with bare pairs, the must-link chunklets. Time
+    ``labeled_subsets``); with bare pairs, the must-link chunklets. Cannot-links across
+    subsets hold by construction; a cannot-link touching a point outside every subset
+    (which Algorithm 2 does not read) is enforced by a greedy placement of the points it
+    touches (:func:`~ccbench_plugins.nnc.core.enforce_cannot_links`), so every given
+    must-link and cannot-link is hard, as the registry declares. Time
     O(n sum_i |S_i| d) + O(nk) (eq. 11), memory O(n) beyond X: distances to the labeled
     points are formed block by block. If RSD_opt > 1 the result is optimal for the
     semi-supervised max-RSD, max-min split and min-max diameter problems (Theorem 9);
@@ -90,7 +100,20 @@ class NearestNeighbourClustering(ConstrainedClusterer):
         labels, centres = grow_and_assign(
             Xt, k, members=members, starts=starts, rng=check_random_state(self.random_state)
         )
+        labels, n_stuck = enforce_cannot_links(
+            Xt, labels, cons.cannot_link, members=members, starts=starts, centres=centres
+        )
+        if n_stuck:
+            warnings.warn(
+                f"{n_stuck} point(s) could not be placed away from every cannot-linked partner by "
+                f"the greedy assignment; they joined their nearest cluster and their cannot-links "
+                f"are violated (counted in n_violated). Raise n_clusters or check the cannot-links",
+                UserWarning,
+                stacklevel=2,
+            )
         self.labels_ = labels
         self.classes_ = classes
         self.cluster_centers_indices_ = centres
+        self.n_cannot_link_stuck_ = n_stuck
+        warn_fewer_clusters(self, k)
         return self

@@ -34,7 +34,8 @@ class _MetricKMeans(ConstrainedClusterer):
         inner.fit(Xt, constraints=cons)
         self.labels_ = inner.labels_
         self.n_iter_ = inner.n_iter_
-        self.converged_ = inner.converged_
+        # both steps must have converged: the metric (fit_metric set converged_) and the delegate
+        self.converged_ = bool(self.converged_ and inner.converged_)
         self.estimator_ = inner
         return self
 
@@ -69,6 +70,7 @@ _SHARED_DOC = """
     labels_ : ndarray of shape (n_samples,)
     n_iter_ : int
     converged_ : bool
+        The metric program solved to its tolerance and the delegate converged.
     estimator_ : the fitted delegate (``cluster_centers_`` live there, in the rescaled space)
     metric_, metric_weights_, metric_status_, metric_time_
         As in ``fpc``.
