@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 RESULTS_FILE = "results.parquet"
-STATUSES = ("ok", "error", "skipped", "infeasible", "timeout")
+STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout")
 KEY = ("config_hash", "trial")
 
 

@@ -246,3 +246,103 @@ def transitive_closure(constraints: Constraints) -> Constraints:
         for a, b in uc
     ]
     return constraints.with_pairs(np.concatenate(ml) if ml else None, np.concatenate(cl) if cl else None)
+
+
+# --------------------------------------------------------------------------- colouring search
+
+COLOUR_BUDGET = 20_000  # colour assignments one search may try before it gives up
+
+
+def colour_units(cost, cannot, *, budget=COLOUR_BUDGET):
+    """Labels meeting every cannot-link, guided by ``cost``: a complete backtracking search.
+
+    Finding labels for units joined by cannot-links with ``k = cost.shape[1]``
+    clusters is colouring their graph with ``k`` colours (NP-complete, so a
+    greedy pass may miss a colouring that exists). Each connected component is
+    searched apart by DSATUR backtracking (Brelaz 1979): the next unit is the
+    one with the fewest labels its coloured neighbours leave free (then the most
+    neighbours), its free labels are tried cheapest first, and a dead end undoes
+    the latest choice. Labels not yet used in the component are interchangeable,
+    so only the cheapest of them is tried: the search stays complete while it
+    skips the ``k!`` relabellings of one partition.
+
+    Parameters
+    ----------
+    cost : ndarray (n_units, k)
+        Cost of each label for each unit (units without a cannot-link take their
+        cheapest label).
+    cannot : ndarray (m, 2)
+        Cannot-link edges between units.
+    budget : int
+        Assignments tried over all components before giving up.
+
+    Returns
+    -------
+    labels : ndarray (n_units,) or None
+    status : {"found", "infeasible", "budget"}
+        ``"infeasible"`` only when a component's search was exhausted: a proof
+        that no labelling meets the cannot-links; ``"budget"`` proves nothing.
+    """
+    n, k = cost.shape
+    labels = np.argmin(cost, axis=1)
+    if not len(cannot):
+        return labels, "found"
+    g = sparse.coo_matrix((np.ones(len(cannot)), (cannot[:, 0], cannot[:, 1])), shape=(n, n))
+    _, comp = sparse.csgraph.connected_components(g, directed=False)
+    involved = np.unique(cannot)
+    indptr, nbr, _ = neighbours(cannot, n)
+    spent = 0
+    for c in np.unique(comp[involved]):
+        nodes = involved[comp[involved] == c]
+        lab, status, steps = _dsatur(cost, nodes, indptr, nbr, k, budget - spent)
+        spent += steps
+        if status != "found":
+            return None, status
+        labels[nodes] = lab
+    return labels, "found"
+
+
+def _dsatur(cost, nodes, indptr, nbr, k, budget):
+    """Backtracking colouring of one connected component (see :func:`colour_units`)."""
+    m = len(nodes)
+    local = np.full(len(cost), -1)
+    local[nodes] = np.arange(m)
+    adj = [local[nbr[indptr[u] : indptr[u + 1]]] for u in nodes]
+    deg = np.array([len(a) for a in adj])
+    lab = np.full(m, -1)
+    used = np.zeros((m, k), dtype=np.intp)  # coloured neighbours holding each label
+    in_comp = np.zeros(k, dtype=np.intp)  # units of the component holding each label
+    c_loc = cost[nodes]
+    stack, steps = [], 0
+    while True:
+        free = lab < 0
+        if not free.any():
+            return lab, "found", steps
+        cand = np.flatnonzero(free)
+        n_free = (used[cand] == 0).sum(1)
+        u = cand[np.lexsort((-deg[cand], n_free))[0]]
+        cols = np.flatnonzero(used[u] == 0)
+        fresh = cols[in_comp[cols] == 0]
+        cols = cols[in_comp[cols] > 0]
+        if len(fresh):
+            cols = np.append(cols, fresh[np.argmin(c_loc[u, fresh])])
+        stack.append((u, list(cols[np.argsort(c_loc[u, cols], kind="stable")])))
+        while stack:  # take the next untried label of the deepest choice, undoing as needed
+            u, todo = stack[-1]
+            if lab[u] >= 0:
+                used[adj[u], lab[u]] -= 1
+                in_comp[lab[u]] -= 1
+                lab[u] = -1
+            if not todo:
+                stack.pop()
+                continue
+            if steps >= budget:
+                return None, "budget", steps
+            c = todo.pop(0)
+            lab[u] = c
+            used[adj[u], c] += 1
+            in_comp[c] += 1
+            steps += 1
+            break
+        else:
+            return None, "infeasible", steps
