@@ -172,6 +172,9 @@ class MPCKMeans(ConstrainedClusterer):
             lab = new
             centres = update_centres(X, lab, centres)
             A = self._metric_update(X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2, floor)
+        # the objective of the state returned: after a max_iter stop the loop's last update
+        # moved A, so the farthest pair found at the top of that iteration is stale
+        far2 = np.broadcast_to(farthest_pairs(X, A if self.metric == "cluster" else A[:1], start), A.shape)
         obj = self._objective(X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2)
         return obj, lab, centres, A, it, converged
 
@@ -207,5 +210,7 @@ class MPCKMeans(ConstrainedClusterer):
         obj += float((ml[2][viol] * 0.5 * (ml_d2[viol] * A[lab[src_ml[viol]]]).sum(1)).sum())
         viol = lab[src_cl] == lab[cl[1]]
         h = lab[src_cl[viol]]
-        obj += 0.5 * float((cl[2][viol] * np.maximum((far2[h] - cl_d2[viol]) * A[h], 0.0).sum(1)).sum())
+        # f_C of eq. 5 is a difference of two A-norms; clipped at 0 as a whole, as the assignment
+        # step prices it (the farthest pair is a heuristic's), never feature by feature
+        obj += 0.5 * float((cl[2][viol] * np.maximum(((far2[h] - cl_d2[viol]) * A[h]).sum(1), 0.0)).sum())
         return obj
