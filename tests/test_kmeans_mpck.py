@@ -11,8 +11,8 @@ from ccbench import constraints as cgen
 from ccbench.datasets import load_dataset
 
 
-def _eq5(X, cons, labels, centres, A):
-    """Bilenko et al.'s eq. 5 written from the pairs (not the directed edges the
+def _eq5(X, cons, labels, centres, A, w=1.0):
+    """Bilenko et al.'s eq. 5 (penalty ``w``) written from the pairs (not the directed edges the
     estimator uses): distortion - log det, split must-links 1/2 (||.||_A_li + ||.||_A_lj),
     joined cannot-links ||x' - x''||_A_h - ||x_i - x_j||_A_h with (x', x'') the
     farthest pair under A_h (the estimator's documented heuristic, tested on its own)."""
@@ -24,14 +24,14 @@ def _eq5(X, cons, labels, centres, A):
     i, j = cons.must_link.T
     split = labels[i] != labels[j]
     d2 = (X[i] - X[j]) ** 2
-    obj += (cons.must_link_weight * split * 0.5 * ((d2 * A[labels[i]]).sum(1) + (d2 * A[labels[j]]).sum(1))).sum()
+    obj += (w * cons.must_link_weight * split * 0.5 * ((d2 * A[labels[i]]).sum(1) + (d2 * A[labels[j]]).sum(1))).sum()
     i, j = cons.cannot_link.T
     joined = labels[i] == labels[j]
     start = int(np.argmax(((X - X.mean(0)) ** 2).sum(1)))
     far = (farthest_pairs(X, A, start) * A).sum(1)
     h = labels[i]
     f_c = np.maximum(far[h] - (((X[i] - X[j]) ** 2) * A[h]).sum(1), 0.0)
-    return obj + (cons.cannot_link_weight * joined * f_c).sum()
+    return obj + (w * cons.cannot_link_weight * joined * f_c).sum()
 
 
 @pytest.mark.parametrize("max_iter", [1, 2, 3, 5, 100])
@@ -58,3 +58,38 @@ def test_reported_objective_iris_raw_known_case():
         est = make_method("mpck_means", n_clusters=3, max_iter=2, random_state=0).fit(ds.X, constraints=cons)
     assert not est.converged_
     assert est.objective_ == pytest.approx(_eq5(ds.X, cons, est.labels_, est.cluster_centers_, est.metrics_), rel=1e-10)
+
+
+@pytest.mark.parametrize("penalty", [1.0, 3.0])
+def test_assignment_prices_equal_objective_differences(penalty):
+    # two routes: the ICM row of a constrained point (what the assignment minimises) and
+    # eq. 5 recomputed from the pairs with that point moved; penalties are in the metric
+    from ccbench_plugins.kmeans.core import icm_row, neighbours, transitive_closure
+    from ccbench_plugins.kmeans.mpck_means import assignment_terms, farthest_pairs
+
+    ds = load_dataset("wine")
+    X = ds.X
+    cons = cgen.random_pairs(ds.y, 60, rng=np.random.default_rng(3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make_method("mpck_means", n_clusters=3, penalty=penalty, max_iter=3, random_state=0).fit(X, constraints=cons)
+    lab, C, A = est.labels_, est.cluster_centers_, est.metrics_
+    assert np.ptp(np.log(A)) > 1  # the metric is far from Euclidean: unscaled penalties would differ
+    closed = transitive_closure(cons)
+    n = len(X)
+    ml = neighbours(closed.must_link, n, penalty * closed.must_link_weight)
+    cl = neighbours(closed.cannot_link, n, penalty * closed.cannot_link_weight)
+    ml_d2 = (X[np.repeat(np.arange(n), np.diff(ml[0]))] - X[ml[1]]) ** 2
+    cl_d2 = (X[np.repeat(np.arange(n), np.diff(cl[0]))] - X[cl[1]]) ** 2
+    far2 = farthest_pairs(X, A, int(np.argmax(((X - X.mean(0)) ** 2).sum(1))))
+    cost, ml_adj, cl_adj = assignment_terms(X, C, A, far2, ml, ml_d2, cl, cl_d2)
+    base = _eq5(X, cons, lab, C, A, penalty)
+    for i in np.unique(np.concatenate([cons.must_link.ravel(), cons.cannot_link.ravel()]))[:25]:
+        row, hard = icm_row(i, cost, lab, ml_adj, cl_adj)
+        assert not hard.any()
+        for c in range(3):
+            moved = lab.copy()
+            moved[i] = c
+            want = _eq5(X, cons, moved, C, A, penalty) - base
+            assert row[c] - row[lab[i]] == pytest.approx(want, rel=1e-9, abs=1e-7)
+

@@ -190,29 +190,36 @@ def icm_sweep(cost, lab, order, ml, cl):
     Infinite penalties are counted apart and compared first (the w -> inf limit:
     fewest hard violations, then least finite cost), so they never meet a zero.
     """
-    k = cost.shape[1]
-    ar = np.arange(k)
-    (mp, mn, mP, mQ), (cp, cn, cP, _) = ml, cl
     for i in order:
-        row = cost[i].copy()
-        hard = np.zeros(k)
-        for (ip, nb, P, Q), same in (((mp, mn, mP, mQ), False), ((cp, cn, cP, None), True)):
-            s, e = ip[i], ip[i + 1]
-            if e == s:
-                continue
-            lj = lab[nb[s:e]]
-            ok = lj >= 0
-            if not ok.any():
-                continue
-            lj = lj[ok]
-            pen = P[s:e][ok] if Q is None else P[s:e][ok] + Q[s:e][ok, lj][:, None]
-            hit = (lj[:, None] == ar) if same else (lj[:, None] != ar)
-            inf = np.isinf(pen)
-            row += np.where(hit & ~inf, pen, 0.0).sum(0)
-            hard += (hit & inf).sum(0)
+        row, hard = icm_row(i, cost, lab, ml, cl)
         row[hard > hard.min()] = np.inf
         lab[i] = int(np.argmin(row))
     return lab
+
+
+def icm_row(i, cost, lab, ml, cl):
+    """Point ``i``'s finite cost of each cluster given its neighbours' labels, and its count
+    of infinite-penalty violations per cluster (see :func:`icm_sweep`)."""
+    k = cost.shape[1]
+    ar = np.arange(k)
+    (mp, mn, mP, mQ), (cp, cn, cP, _) = ml, cl
+    row = cost[i].copy()
+    hard = np.zeros(k)
+    for (ip, nb, P, Q), same in (((mp, mn, mP, mQ), False), ((cp, cn, cP, None), True)):
+        s, e = ip[i], ip[i + 1]
+        if e == s:
+            continue
+        lj = lab[nb[s:e]]
+        ok = lj >= 0
+        if not ok.any():
+            continue
+        lj = lj[ok]
+        pen = P[s:e][ok] if Q is None else P[s:e][ok] + Q[s:e][ok, lj][:, None]
+        hit = (lj[:, None] == ar) if same else (lj[:, None] != ar)
+        inf = np.isinf(pen)
+        row += np.where(hit & ~inf, pen, 0.0).sum(0)
+        hard += (hit & inf).sum(0)
+    return row, hard
 
 
 def update_centres(X, lab, centres, weights=None):

@@ -28,6 +28,18 @@ def farthest_pairs(X, A, start):
     return out
 
 
+def assignment_terms(X, centres, A, far2, ml, ml_d2, cl, cl_d2):
+    """Eq. 5's terms as the assignment step prices them: the unary cost
+    ``||x_i - mu_h||^2_{A_h} - log det A_h`` (n, k) and the ICM adjacencies
+    (:func:`core.icm_sweep`) of the directed must-link edges (``P = Q``: half of
+    ``w ||x_i - x_j||^2_A`` under each end's metric, so a split pair costs ``w f_M``)
+    and cannot-link edges (``w f_C`` under the joint cluster's metric, clipped at 0)."""
+    cost = (X * X) @ A.T - 2 * X @ (centres * A).T + (centres * centres * A).sum(1) - np.log(A).sum(1)
+    P_ml = 0.5 * ml[2][:, None] * (ml_d2 @ A.T)  # ||x_i - x_j||^2 under each cluster's metric, per edge
+    P_cl = cl[2][:, None] * np.maximum((A * far2).sum(1) - cl_d2 @ A.T, 0.0)
+    return cost, (*ml[:2], P_ml, P_ml), (*cl[:2], P_cl, None)
+
+
 class MPCKMeans(ConstrainedClusterer):
     """Metric pairwise-constrained k-means with a diagonal metric per cluster.
 
@@ -156,16 +168,12 @@ class MPCKMeans(ConstrainedClusterer):
         lab = np.full(n, -1, dtype=np.intp)
         converged = False
         for it in range(1, self.max_iter + 1):
-            logdet = np.log(A).sum(1)
-            cost = (X * X) @ A.T - 2 * X @ (centres * A).T + (centres * centres * A).sum(1) - logdet
             far2 = farthest_pairs(X, A if self.metric == "cluster" else A[:1], start)
             far2 = np.broadcast_to(far2, A.shape)
-            ml_m = ml_d2 @ A.T  # ||x_i - x_j||^2 under each cluster's metric, per edge
-            P_ml = 0.5 * ml[2][:, None] * ml_m
-            P_cl = cl[2][:, None] * np.maximum((A * far2).sum(1) - cl_d2 @ A.T, 0.0)
+            cost, ml_adj, cl_adj = assignment_terms(X, centres, A, far2, ml, ml_d2, cl, cl_d2)
             new = np.argmin(cost, axis=1)
             new[constrained] = -1  # a fresh greedy pass (Basu et al.; ICM from the old labels stalls)
-            new = icm_sweep(cost, new, rng.permutation(constrained), (*ml[:2], P_ml, P_ml), (*cl[:2], P_cl, None))
+            new = icm_sweep(cost, new, rng.permutation(constrained), ml_adj, cl_adj)
             if np.array_equal(new, lab):
                 converged = True
                 break
