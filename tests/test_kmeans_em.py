@@ -77,3 +77,89 @@ def test_fit_warns_and_rows_count_broken_cannot_links(monkeypatch):
     row = fit_and_score([], "constrained_em", dict(search_budget=1, **params), 0, 3, X, y, cons, ["ari"], "raise")
     assert row["n_violated"] == est.n_violated_
     assert "cannot-links" in row["warnings"]
+
+
+# -- the likelihood and the mixing weights against enumeration ------------------------------
+
+
+def _log_gauss_1d(x, mu, var):
+    return -0.5 * (x - mu) ** 2 / var - 0.5 * np.log(2 * np.pi * var)
+
+
+def _enumerate(X, cons, k, w, mu, var):
+    """Shental et al.'s model by brute force over the unit (chunklet) labelings: unit
+    posteriors and log p(X | constraints) = log sum_L prod alpha prod N [CL met] - log Z."""
+    from ccbench_plugins.kmeans.core import Units
+
+    units = Units.build(X, cons)
+    n_u = units.n_units
+    conf = np.array(list(itertools.product(range(k), repeat=n_u)))
+    ok = np.ones(len(conf), dtype=bool)
+    for a, b in units.cannot:
+        ok &= conf[:, a] != conf[:, b]
+    loglik_unit = np.array([[_log_gauss_1d(X[units.unit_of == u, 0], mu[h], var[h]).sum() for h in range(k)]
+                            for u in range(n_u)])
+    log_prior = np.log(w)[conf].sum(1)
+    joint = log_prior + loglik_unit[np.arange(n_u), conf].sum(1)
+    joint[~ok] = -np.inf
+    p = np.exp(joint - joint.max())
+    p /= p.sum()
+    post = np.array([[p[conf[:, u] == h].sum() for h in range(k)] for u in range(n_u)])
+    log_z = np.log(np.exp(log_prior[ok]).sum())
+    ll = np.log(np.exp(joint[ok] - joint.max()).sum()) + joint.max() - log_z
+    return units, post, ll, log_z
+
+
+CASE = dict(
+    X=np.array([[0.0], [0.4], [0.9], [-0.3], [4.0], [5.5], [2.5], [3.0]]),
+    must_link=[[0, 1], [1, 2], [2, 3], [4, 5]],
+    cannot_link=[[0, 6], [6, 7], [7, 4]],
+    w=np.array([0.3, 0.7]), mu=np.array([0.5, 4.0]), var=np.array([1.5, 2.0]),
+)
+
+
+def test_log_likelihood_matches_enumeration_with_the_normaliser():
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork, constrained_em_single
+
+    X = CASE["X"]
+    cons = Constraints(must_link=CASE["must_link"], cannot_link=CASE["cannot_link"], n_samples=len(X))
+    units, _, ll, log_z = _enumerate(X, cons, 2, CASE["w"], CASE["mu"], CASE["var"])
+    assert abs(log_z) > 0.1  # the normaliser matters here
+    net = CannotLinkNetwork(units.cannot, units.n_units, 2, 4096)
+    run = constrained_em_single(X, units, net, CASE["w"], CASE["mu"][:, None], CASE["var"],
+                                cov_type="spherical", reg_covar=0.0, max_iter=1, tol=0)
+    assert run["history"][0] == pytest.approx(ll, rel=1e-12)
+
+
+def test_mixing_weights_count_each_chunklet_once():
+    # Shental et al.: alpha_h = (1/L) sum over the L chunklets of p(l_j = h), not over points
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork, constrained_em_single
+
+    X = CASE["X"]
+    cons = Constraints(must_link=CASE["must_link"], n_samples=len(X))  # no cannot-link: plain M-step
+    units, post, _, _ = _enumerate(X, cons, 2, CASE["w"], CASE["mu"], CASE["var"])
+    net = CannotLinkNetwork(units.cannot, units.n_units, 2, 4096)
+    run = constrained_em_single(X, units, net, CASE["w"], CASE["mu"][:, None], CASE["var"],
+                                cov_type="spherical", reg_covar=0.0, max_iter=1, tol=0)
+    np.testing.assert_allclose(run["weights"], post.mean(0), rtol=1e-10)
+    # the means weight every point by its chunklet's posterior
+    R = post[units.unit_of]
+    np.testing.assert_allclose(run["means"][:, 0], (R * X).sum(0) / R.sum(0), rtol=1e-10)
+
+
+def test_mixing_weight_step_never_lowers_the_exact_objective():
+    # one cannot-link between units 0 and 1 of four, k = 2: Z(alpha) = 2 alpha_0 alpha_1, so
+    # Q = counts . log alpha - log Z peaks at alpha ~ counts - 1 = (0.75, 0.25), while the
+    # unconstrained update alpha ~ counts = (0.625, 0.375) lowers Q from alpha = (0.75, 0.25)
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork, _alpha_step
+
+    net = CannotLinkNetwork(np.array([[0, 1]]), 4, 2, 4096)
+    resp = np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
+    old, new = np.array([0.75, 0.25]), resp.mean(0)
+
+    def q(w):  # Z by enumeration of the two feasible labelings
+        return resp.sum(0) @ np.log(w) - np.log(w[0] * w[1] + w[1] * w[0])
+
+    assert q(new) < q(old)
+    got = _alpha_step(net, resp, old, new)
+    assert q(got) >= q(old) - 1e-12
