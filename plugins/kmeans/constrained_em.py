@@ -217,7 +217,8 @@ class CannotLinkNetwork:
             cav = total[self.src] - logm[self.rev]
             cav -= logsumexp(cav, axis=1, keepdims=True)
             top = np.argmax(cav, axis=1)
-            new = np.log1p(-np.exp(np.minimum(cav, -1e-300)))
+            with np.errstate(divide="ignore"):  # log1p(-1) = -inf at a certain entry: replaced just below
+                new = np.log1p(-np.exp(np.minimum(cav, -1e-300)))
             others = cav.copy()
             others[rows, top] = -np.inf
             new[rows, top] = logsumexp(others, axis=1)
