@@ -93,7 +93,8 @@ class COPKMeans(ConstrainedClusterer):
     init : {"k-means++", "random", "supervision"}, default="k-means++"
         Starting centres. ``"supervision"`` seeds from the labeled subsets
         (``Constraints.labels``) or, with only pairs, the centroids of the
-        must-link chunklets (Basu et al. 2004), filling up with k-means++.
+        must-link chunklets (Basu et al. 2004; weighted farthest-first when
+        there are more than ``n_clusters``), filling up with k-means++.
     n_init : int, default=10
         Restarts; the best feasible objective wins.
     n_orders : int, default=10

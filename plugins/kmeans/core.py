@@ -5,7 +5,8 @@
   not in a must-link is a unit of its own) and the cannot-link graph between units.
 - :func:`neighbours` -- a CSR adjacency (index pointer, neighbour, weight) of pairs.
 - :func:`initial_centres` -- ``"k-means++"``, ``"random"`` or ``"supervision"``
-  (Basu et al. 2004's seeding from the labeled subsets or the must-link neighbourhoods).
+  (seeds from the labeled subsets or the must-link neighbourhoods: Basu et al. 2004's
+  when there are at most k neighbourhoods, MPCK-means' weighted farthest-first when more).
 - :func:`sq_dists`, :func:`group_sums` -- vectorised distances and per-cluster sums.
 
 Everything takes a :class:`numpy.random.Generator` and trusts its inputs: the
@@ -123,7 +124,10 @@ def _kmeanspp(X, k, rng, centres=None, weights=None):
 
 def _supervision_seeds(X, constraints: Constraints, k: int) -> np.ndarray:
     """Seeds from the supervision: class means of the labeled points, else must-link
-    neighbourhood centroids (largest first, then weighted farthest-first as Basu et al.).
+    neighbourhood centroids. With more than ``k`` neighbourhoods: the largest, then a
+    weighted farthest-first traversal (size times squared distance to the chosen ones),
+    as MPCK-means does (Bilenko et al. 2004) -- not PCKMeans' rule, which takes the
+    ``k`` largest (Basu et al. 2004; the peer package does that, deterministically).
     At most ``k`` rows; may be fewer (the caller fills the rest)."""
     lab = constraints.labels
     if lab is not None and np.any(lab >= 0):

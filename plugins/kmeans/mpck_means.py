@@ -75,7 +75,9 @@ class MPCKMeans(ConstrainedClusterer):
         clusters (Bilenko et al.'s "single metric" variant; the
         ``active-semi-supervised-clustering`` package's ``MPCKMeans`` is this one).
     init : {"supervision", "k-means++", "random"}, default="supervision"
-        As PCK-means (Basu et al.'s neighbourhood seeding).
+        As PCK-means: the must-link neighbourhoods, with a weighted
+        farthest-first traversal when there are more than ``n_clusters``
+        (Bilenko et al.'s rule).
     n_init : int, default=1
     max_iter : int, default=100
     random_state : int, Generator or None, default=None

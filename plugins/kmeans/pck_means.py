@@ -70,7 +70,12 @@ class PCKMeans(ConstrainedClusterer):
         it cannot meet is counted (``n_violated_``) and warned about.
     init : {"supervision", "k-means++", "random"}, default="supervision"
         ``"supervision"`` seeds the centres from the labeled subsets or the
-        must-link neighbourhoods (Basu et al., section 3.2).
+        must-link neighbourhoods: all of them when there are at most
+        ``n_clusters`` (then a point cannot-linked to every one, then
+        k-means++; Basu et al., section 3.2, draw the rest at random); with
+        more, the largest and then a weighted farthest-first traversal, which
+        is MPCK-means' rule (Bilenko et al. 2004), not Basu et al.'s (their
+        PCKMeans takes the ``n_clusters`` largest).
     n_init : int, default=1
         Restarts; the lowest objective wins.
     max_iter : int, default=300
