@@ -163,3 +163,54 @@ def test_mixing_weight_step_never_lowers_the_exact_objective():
     assert q(new) < q(old)
     got = _alpha_step(net, resp, old, new)
     assert q(got) >= q(old) - 1e-12
+
+
+def test_alpha_step_takes_the_full_update_when_it_raises_the_objective():
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork, _alpha_step
+
+    net = CannotLinkNetwork(np.array([[0, 1]]), 4, 2, 4096)
+    resp = np.array([[1.0, 0.0], [0.5, 0.5], [0.5, 0.5], [0.5, 0.5]])
+
+    def q(w):
+        return resp.sum(0) @ np.log(w) - np.log(2 * w[0] * w[1])
+
+    old, new = np.array([0.4, 0.6]), resp.mean(0)
+    assert q(new) > q(old)
+    np.testing.assert_allclose(_alpha_step(net, resp, old, new), new)
+    # from (0.75, 0.25) the full step lowers Q; the first of t = 1, 1/2, 1/4, 1/10, 1/100
+    # that does not is taken (or the old weights)
+    old = np.array([0.75, 0.25])
+    ts = [t for t in (1.0, 0.5, 0.25, 0.1, 0.01) if q(t * new + (1 - t) * old) >= q(old)]
+    want = ts[0] * new + (1 - ts[0]) * old if ts else old
+    np.testing.assert_allclose(_alpha_step(net, resp, old, new), want)
+    # six units (0 and 1 cannot-linked) where t = 1/4 is the first step that does not lower Q
+    net = CannotLinkNetwork(np.array([[0, 1]]), 6, 2, 4096)
+    r = np.array([0.18, 0.97, 0.9, 0.96, 0.6, 0.52])
+    resp = np.column_stack([r, 1 - r])
+    old, new = np.array([0.8, 0.2]), resp.mean(0)
+    assert [t for t in (1.0, 0.5, 0.25) if q(t * new + (1 - t) * old) >= q(old)] == [0.25]
+    np.testing.assert_allclose(_alpha_step(net, resp, old, new), 0.25 * new + 0.75 * old)
+
+
+def test_greedy_decoding_known_answer():
+    # most confident node first, each its most probable label no decoded neighbour holds:
+    # node 0 (0.9 on label 1) takes 1 although its neighbour is not decoded yet, node 1 then 0
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+
+    net = CannotLinkNetwork(np.array([[0, 1]]), 2, 2, 1)
+    beliefs = np.array([[0.1, 0.9], [0.4, 0.6]])
+    assert net._greedy_decode(beliefs).tolist() == [1, 0]
+    # a 3-clique with k = 3, all preferring label 2: 2, then the next best free labels
+    net = CannotLinkNetwork(np.array([[0, 1], [1, 2], [0, 2]]), 3, 3, 1)
+    beliefs = np.array([[0.2, 0.1, 0.7], [0.5, 0.1, 0.4], [0.1, 0.3, 0.6]])
+    assert net._greedy_decode(beliefs).tolist() == [2, 0, 1]
+
+
+def test_max_iter_one_is_one_em_iteration_and_says_it_did_not_converge():
+    from sklearn.exceptions import ConvergenceWarning
+
+    X = CASE["X"]
+    cons = Constraints(must_link=CASE["must_link"], cannot_link=CASE["cannot_link"], n_samples=len(X))
+    with pytest.warns(ConvergenceWarning, match="max_iter=1"):
+        est = make_method("constrained_em", n_clusters=2, max_iter=1, random_state=0).fit(X, constraints=cons)
+    assert est.n_iter_ == 1 and not est.converged_

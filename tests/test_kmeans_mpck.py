@@ -93,3 +93,31 @@ def test_assignment_prices_equal_objective_differences(penalty):
             want = _eq5(X, cons, moved, C, A, penalty) - base
             assert row[c] - row[lab[i]] == pytest.approx(want, rel=1e-9, abs=1e-7)
 
+
+
+def test_far2_is_per_cluster_unless_the_metric_is_shared():
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans, farthest_pairs
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2)) * [1.0, 3.0]
+    A = np.array([[1.0, 1.0], [1.0, 1e-3]])
+    per = MPCKMeans(2, metric="cluster")._far2(X, A, 0)
+    np.testing.assert_allclose(per, farthest_pairs(X, A, 0))
+    assert not np.allclose(per[0], per[1])
+    shared = MPCKMeans(2, metric="single")._far2(X, A[[0, 0]], 0)
+    np.testing.assert_allclose(shared, np.tile(farthest_pairs(X, A[:1], 0), (2, 1)))
+
+
+def test_cannot_link_price_is_clipped_at_zero():
+    # a joined pair farther apart than the heuristic's "farthest" pair costs 0, never less
+    from ccbench_plugins.kmeans.core import neighbours
+    from ccbench_plugins.kmeans.mpck_means import assignment_terms
+
+    X = np.array([[0.0], [3.0], [1.0]])
+    cl = neighbours(np.array([[0, 1]]), 3, np.array([2.0]))
+    ml = neighbours(np.empty((0, 2), np.intp), 3)
+    cl_d2 = np.array([[9.0], [9.0]])
+    A = np.ones((2, 1))
+    far2 = np.array([[4.0], [16.0]])  # cluster 0's pair is closer than (0, 1)
+    _, _, (_, _, P_cl, _) = assignment_terms(X, np.zeros((2, 1)), A, far2, ml, np.empty((0, 1)), cl, cl_d2)
+    np.testing.assert_allclose(P_cl, [[0.0, 2.0 * 7.0], [0.0, 2.0 * 7.0]])

@@ -100,3 +100,27 @@ def test_more_neighbourhoods_than_clusters_weighted_farthest_first():
     got = initial_centres(X, cons, "supervision", 2, np.random.default_rng(0))
     # sizes 3, 2, 2, 2 at 0.2, 1.1, 9.1, 5.1: the k largest would take 0.2 and 1.1
     np.testing.assert_allclose(got[:, 0], [0.2, 9.1])
+
+
+def test_icm_row_known_answer():
+    # point 0: must-linked to 1 (not labeled yet: no price) and 2 (label 1), cannot-linked
+    # to 3 (label 0); every pair costs its weight
+    from ccbench_plugins.kmeans.core import icm_row
+    from ccbench_plugins.kmeans.pck_means import pair_penalties
+
+    cons = Constraints(must_link=[[0, 1], [0, 2]], cannot_link=[[0, 3]], n_samples=4,
+                       must_link_weight=[1.0, 0.5])
+    ml, cl = pair_penalties(cons, 4, 3, 2.0)
+    cost = np.array([[1.0, 2.0, 3.0]] * 4)
+    lab = np.array([-1, -1, 1, 0])
+    row, hard = icm_row(0, cost, lab, ml, cl)
+    # label 0: ML (0, 2) split (2 x 0.5) + CL (0, 3) joined (2); label 1: nothing; label 2: ML split
+    np.testing.assert_allclose(row, [1.0 + 1.0 + 2.0, 2.0, 3.0 + 1.0])
+    assert not hard.any()
+    # no must-linked neighbour labeled yet: the cannot-link still prices label 0
+    row, _ = icm_row(0, cost, np.array([-1, -1, -1, 0]), ml, cl)
+    np.testing.assert_allclose(row, [1.0 + 2.0, 2.0, 3.0])
+    ml, cl = pair_penalties(cons, 4, 3, np.inf)
+    row, hard = icm_row(0, cost, lab, ml, cl)
+    np.testing.assert_allclose(row, cost[0])  # infinite prices are counted, not added
+    np.testing.assert_array_equal(hard, [2, 0, 1])

@@ -170,8 +170,7 @@ class MPCKMeans(ConstrainedClusterer):
         lab = np.full(n, -1, dtype=np.intp)
         converged = False
         for it in range(1, self.max_iter + 1):
-            far2 = farthest_pairs(X, A if self.metric == "cluster" else A[:1], start)
-            far2 = np.broadcast_to(far2, A.shape)
+            far2 = self._far2(X, A, start)
             cost, ml_adj, cl_adj = assignment_terms(X, centres, A, far2, ml, ml_d2, cl, cl_d2)
             new = np.argmin(cost, axis=1)
             new[constrained] = -1  # a fresh greedy pass (Basu et al.; ICM from the old labels stalls)
@@ -184,9 +183,14 @@ class MPCKMeans(ConstrainedClusterer):
             A = self._metric_update(X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2, floor)
         # the objective of the state returned: after a max_iter stop the loop's last update
         # moved A, so the farthest pair found at the top of that iteration is stale
-        far2 = np.broadcast_to(farthest_pairs(X, A if self.metric == "cluster" else A[:1], start), A.shape)
+        far2 = self._far2(X, A, start)
         obj = self._objective(X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2)
         return obj, lab, centres, A, it, converged
+
+    def _far2(self, X, A, start):
+        """Per-feature squared differences (k, d) of the farthest pair under each cluster's
+        metric (one pair under the shared metric when ``metric="single"``)."""
+        return np.broadcast_to(farthest_pairs(X, A if self.metric == "cluster" else A[:1], start), A.shape)
 
     def _metric_update(self, X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2, floor):
         k = len(centres)
