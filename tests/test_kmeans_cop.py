@@ -156,3 +156,17 @@ def test_greedy_failure_rate_as_documented():
     assert failures(n_orders=1, search_budget=1) == 12  # greedy, one order: 20 %
     assert failures(n_orders=10, search_budget=1) == 0
     assert failures(n_orders=1) == 0  # one order, then the backtracking search
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_colour_units_agrees_with_enumeration_near_the_threshold(seed):
+    # 10 nodes, k = 3, density near 3-colourability's threshold: the search must backtrack
+    from ccbench_plugins.kmeans.core import colour_units
+
+    rng = np.random.default_rng(1000 + seed)
+    pairs = np.array(list(itertools.combinations(range(10), 2)))
+    edges = pairs[rng.random(len(pairs)) < 0.45]
+    lab, status = colour_units(rng.random((10, 3)), edges, budget=10**6)
+    assert status == ("found" if _brute_force_colourable(10, edges, 3) else "infeasible")
+    if status == "found":
+        assert np.all(lab[edges[:, 0]] != lab[edges[:, 1]])

@@ -426,3 +426,56 @@ def test_dead_peer_worker_is_an_error_then_replaced(monkeypatch):
             peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
     labels, seconds = peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)  # a fresh worker
     assert labels.shape == (len(X),) and seconds > 0
+
+
+def test_supervision_init_edge_cases():
+    from ccbench_plugins.kmeans.core import Units, initial_centres
+
+    X = np.array([[0.0], [1], [20], [21], [1000], [9]])
+    # a single labeled point, of class 0: still the labeled branch (no pairs to fall back on)
+    one = Constraints.from_labels(np.array([-1, -1, -1, 0, -1, -1]))
+    assert one.n_must_link == 0
+    np.testing.assert_allclose(initial_centres(X, one, "supervision", 1, np.random.default_rng(0)), [[21.0]])
+    # the point cannot-linked to both chunklets is Basu's next seed whichever end of the pairs
+    # (stored smaller index first) it is; the far point (1000) would be k-means++'s choice
+    cons = Constraints(must_link=[[0, 1], [2, 3]], cannot_link=[[1, 5], [2, 5], [3, 4]], n_samples=6)
+    got = initial_centres(X, cons, "supervision", 3, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[0.5], [20.5], [9]])
+    Xr = np.array([[9.0], [0], [1], [20], [21], [1000]])
+    cons = Constraints(must_link=[[1, 2], [3, 4]], cannot_link=[[0, 2], [0, 3], [4, 5]], n_samples=6)
+    got = initial_centres(Xr, cons, "supervision", 3, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[0.5], [20.5], [9]])
+    # the error names the cannot-link inside the chunklet (the second after sorting)
+    bad = Constraints(must_link=[[0, 1], [1, 3]], cannot_link=[[0, 2], [0, 3]], n_samples=6)
+    with pytest.raises(InfeasibleConstraintsError, match=r"\(0, 3\)"):
+        Units.build(X, bad)
+
+
+def test_constrained_em_kmeans_start_is_sklearn_kmeans():
+    from sklearn.cluster import KMeans
+
+    from ccbench_plugins.kmeans.constrained_em import ConstrainedEM
+    from ccbench_plugins.kmeans.core import Units
+
+    X, _ = _blobs(seed=3)
+    cons = Constraints.empty(len(X))
+    units = Units.build(X, cons)
+    _, means, _ = ConstrainedEM(3, init="kmeans")._start(X, cons, units, np.random.default_rng(5))
+    seed = int(np.random.default_rng(5).integers(2**31 - 1))
+    ref = KMeans(3, n_init=1, random_state=seed).fit(X).cluster_centers_
+    np.testing.assert_allclose(np.sort(means, 0), np.sort(ref, 0), atol=1e-8)
+
+
+def test_mpck_restarts_keep_the_lowest_objective(monkeypatch):
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans
+
+    objectives = iter([3.0, 1.0, 2.0])
+    X = np.zeros((4, 1))
+
+    def fake(self, X, cons, centres, rng):
+        obj = next(objectives)
+        return obj, np.full(len(X), int(obj)), centres, np.ones((2, 1)), 1, True
+
+    monkeypatch.setattr(MPCKMeans, "_single", fake)
+    est = MPCKMeans(2, n_init=3, init="random", random_state=0).fit(X)
+    assert est.objective_ == 1.0 and est.labels_.tolist() == [1, 1, 1, 1]
