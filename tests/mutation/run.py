@@ -383,10 +383,11 @@ def _kill_group(proc):
 
 
 def run_mutants(sample, *, root, test_cmd, env, timeout, state_dir, kernel_files=(), kernel_extra=0.0,
-                fresh_cache_env=None, log=print) -> list[dict]:
-    """Apply each mutant of ``sample`` in turn, run ``test_cmd``, restore. One dict per mutant."""
+                fresh_cache_env=None, log=print, results=None) -> list[dict]:
+    """Apply each mutant of ``sample`` in turn, run ``test_cmd``, restore. One dict per mutant,
+    appended to ``results`` (if given) as each finishes, so an interrupted run keeps its part."""
     guard = SourceGuard(state_dir)
-    results = []
+    results = [] if results is None else results
     old = {s: signal.signal(s, _raise_interrupt) for s in (signal.SIGTERM, signal.SIGHUP)}
     try:
         for i, m in enumerate(sample, 1):
@@ -512,10 +513,12 @@ def run_family(family: Family, *, sample: int | None, seed: int, tests=None, tim
     test_files = list(tests) if tests else family.test_files()
     if not test_files:
         raise SystemExit(f"no test files for {family.name}: none match {family.tests}; pass --tests")
-    mutants = enumerate_mutants(modules)
+    mutants = enumerate_mutants(modules, root=REPO)
     drawn, n_sites = sample_mutants(mutants, sample, seed, valid=compiles())
     draw = {m: i for i, m in enumerate(drawn, 1)}
-    chosen = sorted(drawn)  # run file by file
+    # Run in draw order: the first k finished are the sample --sample k would draw, so an
+    # interrupted run still reports an unbiased (smaller) sample.
+    chosen = drawn
     log(f"== {family.name}: {len(mutants)} mutants at {n_sites} sites in "
         f"{', '.join(os.path.relpath(m, REPO) for m in modules)}; running {len(chosen)} (seed {seed})")
     log(f"   tests: {' '.join(test_files)}")
@@ -531,18 +534,25 @@ def run_family(family: Family, *, sample: int | None, seed: int, tests=None, tim
                     if family.jit and "@njit" in m.read_text(encoding="utf-8")}
     # The clean run: the tests must pass unmutated (else every mutant "dies"), warms the numba
     # cache, and times the tests for the timeout.
-    outcome, clean, tail = run_command(cmd, env, REPO, timeout=1800)
+    outcome, first, tail = run_command(cmd, env, REPO, timeout=1800)
     if outcome != "survived":
         raise SystemExit(f"{family.name}: the tests fail (or time out) on the unmutated code:\n{tail}")
     outcome, clean, tail = run_command(cmd, env, REPO, timeout=1800)
     limit = timeout or max(30.0, 3 * clean + 20)
-    kernel_extra = 240.0 if kernel_files else 0.0
+    # A kernel mutant compiles every kernel afresh: the first clean run did that too when the
+    # private cache was empty, so twice its extra time (at least 240 s) covers a busy machine.
+    kernel_extra = max(240.0, 2 * (first - clean)) if kernel_files else 0.0
     log(f"   clean run {clean:.1f}s -> timeout {limit:.0f}s"
         + (f" (+{kernel_extra:.0f}s to compile a mutated {', '.join(sorted(kernel_files))})" if kernel_files else ""))
     t0 = time.monotonic()
-    results = run_mutants(chosen, root=REPO, test_cmd=cmd, env=env, timeout=limit,
-                          state_dir=HERE / ".state", kernel_files=kernel_files, kernel_extra=kernel_extra,
-                          fresh_cache_env="NUMBA_CACHE_DIR", log=log)
+    results: list[dict] = []
+    interrupted = None
+    try:
+        run_mutants(chosen, root=REPO, test_cmd=cmd, env=env, timeout=limit, state_dir=HERE / ".state",
+                    kernel_files=kernel_files, kernel_extra=kernel_extra, fresh_cache_env="NUMBA_CACHE_DIR",
+                    log=log, results=results)
+    except (KeyboardInterrupt, _Interrupted) as exc:
+        interrupted = exc  # report the mutants done (the first draws), then stop
     for r, m in zip(results, chosen):
         r["draw"] = draw[m]
     summary = summarise(results)
@@ -559,8 +569,12 @@ def run_family(family: Family, *, sample: int | None, seed: int, tests=None, tim
         "timeout (s)": round(limit),
         "wall time (min)": round((time.monotonic() - t0) / 60, 1),
     }
+    if interrupted is not None:
+        meta["interrupted"] = f"after {len(results)} of {len(chosen)} draws: a sample of {len(results)}"
     report = write_report(out_dir, family.name, meta, results, summary)
     log(f"   survivors and diffs: {os.path.relpath(report, REPO)}")
+    if interrupted is not None:
+        raise interrupted
     return summary
 
 
@@ -585,6 +599,8 @@ def main(argv=None) -> int:
     if repaired:
         print(f"restored {repaired}, left mutated by an interrupted run")
     lock.write_text(str(os.getpid()))
+    for s in (signal.SIGTERM, signal.SIGHUP):  # unwind (restore, report, unlock) on kill too
+        signal.signal(s, _raise_interrupt)
     summaries = {}
     try:
         for name in names:
