@@ -121,3 +121,43 @@ def test_cannot_link_price_is_clipped_at_zero():
     far2 = np.array([[4.0], [16.0]])  # cluster 0's pair is closer than (0, 1)
     _, _, (_, _, P_cl, _) = assignment_terms(X, np.zeros((2, 1)), A, far2, ml, np.empty((0, 1)), cl, cl_d2)
     np.testing.assert_allclose(P_cl, [[0.0, 2.0 * 7.0], [0.0, 2.0 * 7.0]])
+
+
+def test_objective_of_any_labelling_is_eq5():
+    # random labels join many cannot-links and split many must-links: every term counts
+    from ccbench_plugins.kmeans.core import neighbours, transitive_closure
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans, farthest_pairs
+
+    ds = load_dataset("iris")
+    X = ds.X
+    rng = np.random.default_rng(4)
+    cons = cgen.random_pairs(ds.y, 80, rng=rng)
+    lab = rng.integers(0, 3, len(X))
+    C = np.array([X[lab == h].mean(0) for h in range(3)])
+    A = np.exp(rng.normal(size=(3, 4)))
+    closed = transitive_closure(cons)
+    n = len(X)
+    ml = neighbours(closed.must_link, n, 2.0 * closed.must_link_weight)
+    cl = neighbours(closed.cannot_link, n, 2.0 * closed.cannot_link_weight)
+    ml_d2 = (X[np.repeat(np.arange(n), np.diff(ml[0]))] - X[ml[1]]) ** 2
+    cl_d2 = (X[np.repeat(np.arange(n), np.diff(cl[0]))] - X[cl[1]]) ** 2
+    far2 = farthest_pairs(X, A, int(np.argmax(((X - X.mean(0)) ** 2).sum(1))))
+    got = MPCKMeans(3)._objective(X, lab, C, A, ml, ml_d2, cl, cl_d2, far2)
+    assert got == pytest.approx(_eq5(X, cons, lab, C, A, 2.0), rel=1e-12)
+
+
+def test_metric_update_clips_small_cannot_link_terms_at_zero():
+    # a joined cannot-link nearly as far apart as the farthest pair adds (far2 - d2) = 0.5,
+    # and one farther apart than the heuristic's pair adds 0, per feature
+    from ccbench_plugins.kmeans.core import neighbours
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans
+
+    X = np.array([[0.0], [2.0], [10.0], [11.0]])
+    lab = np.array([0, 0, 1, 1])
+    centres = np.array([[1.0], [10.5]])
+    ml = neighbours(np.empty((0, 2), np.intp), 4)
+    cl = neighbours(np.array([[0, 1], [2, 3]]), 4, np.array([1.0, 1.0]))
+    cl_d2 = np.array([[4.0], [4.0], [1.0], [1.0]])  # edges 0->1, 1->0, 2->3, 3->2
+    far2 = np.array([[4.5], [0.5]])
+    A = MPCKMeans(2)._metric_update(X, lab, centres, np.ones((2, 1)), ml, np.empty((0, 1)), cl, cl_d2, far2, 1e-12)
+    np.testing.assert_allclose(A[:, 0], [2 / (2.0 + 0.5), 2 / (0.5 + 0.0)])
