@@ -44,19 +44,33 @@ def ccbench_noise_injectors():
 def ccbench_metrics():
     from . import metrics
 
+    # Every metric declares its direction (ranked "higher"/"lower", or "none": shown, never ranked)
+    # and its range (plots clip confidence intervals to it).
+    unit, inf = (0.0, 1.0), float("inf")
     return [
-        MetricSpec("modified_rand", metrics.modified_rand, "SCSSAP eq. 27"),
-        MetricSpec("rand", metrics.rand, "Rand index, SCSSAP eq. 26"),
-        MetricSpec("ari", metrics.adjusted_rand, "adjusted Rand index"),
-        MetricSpec("nmi", metrics.nmi, "NMI, geometric normalisation (RN-SDP eq. 7)"),
+        MetricSpec("modified_rand", metrics.modified_rand, "SCSSAP eq. 27", direction="higher", bounds=unit,
+                   label="modified Rand index"),
+        MetricSpec("rand", metrics.rand, "Rand index, SCSSAP eq. 26", direction="higher", bounds=unit,
+                   label="Rand index"),
+        # ARI >= -1/2 for any two clusterings (Chacon & Rastrojo 2023, Adv. Data Anal. Classif. 17)
+        MetricSpec("ari", metrics.adjusted_rand, "adjusted Rand index", direction="higher", bounds=(-0.5, 1.0),
+                   label="adjusted Rand index"),
+        MetricSpec("nmi", metrics.nmi, "NMI, geometric normalisation (RN-SDP eq. 7)", direction="higher",
+                   bounds=unit, label="NMI"),
         MetricSpec("errors", metrics.majority_errors, "points outside their cluster's majority class",
-                   greater_is_better=False),
-        MetricSpec("n_clusters_found", metrics.n_clusters, "number of clusters found", greater_is_better=False),
+                   direction="lower", bounds=(0.0, inf), label="errors (points outside the majority class)"),
+        # a count: fewer clusters is not better (SSAP-G "wins" by finding 1), so it is never ranked
+        MetricSpec("n_clusters_found", metrics.n_clusters, "number of clusters found (not ranked)",
+                   direction="none", bounds=(1.0, inf), label="clusters found"),
+        MetricSpec("n_clusters_error", metrics.n_clusters_error, "|clusters found - true classes|",
+                   direction="lower", bounds=(0.0, inf), label="|clusters found - classes|"),
         MetricSpec(
             "constraint_violations",
             metrics.constraint_violations,
             "fraction of given constraints violated",
-            greater_is_better=False,
+            direction="lower",
+            bounds=unit,
+            label="share of constraints violated",
             needs_constraints=True,
         ),
     ]

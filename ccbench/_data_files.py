@@ -27,6 +27,7 @@ __all__ = [
     "read_manifest",
     "resolve_data_dir",
     "fetch_file",
+    "fetch_and_verify",
     "DATA_DIR_ENV",
 ]
 
@@ -172,6 +173,24 @@ def _download(entry: ManifestEntry, path: Path) -> None:
         )
         shutil.move(str(part), path)
     _verified[_stat_key(path)] = entry.sha256
+
+
+def fetch_and_verify(entry: ManifestEntry, data_dir: Path) -> tuple[Path, bool]:
+    """``(path, downloaded)``: ``entry`` under ``data_dir``, downloaded if absent, its sha256 always re-hashed.
+
+    ``ccbench fetch`` uses it ahead of a run: no stat-based shortcut, so a file
+    corrupted in place is found even when this process verified it before.
+    """
+    path = data_dir / entry.name / entry.file
+    if not path.exists():
+        _download(entry, path)  # verified before it appears
+        return path, True
+    _check_sha256(
+        path, entry.sha256, f"data file {path}",
+        f"Delete the file so it is downloaded again, or point {DATA_DIR_ENV} at a verified copy of the data sets.",
+    )
+    _verified[_stat_key(path)] = entry.sha256
+    return path, False
 
 
 def fetch_file(entry: ManifestEntry, data_dir: Path) -> Path:

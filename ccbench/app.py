@@ -52,7 +52,8 @@ _outcome: dict = {}
 
 
 def last_sweep_outcome() -> dict:
-    """``{"sweep": dir, "failed": n_error_rows, "errors": [line per distinct error], "problems": text}``."""
+    """``{"sweep": dir, "failed": n_failed_rows, "errors": [line per distinct error], "problems": text,
+    "job_errors": [line per job that could not run], "callback_error": text or None}``."""
     return dict(_outcome)
 
 
@@ -60,8 +61,15 @@ def last_sweep_outcome() -> dict:
 def hydra_app(cfg) -> dict:
     """Compose the config (Hydra) and run one job into Hydra's job output directory."""
     from .harness import run_job
+    from .results import ResultsCorruptError
 
-    rows = run_job(cfg, out_dir=HydraConfig.get().runtime.output_dir)
+    out = HydraConfig.get().runtime.output_dir
+    try:
+        rows = run_job(cfg, out_dir=out)
+    except ResultsCorruptError as exc:  # one damaged job directory must not stop the others
+        print(f"ccbench: {exc}", file=sys.stderr)
+        _outcome.setdefault("job_errors", []).append(str(exc))
+        return {}
     return rows["status"].value_counts().to_dict() if len(rows) else {}
 
 
@@ -71,8 +79,10 @@ def _count_jobs(config) -> int | None:
         import numpy as np
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
-        params = [f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()]
-        args = list(config.hydra.overrides.task)
+        from .datasets import expand_suites
+
+        params = expand_suites([f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()])
+        args = expand_suites(list(config.hydra.overrides.task))
         lengths = {}
         for o in OverridesParser.create().parse_overrides(params + args):
             key = o.get_key_element()
@@ -104,40 +114,97 @@ class SweepSummaryCallback(Callback):
         _outcome.clear()
         sweep = Path(config.hydra.sweep.dir)
         _outcome["sweep"] = str(sweep.resolve())
+        _outcome["start"] = time.time()
         sweep.mkdir(parents=True, exist_ok=True)
         total = _count_jobs(config)
         (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time()}))
 
     def on_job_end(self, config, job_return, **kwargs):
+        """``jobs done d/total, elapsed, ETA``: one whole line per finished job, on a terminal or
+        not (SLURM logs), written at once so lines from parallel workers do not interleave."""
+        from .harness import _duration
+
         try:
             out = Path(config.hydra.runtime.output_dir)
             (out / _DONE_FILE).write_text(str(time.time()))
-            if not sys.stderr.isatty():
-                return
             sweep = Path(config.hydra.sweep.dir)
             info = json.loads((sweep / _TOTAL_FILE).read_text())
             done = sum(1 for f in sweep.rglob(_DONE_FILE) if f.stat().st_mtime >= info["start"])
-            sys.stderr.write(f"[ccbench] jobs done {done}/{info['total'] or '?'}\n")
+            elapsed = time.time() - info["start"]
+            total = info["total"]
+            eta = f", ETA {_duration(elapsed / done * (total - done))}" if total and 0 < done < total else ""
+            sys.stderr.write(f"[ccbench] jobs done {done}/{total or '?'}, {_duration(elapsed)} elapsed{eta}\n")
+            sys.stderr.flush()
         except Exception:  # progress must never break a sweep
             pass
 
     def on_multirun_end(self, config, **kwargs):
-        from . import report
-
+        """Count failures first (from the raw rows), then summarise; Hydra turns an exception
+        raised here into a warning, so none escapes: a failed summary is recorded and the
+        command exits non-zero (:func:`ccbench.cli._run_sweep`)."""
         sweep = Path(config.hydra.sweep.dir)
         try:
-            data = report.load(sweep)
-        except FileNotFoundError:
-            _outcome.update(failed=0, errors=[], problems="no results were written")
+            data = self._count(sweep)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            _outcome["callback_error"] = f"{type(exc).__name__}: {exc}"
             return
+        if data is None:
+            return
+        try:
+            self._summarise(sweep, data)
+        except Exception as exc:  # noqa: BLE001 - see the docstring
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            _outcome["callback_error"] = f"the end-of-sweep report failed: {type(exc).__name__}: {exc}"
+
+    def _count(self, sweep: Path):
+        """Failed and stale-re-run rows of the sweep; damaged results files are problems, not crashes."""
+        import pandas as pd
+
+        from .results import FAILED_STATUSES, RESULTS_FILE, ResultsCorruptError, read_results
+
+        frames, damaged = [], []
+        for f in sorted(sweep.rglob(RESULTS_FILE)):
+            try:
+                frames.append(read_results(f).assign(source=str(f.parent)))
+            except ResultsCorruptError as exc:
+                damaged.append(str(exc))
+        frames = [f for f in frames if not f.empty]
+        _outcome.update(damaged=damaged, failed=0, errors=[], problems="no results were written")
+        if not frames:
+            return None
+        data = pd.concat(frames, ignore_index=True)
+        failed = data[data["status"].isin(FAILED_STATUSES)]
+        _outcome["failed"] = len(failed)
+        _outcome["errors"] = [f"{n} trial(s) with status {s}" for s, n in failed["status"].value_counts().items()]
+        if "rerun_reason" in data and "timestamp" in data:
+            new = data[pd.to_datetime(data["timestamp"], utc=True, errors="coerce")
+                       >= pd.Timestamp(_outcome.get("start", 0), unit="s", tz="UTC")]
+            stale = new[new["rerun_reason"].fillna("").str.startswith("stale: ")]
+            if len(stale):
+                lines = [f"{n} x {m}: {r[7:]}" for (m, r), n in
+                         stale.groupby(["method.name", "rerun_reason"]).size().items()]
+                print(f"ccbench: re-ran {len(stale)} stale trial(s) made by other code:\n  " + "\n  ".join(lines),
+                      file=sys.stderr)
+        return data
+
+    def _summarise(self, sweep: Path, data) -> None:
+        from . import report
+
+        data = report.load(sweep)
         x = report.resolve_x(data)
         metric = self.metric if self.metric in data else report.first_metric(data)
         print(f"\n{report.markdown_table(report.summarise(data, metric, x), metric, x)}")
         problems = report.problems_table(data)
         print(f"\n{problems}")
+        for line in report.provenance_warnings(data):
+            print(f"warning: {line}", file=sys.stderr)
+        _outcome.update(errors=report.error_summary(data) or _outcome["errors"], problems=problems)
         if self.write_report:
-            paths = report.write_report(data, sweep / "report", metrics=[metric], x=x,
-                                        paper=report.paper_reference(data))
-            print(f"report: {paths['summary_md']}")
-        _outcome.update(failed=int((data["status"] == "error").sum()), errors=report.error_summary(data),
-                        problems=problems)
+            from . import report_html
+
+            paper = report.paper_reference(data)
+            paths = report.write_report(data, sweep / "report", metrics=[metric], x=x, paper=paper)
+            html = report_html.write_html(data, sweep / "report", metrics=[metric], x=x, paper=paper)
+            print(f"report: {paths['summary_md']}\nreport: {html}")

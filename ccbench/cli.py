@@ -1,7 +1,8 @@
 """The ``ccbench`` command.
 
 ``ccbench report DIR ...`` and ``ccbench plugins [--all]`` are argparse
-subcommands; anything else goes to the Hydra app (``ccbench --help`` shows
+subcommands; ``ccbench fetch <overrides>`` checks the data a run needs
+(:mod:`ccbench.fetch`); anything else goes to the Hydra app (``ccbench --help`` shows
 Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep). A command line
 that chooses no dataset/method/constraints/noise/experiment runs the quick start
 (:func:`with_default_experiment`).
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("report", "plugins")
+SUBCOMMANDS = ("report", "plugins", "check-plugin")
 DEFAULT_EXPERIMENT = "experiment=quickstart"
 # Choosing any of these on the command line means "run what I say", not the quick start.
 _CHOOSERS = ("dataset", "method", "constraints", "noise", "experiment")
@@ -65,17 +66,22 @@ def _report(args) -> int:
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     command = "ccbench report " + " ".join(
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
-        + (["--converged-only"] if args.converged_only else [])
+        + (["--converged-only"] if args.converged_only else []) + ([f"--at {args.at}"] if args.at is not None else [])
     )
+    from .report_export import parse_formats
+
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
-                                paper=report.paper_reference(data), command=command)
+                                paper=report.paper_reference(data), command=command,
+                                formats=parse_formats(args.format))
     if not args.no_html:
         from . import report_html
 
         paths["html"] = report_html.write_html(data, out, metrics=metrics, x=x, pool=pool,
                                                paper=report.paper_reference(data), command=command,
-                                               margin=args.margin, baseline=args.utility)
+                                               margin=args.margin, baseline=args.utility, at=args.at)
     print(paths["summary_md"].read_text())
+    for line in report.provenance_warnings(data):
+        print(f"ccbench report: warning: {line}", file=sys.stderr)
     if args.utility:
         _print_utility(data, args.utility, metrics, x, pool)
     print("wrote:", ", ".join(str(p) for p in paths.values()))
@@ -122,6 +128,10 @@ def plugins_table(all: bool = False) -> str:
         for m in registry.list_methods(load=False)
     ]
     parts = ["Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"])]
+    limits = [[m.name, m.memory.describe() if m.memory else "O(n d)", m.time.describe() if m.time else "not declared"]
+              for m in registry.list_methods(load=False)]
+    parts.append("Size limits (memory refused above what is available; time refused above time_budget)\n"
+                 + _table(limits, ["name", "memory", "time"]))
     if all:
         datasets = [
             [d.name, d.summary, f"{d.n_samples}x{d.n_features}" if d.n_samples else "?", d.n_classes or "?", d.source]
@@ -130,7 +140,8 @@ def plugins_table(all: bool = False) -> str:
         parts.append("Data sets\n" + _table(datasets, ["name", "summary", "n x d", "classes", "source"]))
         parts.append("Constraint schemes\n" + _table([[s.name, s.summary] for s in registry.list_schemes()], ["name", "summary"]))
         parts.append("Noise\n" + _table([[n.name, n.stage, n.summary] for n in registry.list_noise()], ["name", "stage", "summary"]))
-        metrics = [[m.name, "higher" if m.greater_is_better else "lower", m.summary] for m in registry.list_metrics()]
+        metrics = [[m.name, "not ranked" if m.direction == "none" else m.direction, m.summary]
+                   for m in registry.list_metrics()]
         parts.append("Metrics\n" + _table(metrics, ["name", "better", "summary"]))
     return "\n\n".join(parts)
 
@@ -166,8 +177,12 @@ def _parser() -> argparse.ArgumentParser:
                      help="region of practical equivalence for --compare, in metric units (default 0.01)")
     rep.add_argument("--margin", type=float, default=0.03,
                      help="win/tie/loss margin: a smaller difference is a tie (default 0.03, the NNC paper's)")
-    rep.add_argument("--at", default=None, help="with --compare: only this x value (default: all)")
+    rep.add_argument("--at", default=None,
+                     help="x value at which methods are ranked and compared across data sets (report.html and "
+                          "--compare; default: the largest x; x values are never pooled)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
+    rep.add_argument("--format", default=None, metavar="latex,csv",
+                     help="also export the tables: summary_<metric>.tex (booktabs) and/or summary.csv")
     rep.add_argument("--utility", metavar="BASE", default=None,
                      help="constraint-set utility: compare every method with the unconstrained method label "
                           "BASE on the same trials (informativeness, coherence in report.html, share made worse)")
@@ -178,6 +193,9 @@ def _parser() -> argparse.ArgumentParser:
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")
     plg.add_argument("--plugin", action="append", metavar="MODULE", help="extra plugin module to load first")
     plg.set_defaults(func=_plugins)
+    from .check_plugin import add_parser as _add_check_plugin
+
+    _add_check_plugin(sub)
     return parser
 
 
@@ -191,6 +209,20 @@ def main(argv: list[str] | None = None) -> int:
         except (FileNotFoundError, ValueError, ImportError) as exc:
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
+            return 2
+    if args and args[0] == "fetch":  # overrides, not argparse options: Hydra parses them
+        from .fetch import fetch
+
+        if {"-h", "--help"} & set(args[1:]):
+            print("usage: ccbench fetch [OVERRIDES...]\n\nFetch and verify (sha256) every data set the run with "
+                  "these overrides needs\n(experiment, comma lists, suites), ahead of it: exit status 0 when all "
+                  "are present\nand intact, 1 naming each missing or corrupt file. Example:\n"
+                  "  CCBENCH_DATA_DIR=/shared/data ccbench fetch experiment=scssap_fig3")
+            return 0
+        try:
+            return fetch(with_default_experiment(args[1:]))
+        except Exception as exc:  # noqa: BLE001 - a composition error: one line, no traceback
+            print(f"ccbench fetch: error: {type(exc).__name__}: {exc}", file=sys.stderr)
             return 2
     if args in (["--help"], ["-h"]):
         print(help_text())
@@ -220,6 +252,8 @@ def help_text() -> str:
         "       ccbench report DIR [--metric M]    tables and plots of a finished sweep (+ report.html)",
         "       ccbench report DIR --compare A B --metric ari --rope 0.01   paired verdict of two methods",
         "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
+        "       ccbench fetch [OVERRIDES...]       fetch and verify (sha256) every data set the run needs",
+        "       ccbench check-plugin NAME          ccbench's estimator, hostile-input and config checks on one method",
         "       ccbench --cfg job [OVERRIDES...]   the composed config; --hydra-help for Hydra's flags",
         "",
         "Config groups (choose one option each: group=option):",
@@ -250,8 +284,10 @@ def help_text() -> str:
 def precheck(args: list[str]) -> list[str]:
     """Problems in the command line's own values (every value of a sweep), before any job starts.
 
-    Only what needs no data and no composition (:data:`ccbench.protocol.VALUE_CHECKS`);
-    values set inside experiment files are checked by each job.
+    Only what needs no data and no composition: group options and root keys
+    (:func:`ccbench.validate.check_command_line`), then values
+    (:data:`ccbench.protocol.VALUE_CHECKS`). The sweeper checks every composed
+    job's keys and values before the first job starts (:mod:`ccbench.validate`).
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -262,7 +298,9 @@ def precheck(args: list[str]) -> list[str]:
         overrides = OverridesParser.create().parse_overrides(candidates)
     except Exception:  # a syntax error: Hydra reports it with its own message
         return []
-    problems = []
+    from .validate import check_command_line
+
+    problems = check_command_line(overrides)
     for o in overrides:
         key = o.key_or_group
         if key not in protocol.VALUE_CHECKS or o.is_delete():
@@ -302,13 +340,24 @@ def _run_sweep() -> int:
     # less often (cycles are still collected). Freezing again at exit spares
     # the collector's passes over every module during interpreter shutdown.
     # Together about 0.9 s of the 12-job quick start.
+    import os
+
+    from .harness import MAIN_PID_ENV
+
+    os.environ[MAIN_PID_ENV] = str(os.getpid())  # joblib workers inherit it and draw no bars
     gc.freeze()
     thresholds = gc.get_threshold()
     gc.set_threshold(50_000, 20, 20)
     atexit.unregister(gc.freeze)  # once per process, however often main() runs
     atexit.register(gc.freeze)
+    from .validate import ConfigProblems
+
     try:
         hydra_app()
+    except ConfigProblems as refused:  # raised by the sweeper before the first job
+        print("ccbench: the sweep was not started:\n  " + "\n  ".join(refused.problems), file=sys.stderr)
+        _remove_empty_sweep_dir(last_sweep_outcome().get("sweep"))
+        return 2
     except KeyboardInterrupt:
         sweep = last_sweep_outcome().get("sweep")
         print(f"\nccbench: interrupted; {_saved_trials(sweep)} finished trial(s) are saved in {sweep}. "
@@ -318,14 +367,41 @@ def _run_sweep() -> int:
         # a caller that goes on (tests, notebooks) gets its collector back as it was
         gc.set_threshold(*thresholds)
         gc.unfreeze()
-    outcome = last_sweep_outcome()
+    return _exit_status(last_sweep_outcome(), args)
+
+
+def _exit_status(outcome: dict, args: list[str]) -> int:
+    """1 when any trial failed (error, timeout), a job could not run, a results file is damaged
+    or the end-of-sweep summary failed; each cause is printed. 0 otherwise."""
+    status = 0
+    resume = _resume_command(args, outcome.get("sweep"))
     if outcome.get("failed"):
         lines = "\n  ".join(outcome.get("errors") or [])
-        print(f"ccbench: {outcome['failed']} trial(s) failed (status error):\n  {lines}\n"
-              f"Fix the cause and re-run; failed trials are retried, finished ones kept: "
-              f"{_resume_command(args, outcome['sweep'])}", file=sys.stderr)
-        return 1
-    return 0
+        print(f"ccbench: {outcome['failed']} trial(s) failed (status error or timeout):\n  {lines}\n"
+              f"Fix the cause (a timeout: raise trial_timeout) and re-run; failed trials are retried, "
+              f"finished ones kept: {resume}", file=sys.stderr)
+        status = 1
+    for problem in [*(outcome.get("job_errors") or []), *(outcome.get("damaged") or [])]:
+        print(f"ccbench: {problem}", file=sys.stderr)
+        status = 1
+    if outcome.get("callback_error"):
+        print(f"ccbench: {outcome['callback_error']}", file=sys.stderr)
+        status = 1
+    return status
+
+
+def _remove_empty_sweep_dir(sweep) -> None:
+    """A refused sweep leaves no directory behind (unless it held something before)."""
+    from pathlib import Path
+
+    if not sweep or not Path(sweep).is_dir():
+        return
+    path = Path(sweep)
+    ours = {"multirun.yaml", ".ccbench_jobs"}
+    if {p.name for p in path.iterdir()} <= ours:
+        for name in ours:
+            (path / name).unlink(missing_ok=True)
+        path.rmdir()
 
 
 def _saved_trials(sweep) -> int:
@@ -334,7 +410,13 @@ def _saved_trials(sweep) -> int:
     import pandas as pd
 
     files = sorted(Path(sweep).rglob("results.parquet")) if sweep else []
-    return sum(len(pd.read_parquet(f, columns=["trial"])) for f in files)
+    total = 0
+    for f in files:
+        try:
+            total += len(pd.read_parquet(f, columns=["trial"]))
+        except Exception:  # noqa: BLE001 - a damaged file is reported elsewhere
+            pass
+    return total
 
 
 def _resume_command(args: list[str], sweep) -> str:

@@ -70,7 +70,9 @@ class CellConfig:
     )
     plugins: list[str] = field(default_factory=list)  # extra plugin modules to import and register
     x_axis: str = "constraints.n_constraints"  # the column reports plot against
-    rerun_errors: bool = True  # on resume, retry trials whose row has status error
+    rerun_errors: bool = True  # on resume, retry trials whose row has status error or timeout
+    # on resume, keep ok rows made by other code of their method (default: re-run them; reports mark kept ones)
+    keep_stale: bool = False
     out_dir: Optional[str] = None  # where results go when run_job is called without one
     paper: Optional[dict[str, Any]] = None  # numbers a paper prints, shown beside ours by reports
     # contradictory constraints (a cannot-link inside a must-link chunklet): warn = fit anyway and
@@ -79,6 +81,9 @@ class CellConfig:
     # seconds per trial; set, each fit runs in a worker process that is killed at the limit
     # (status timeout) -- a numba kernel or a C solver cannot be stopped inside the process
     trial_timeout: Optional[float] = None
+    # seconds a fit may be predicted to take (MethodSpec.time); set, a longer cell is refused
+    # before fitting (status refused) instead of running into trial_timeout
+    time_budget: Optional[float] = None
     # which points the label metrics score: all, or only those in no constraint and without a label
     # (held-out, as the COBRAS papers score). Identity: it changes the recorded numbers, so a cell
     # scored both ways is two cells (two job directories), never one overwriting the other.

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from ._uci import (
     load_uci,
     read_manifest,
 )
+from ._tables import CATEGORICAL_OPTIONS, load_csv, load_openml
+from ._data_files import fetch_and_verify, resolve_data_dir
 from .registry import DatasetSpec, get_dataset_spec
 
 __all__ = [
@@ -36,9 +39,15 @@ __all__ = [
     "DataDownloadError",
     "PREPROCESS_OPTIONS",
     "MISSING_OPTIONS",
+    "CATEGORICAL_OPTIONS",
+    "SUITES",
+    "expand_suites",
+    "fetch_dataset",
 ]
 
 PREPROCESS_OPTIONS = ("none", "minmax_1_2", "standardize")
+#: Named suites: ``dataset=<suite>`` in a sweep runs one job per member (``expand_suites``).
+SUITES: dict[str, tuple[str, ...]] = {"uci_all": tuple(UCI_SETS)}
 # Options that do not change which points or labels a set has (see DatasetSpec.not_in_seed).
 _NOT_IN_SEED = ("preprocess", "data_dir", "manifest")
 
@@ -80,8 +89,18 @@ def _uci_loader(name):
     return load
 
 
+def _table_loader(name, read):
+    def load(**options):
+        X, y, classes, meta = read(**options)
+        return Dataset(name, X, y, len(classes), meta)
+
+    load.__signature__ = inspect.signature(read)  # the options ccbench.validate checks keys against
+    functools.update_wrapper(load, read, assigned=("__doc__",), updated=())
+    return load
+
+
 def builtin_dataset_specs() -> list[DatasetSpec]:
-    """The three scikit-learn copies and every UCI set of the manifest.
+    """The three scikit-learn copies, ``csv``, ``openml`` and every UCI set of the manifest.
 
     ``n_samples`` is the size with the default ``missing="drop"``.
     """
@@ -92,6 +111,16 @@ def builtin_dataset_specs() -> list[DatasetSpec]:
                     _NOT_IN_SEED),
         DatasetSpec("breast_cancer", _sklearn_loader("breast_cancer"), "UCI WDBC (scikit-learn copy)",
                     569, 30, 2, "sklearn", _NOT_IN_SEED),
+    ]
+    specs += [
+        # where the file lives and its checksum do not change the data: the same CSV on a
+        # laptop and a cluster node gets the same trial seeds
+        DatasetSpec("csv", _table_loader("csv", load_csv),
+                    "a CSV file: dataset.path=<file> dataset.target=<label column name or position>",
+                    source="file", not_in_seed=(*_NOT_IN_SEED, "path", "sha256")),
+        DatasetSpec("openml", _table_loader("openml", load_openml),
+                    "an OpenML data set by id: dataset.data_id=<id> (local cache, else downloaded)",
+                    source="OpenML", not_in_seed=_NOT_IN_SEED),
     ]
     for name, uci in UCI_SETS.items():
         summary = uci.summary
@@ -192,3 +221,66 @@ def load_dataset(name: str, *, preprocess: str = "none", missing: str = "drop", 
     ds.X = preprocess_features(ds.X, preprocess)
     ds.meta["preprocess"] = preprocess
     return ds
+
+
+def expand_suites(overrides: list[str]) -> list[str]:
+    """Replace a suite among the ``dataset=`` choices of sweep overrides by its members.
+
+    ``dataset=uci_all`` becomes ``dataset=balance,breast_cancer_wisconsin,...`` (the
+    24 UCI sets of the manifest, one job each), ``dataset=iris,uci_all`` adds iris;
+    members keep their order and appear once. Other overrides pass unchanged.
+    """
+    out = []
+    for arg in overrides:
+        key, sep, value = arg.partition("=")
+        choices = [v.strip() for v in value.split(",")] if sep and key.strip() == "dataset" else []
+        if not any(c in SUITES for c in choices):
+            out.append(arg)
+            continue
+        names = [n for c in choices for n in (SUITES.get(c) or (c,))]
+        out.append(f"{key}={','.join(dict.fromkeys(names))}")
+    return out
+
+
+def fetch_dataset(name: str, *, preprocess: str = "none", missing: str = "drop", data_dir=None, manifest=None,
+                  **options) -> list[tuple[str, str | None]]:
+    """Make data set ``name`` available here and verify it, ahead of a run (``ccbench fetch``).
+
+    Returns one ``(what, problem or None)`` per file or source checked, so every
+    file is reported even when an earlier one failed:
+
+    - a UCI set: each of its manifest files under the data directory, downloaded
+      if absent, its sha256 re-hashed and compared with the manifest;
+    - ``csv``: the file exists and, with ``dataset.sha256``, has that hash;
+    - ``openml``: the set is read through the local cache, downloading into it
+      when absent (scikit-learn checks OpenML's md5);
+    - scikit-learn's copies: nothing to fetch; any other (generated, plugin) set is loaded once.
+    """
+    spec = get_dataset_spec(name)
+    if name in UCI_SETS:
+        root = resolve_data_dir(data_dir)
+        report = []
+        for entry in read_manifest(manifest)[name]:
+            where = f"{root / entry.name / entry.file}"
+            try:
+                _, downloaded = fetch_and_verify(entry, root)
+                report.append((f"{where} (sha256 ok{', downloaded' if downloaded else ''})", None))
+            except (DataIntegrityError, DataDownloadError, OSError) as exc:
+                report.append((where, str(exc)))
+        return report
+    if spec.source == "sklearn":
+        return [(f"{name}: bundled with scikit-learn, nothing to fetch", None)]
+    what = {"csv": f"{options.get('path')}", "openml": f"OpenML data set {options.get('data_id')}"}.get(name, name)
+    try:
+        if name == "csv":
+            from ._tables import check_csv
+
+            file = check_csv(options.get("path"), options.get("sha256"), data_dir)
+            note = "sha256 ok" if options.get("sha256") else "exists; dataset.sha256=<hex> would pin it"
+            return [(f"{file} ({note})", None)]
+        ds = load_dataset(name, preprocess=preprocess, missing=missing, data_dir=data_dir, manifest=manifest,
+                          **options)
+    except Exception as exc:  # noqa: BLE001 - reported per data set, the others are still checked
+        return [(what, f"{type(exc).__name__}: {exc}")]
+    where = f" in {ds.meta['files'][0]}" if ds.meta.get("files") else ""
+    return [(f"{what}: {ds.n_samples} x {ds.X.shape[1]}, {ds.n_classes} classes{where}", None)]

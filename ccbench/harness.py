@@ -12,15 +12,24 @@ sweep goes on; a re-run retries it unless ``rerun_errors=false``); ``skipped``
 clustering meets the hard constraints); ``not_found`` (the method raised
 :class:`~ccbench.base.SolutionNotFoundError`: its search gave up, which proves nothing);
 ``timeout`` (with ``trial_timeout`` set, the fit ran in a worker process that was
-killed at the limit: :mod:`ccbench.isolation`).
-An ``ok`` row also says whether the method converged and how many given
-constraints it violated, so a report can flag what an ``ok`` hides.
+killed at the limit: :mod:`ccbench.isolation`); ``refused`` (the method's declared
+:class:`~ccbench.registry.MemoryModel` exceeds the available memory: not fitted).
+``error`` and ``timeout`` are failures: the command exits non-zero and a re-run
+retries them (``rerun_errors``). An ``ok`` row also says whether the method
+converged and how many given constraints it violated, so a report can flag what
+an ``ok`` hides.
+
+Every row carries the provenance of its job (:mod:`ccbench.provenance`: the
+method's code hash, ccbench's commit, the environment). On resume an ``ok`` row
+whose ``code.method_hash`` differs from the current code's is *stale*: it is
+re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import logging
+import os
 import sys
 import time
 import traceback
@@ -30,18 +39,25 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import protocol, registry
-from .base import InconsistentConstraintsWarning, InfeasibleConstraintsError, SolutionNotFoundError
+from . import protocol, provenance, registry
+from .base import (
+    InconsistentConstraintsWarning,
+    InfeasibleConstraintsError,
+    InsufficientMemoryError,
+    SolutionNotFoundError,
+)
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
-from .results import RESULTS_FILE, ResultsStore, flatten, last_line
+from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "evaluation_mask"]
 
 ERROR_TAIL = 2000  # characters of traceback kept per error row
+# set by the command to the pid that runs the sweep: only that process draws progress bars
+MAIN_PID_ENV = "CCBENCH_MAIN_PID"
 # Root keys written to cell.json but not flattened into every row.
-_NOT_IN_ROWS = ("rerun_errors", "out_dir", "paper")
+_NOT_IN_ROWS = ("rerun_errors", "out_dir", "paper", "keep_stale")
 
 log = logging.getLogger("ccbench")
 
@@ -60,16 +76,36 @@ def validate_cell(cell: dict) -> None:
             raise ValueError(message)
 
 
-def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metrics) -> bool:
-    """Whether trial ``trial`` must run given the rows already recorded."""
+def _stale_reason(row: pd.Series, code: dict | None) -> str | None:
+    """Why an ``ok`` row was not made by the current code of its method, or None."""
+    if code is None:  # the method cannot be loaded now: its rows cannot be judged
+        return None
+    recorded = row.get(provenance.METHOD_HASH)
+    if recorded is None or pd.isna(recorded):
+        return "recorded before ccbench kept provenance (no code.method_hash): the code that made it is unknown"
+    if recorded != code[provenance.METHOD_HASH]:
+        files = provenance.changed_files(row.get(provenance.METHOD_FILES), code[provenance.METHOD_FILES])
+        return f"method code changed ({', '.join(files) or 'its module list changed'})"
+    return None
+
+
+def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metrics, code: dict | None = None,
+               keep_stale: bool = False) -> tuple[bool, str | None]:
+    """Whether trial ``trial`` must run given the rows already recorded, and why it re-runs."""
     if trial not in previous.index:
-        return True
+        return True, None
     row = previous.loc[trial]
-    if row["status"] == "error":
-        return bool(rerun_errors)
-    if row["status"] == "ok":  # a metric added to the config since: recompute
-        return any(m not in row.index or pd.isna(row[m]) for m in metrics)
-    return False
+    if row["status"] in FAILED_STATUSES:
+        return bool(rerun_errors), f"retry of a trial with status {row['status']}"
+    if row["status"] == "refused":  # memory may have been freed, or the model changed: checking is cheap
+        return True, "retry of a refused trial"
+    if row["status"] != "ok":
+        return False, None
+    stale = _stale_reason(row, code)
+    if stale is not None and not keep_stale:
+        return True, f"stale: {stale}"
+    # a metric added to the config since: recompute
+    return any(m not in row.index or pd.isna(row[m]) for m in metrics), "a metric was added"
 
 
 def _metric_names(cell) -> list[str]:
@@ -78,23 +114,43 @@ def _metric_names(cell) -> list[str]:
 
 
 class _Progress:
-    """``trial t/T, elapsed`` on stderr, only when stderr is a terminal."""
+    """A job's trial progress with elapsed time and ETA.
 
-    def __init__(self, label: str, total: int):
-        self.label, self.total = label, total
-        self.enabled = sys.stderr.isatty()
-        self.start = time.perf_counter()
+    A tqdm bar on stderr when it is a terminal and this is the process that
+    started the sweep; elsewhere (SLURM logs, joblib workers, whose bars would
+    interleave) one whole log line at most every ``interval`` seconds and at the end.
+    """
+
+    def __init__(self, label: str, total: int, interval: float = 30.0):
+        self.label, self.total, self.interval = label, total, interval
+        self.start = self._last = time.perf_counter()
+        self.bar = None
+        if total and sys.stderr.isatty() and os.environ.get(MAIN_PID_ENV, str(os.getpid())) == str(os.getpid()):
+            from tqdm import tqdm
+
+            self.bar = tqdm(total=total, desc=label, unit="trial", file=sys.stderr, leave=False, mininterval=0.5)
 
     def update(self, done: int):
-        if self.enabled:
-            elapsed = time.perf_counter() - self.start
-            sys.stderr.write(f"\r[ccbench] {self.label}: trial {done}/{self.total}, {elapsed:.1f}s ")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.update(1)
+            return
+        now = time.perf_counter()
+        if now - self._last >= self.interval and done < self.total:
+            self._last = now
+            elapsed = now - self.start
+            eta = elapsed / done * (self.total - done)
+            log.info("%s: trial %d/%d, %s elapsed, ETA %s", self.label, done, self.total,
+                     _duration(elapsed), _duration(eta))
 
     def close(self):
-        if self.enabled:
-            sys.stderr.write("\n")
-            sys.stderr.flush()
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 else \
+        f"{seconds // 60}:{seconds % 60:02d}"
 
 
 def _error_text() -> str:
@@ -125,39 +181,50 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
         raise ValueError("run_job needs an output directory: pass out_dir=... or set out_dir in the config")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    (out / CELL_FILE).write_text(canonical_json(cell))
+    _write_atomic(out / CELL_FILE, canonical_json(cell))
     store = ResultsStore(out / RESULTS_FILE)
     chash = cell_hash(cell)
     n_trials = int(cell["n_trials"])
     previous = store.rows_of(chash)
     wanted = set(_metric_names(cell))
-    todo = [
-        t for t in range(n_trials)
-        if _needs_run(previous, t, rerun_errors=bool(cell["rerun_errors"]), metrics=wanted)
-    ]
+    label = f"{cell['dataset']['name']}/{cell['method']['name']}"
+    code, spec_error = _method_code(cell)
+    reasons = {}
+    for t in range(n_trials):
+        run, why = _needs_run(previous, t, rerun_errors=bool(cell["rerun_errors"]), metrics=wanted, code=code,
+                              keep_stale=bool(cell.get("keep_stale")))
+        if run:
+            reasons[t] = why
+    todo = list(reasons)
+    _say_stale(label, previous, code, reasons, keep_stale=bool(cell.get("keep_stale")))
 
     base = flatten({k: v for k, v in cell.items() if k not in _NOT_IN_ROWS})
     base["config_hash"] = chash
-    label = f"{cell['dataset']['name']}/{cell['method']['name']}"
-    log.debug("%s: %d of %d trials to run (%s)", label, len(todo), n_trials, out)
-    progress = _Progress(label, n_trials)
-    setup, setup_error = None, None
+    if len(previous):
+        kept = n_trials - len(todo)
+        why = pd.Series([r for r in reasons.values() if r]).value_counts()
+        detail = "".join(f", {n} {r.split(':')[0].removeprefix('retry of a trial with ')}" for r, n in why.items())
+        log.info("%s: resuming: %d trial(s) kept, %d to run%s", label, kept, len(todo), detail)
+    progress = _Progress(label, len(todo))
+    setup, setup_error = None, spec_error
     try:
-        if todo:  # a finished cell resumes without loading anything
+        if todo and setup_error is None:  # a finished cell resumes without loading any data
             setup = _setup(cell)
     except Exception:  # a bad option or a missing data file: every trial says why
         setup_error = _error_text()
+    # once per job: the code (None when the method cannot be loaded) and the machine
+    origin = {**provenance.ccbench_code(), **(code or {}), **provenance.environment()}
     try:
-        for t in todo:
-            row = {**base, "trial": t}
+        for i, t in enumerate(todo, 1):
+            row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
             if setup_error is not None:
                 row.update(status="error", error=setup_error)
             else:
                 row.update(_run_trial(cell, setup, t))
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
-            progress.update(t + 1)
-            if row["status"] == "error":
+            progress.update(i)
+            if row["status"] in FAILED_STATUSES:
                 log.error("%s trial %d: %s", label, t, last_line(row["error"]))
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
@@ -170,6 +237,38 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     rows = frame[frame["config_hash"] == chash].sort_values("trial").reset_index(drop=True)
     log.info("%s: %s", label, ", ".join(f"{s} {n}" for s, n in rows["status"].value_counts().items()))
     return rows
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """A kill leaves the old file or the new one, never half of one (as :func:`~ccbench.results.write_results`)."""
+    import os
+
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _method_code(cell: dict) -> tuple[dict | None, str | None]:
+    """The method's ``code.*`` provenance, or ``(None, traceback)`` when it cannot be loaded."""
+    try:
+        registry.load_plugins(cell.get("plugins") or [])
+        return provenance.method_code(registry.get_method_spec(cell["method"]["name"])), None
+    except Exception:  # an unknown method or a broken plugin: every trial says why
+        return None, _error_text()
+
+
+def _say_stale(label: str, previous: pd.DataFrame, code: dict | None, reasons: dict, *, keep_stale: bool) -> None:
+    """One line per job about stale rows: how many re-run and why, or how many kept."""
+    stale = {t: r for t, r in reasons.items() if r and r.startswith("stale: ")}
+    if stale:
+        why = sorted(set(stale.values()))
+        log.warning("%s: re-running %d stale trial(s) -- %s", label, len(stale), "; ".join(w[7:] for w in why))
+    if keep_stale and code is not None:
+        kept = [t for t in previous.index if previous.loc[t, "status"] == "ok"
+                and _stale_reason(previous.loc[t], code) is not None and t not in reasons]
+        if kept:
+            log.warning("%s: keeping %d stale trial(s) made by other code (keep_stale=true; reports mark them)",
+                        label, len(kept))
 
 
 def _setup(cell: dict) -> dict:
@@ -221,6 +320,11 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             X=ds.X, constraints=cons, random_state=method_seed,
         )
         row["n_clusters_given"] = k
+        refusal = protocol.size_refusal(spec, params, ds.X.shape[0], ds.X.shape[1],
+                                        time_budget=cell.get("time_budget"))
+        if refusal is not None:
+            row.update(status="refused", error=refusal)
+            return row
         job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
                [m.name for m in setup["metrics"]], cell["inconsistent"], cell.get("evaluate_on", "all"))
         runner = setup.get("runner")
@@ -233,6 +337,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         row.update(status="infeasible", error=f"{type(exc).__name__}: {exc}")
     except SolutionNotFoundError as exc:
         row.update(status="not_found", error=f"{type(exc).__name__}: {exc}")
+    except InsufficientMemoryError as exc:  # a method's own guard, beside its declared MemoryModel
+        row.update(status="refused", error=f"{type(exc).__name__}: {exc}")
     except Exception as exc:
         row.update(status="error", error=getattr(exc, "worker_traceback", None) or _error_text())
     return row

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import pluggy
 
-if TYPE_CHECKING:  # the registry imports this module
-    from .registry import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, SchemeSpec
+if TYPE_CHECKING:
+    from .specs import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, SchemeSpec
 
 hookspec = pluggy.HookspecMarker("ccbench")
 hookimpl = pluggy.HookimplMarker("ccbench")

@@ -24,8 +24,38 @@ class WorkerDied(RuntimeError):
     """The worker process ended without answering (killed by the OS, a crash in C code)."""
 
 
-def _serve(conn, preload) -> None:
+def _die_with_parent(parent_pid: int) -> None:
+    """End this worker when the job process that started it dies (even by SIGKILL), so a killed
+    job leaves no fit running: the kernel's parent-death signal where there is one (Linux), and
+    everywhere a thread that notices the parent is gone within a second."""
+    import os
+    import threading
+    import time
+
+    try:
+        import ctypes
+        import signal
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux: the watcher below is enough
+        pass
+    if os.getppid() != parent_pid:  # the parent died before the signal was armed
+        os._exit(1)
+
+    def watch():
+        while os.getppid() == parent_pid:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="ccbench-parent-watch").start()
+
+
+def _serve(conn, preload, parent_pid=None) -> None:
     import importlib
+
+    if parent_pid is not None:
+        _die_with_parent(parent_pid)
 
     for name in preload:  # imports are start-up, not part of any call's time limit
         importlib.import_module(name)
@@ -70,7 +100,9 @@ class IsolatedRunner:
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
-        self._proc = self._ctx.Process(target=_serve, args=(child, self._preload), daemon=True)
+        import os
+
+        self._proc = self._ctx.Process(target=_serve, args=(child, self._preload, os.getpid()), daemon=True)
         # The child re-applies the parent's *global* start method, which a library may have set
         # to one the child cannot resolve (joblib's "loky", inside Hydra's joblib launcher):
         # spawn is the global default while the worker starts, then the old one is put back.

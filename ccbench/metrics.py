@@ -18,6 +18,7 @@ __all__ = [
     "adjusted_rand",
     "nmi",
     "n_clusters",
+    "n_clusters_error",
     "majority_errors",
     "constraint_violations",
     "pair_counts",
@@ -134,6 +135,17 @@ def nmi(labels_true, labels_pred) -> float:
 def n_clusters(labels_true, labels_pred) -> float:
     """Number of distinct clusters found (``labels_true`` ignored)."""
     return float(len(np.unique(labels_pred)))
+
+
+def n_clusters_error(labels_true, labels_pred) -> float:
+    """|clusters found - true classes|: how far the number of clusters is from the truth.
+
+    ``n_clusters`` itself has no "better" direction (one cluster is not the best
+    answer); this distance to the number of classes in ``labels_true`` is the
+    rankable version (lower is better, 0 = the right number).
+    """
+    a, b = _check_labelings(labels_true, labels_pred)
+    return float(abs(len(np.unique(b)) - len(np.unique(a))))
 
 
 def majority_errors(labels_true, labels_pred) -> float:

@@ -28,6 +28,10 @@ __all__ = [
     "skip_reason",
     "resolve_n_clusters",
     "build_estimator",
+    "size_refusal",
+    "memory_refusal",
+    "report_safe_dataset_params",
+    "LOCATION_OPTIONS",
     "check_cell",
     "check_value",
     "VALUE_CHECKS",
@@ -125,6 +129,43 @@ def skip_reason(spec: registry.MethodSpec, cons: Constraints) -> str | None:
         f"constraint scheme gives {'/'.join(sorted(available))}; use a labeled scheme "
         f"such as constraints=labeled_subsets"
     )
+
+
+def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_features: int,
+                 available: float | None = None, time_budget: float | None = None) -> str | None:
+    """Why ``spec`` must not fit an n x d problem here, or None: its declared
+    :class:`~ccbench.registry.MemoryModel` exceeds the available memory, or its
+    :class:`~ccbench.registry.TimeModel` predicts more than ``time_budget`` seconds.
+    The one place size limits are checked (the harness records a ``refused`` row)."""
+    if spec.memory is not None:
+        from .base import available_memory
+
+        need = spec.memory.bytes(n_samples, n_features, params)
+        free = available_memory() if available is None else available
+        if free is not None and need > free:
+            fix = f"; {spec.memory.alternative}" if spec.memory.alternative else ""
+            return (f"MemoryModel: method {spec.name!r} needs about {need / 2**30:.1f} GiB for n={n_samples}, "
+                    f"d={n_features} but {free / 2**30:.1f} GiB is available{fix}")
+    if spec.time is not None and time_budget is not None:
+        predicted = spec.time.predict(n_samples)
+        if predicted > time_budget:
+            return (f"TimeModel: method {spec.name!r} is predicted to take about {predicted:,.0f} s for "
+                    f"n={n_samples} ({spec.time.describe()}), over time_budget={time_budget:g} s; subsample to "
+                    f"n <= {spec.time.largest_n(time_budget):,} or raise time_budget")
+    return None
+
+
+memory_refusal = size_refusal  # the name issue 27 introduced
+
+
+# Dataset options that say *where* data lives, not what it is: never taken from a results
+# directory (a report reads results, nothing else; a crafted cell.json must not choose files or URLs).
+LOCATION_OPTIONS = ("data_dir", "manifest", "cache_dir", "url", "path", "data_home")
+
+
+def report_safe_dataset_params(section: dict) -> dict:
+    """A stored dataset group's options without file-system locations or URLs (:data:`LOCATION_OPTIONS`)."""
+    return {k: v for k, v in group_params(section).items() if k not in LOCATION_OPTIONS}
 
 
 @functools.lru_cache(maxsize=None)

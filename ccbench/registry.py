@@ -18,19 +18,33 @@ import dataclasses
 import importlib
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
 import pluggy
 
 from . import hookspecs
+from .specs import (  # noqa: F401 - re-exported: the registry is where plugins look them up
+    DIRECTIONS,
+    SUPERVISION_KINDS,
+    DatasetSpec,
+    MemoryModel,
+    MethodSpec,
+    MetricSpec,
+    NoiseSpec,
+    SchemeSpec,
+    TimeModel,
+)
 
 __all__ = [
     "MethodSpec",
+    "MemoryModel",
+    "TimeModel",
     "DatasetSpec",
     "SchemeSpec",
     "NoiseSpec",
     "MetricSpec",
+    "DIRECTIONS",
     "get_plugin_manager",
     "register_plugin",
     "load_plugins",
@@ -54,143 +68,11 @@ __all__ = [
 # *algorithms* come through the entry-point group like any third-party method.
 BUILTIN_PLUGINS = ("ccbench._builtin",)
 
-SUPERVISION_KINDS = ("must_link", "cannot_link", "labels")
-
-
 class UnknownNameError(KeyError, ValueError):
     """A registry look-up used a name no plugin provides."""
 
     def __str__(self):  # KeyError would repr() the message
         return str(self.args[0])
-
-
-@dataclasses.dataclass(frozen=True)
-class MethodSpec:
-    """What a clustering method is and what it needs.
-
-    Parameters
-    ----------
-    name : str
-        Registry name (``make_method(name)``).
-    estimator : type or str
-        A scikit-learn style estimator class, or ``"module:Class"`` naming it.
-        The string form keeps ``ccbench plugins`` fast (nothing heavy is
-        imported until the method is used); look-ups return the class.
-    summary : str
-        One line for ``ccbench plugins``.
-    paper : str
-        Short citation of the defining paper.
-    supervision : tuple of str
-        Which of ``"must_link"``, ``"cannot_link"``, ``"labels"`` the method
-        uses. Empty for unsupervised methods.
-    needs_n_clusters : bool
-        Whether ``n_clusters`` is a required hyper-parameter.
-    constraint_kind : {"none", "soft", "hard"}
-        Whether constraints are penalised (soft) or enforced (hard).
-    """
-
-    name: str
-    estimator: type | str
-    summary: str
-    paper: str = ""
-    supervision: tuple[str, ...] = ()
-    needs_n_clusters: bool = False
-    constraint_kind: str = "none"
-
-    def __post_init__(self):
-        bad = set(self.supervision) - set(SUPERVISION_KINDS)
-        if bad:
-            raise ValueError(
-                f"MethodSpec {self.name!r}: unknown supervision {sorted(bad)}; "
-                f"use any of {SUPERVISION_KINDS}"
-            )
-        if self.constraint_kind not in ("none", "soft", "hard"):
-            raise ValueError(
-                f"MethodSpec {self.name!r}: constraint_kind must be 'none', 'soft' "
-                f"or 'hard', got {self.constraint_kind!r}"
-            )
-        if isinstance(self.estimator, str) and ":" not in self.estimator:
-            raise ValueError(
-                f"MethodSpec {self.name!r}: estimator {self.estimator!r} must be a class "
-                f"or a 'package.module:ClassName' string"
-            )
-
-    def loaded(self) -> "MethodSpec":
-        """This spec with ``estimator`` imported (a no-op when it is a class)."""
-        if not isinstance(self.estimator, str):
-            return self
-        modname, _, attr = self.estimator.partition(":")
-        try:
-            cls = getattr(importlib.import_module(modname), attr)
-        except (ImportError, AttributeError) as exc:
-            raise ImportError(
-                f"method {self.name!r}: cannot import its estimator {self.estimator!r}: {exc}"
-            ) from exc
-        return dataclasses.replace(self, estimator=cls)
-
-
-@dataclasses.dataclass(frozen=True)
-class DatasetSpec:
-    """A loadable data set: ``loader(**options) -> Dataset``.
-
-    ``not_in_seed`` names the loader options that change how the data is read
-    or scaled but not which points and labels it has (where the files live,
-    preprocessing). Trial seeds leave them out, so such variants of one data
-    set see the same constraint sets (paired).
-    """
-
-    name: str
-    loader: Callable[..., Any]
-    summary: str = ""
-    n_samples: int | None = None
-    n_features: int | None = None
-    n_classes: int | None = None
-    source: str = ""
-    not_in_seed: tuple[str, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class SchemeSpec:
-    """A constraint scheme: ``func(y, *, rng, **params) -> Constraints``."""
-
-    name: str
-    func: Callable[..., Any]
-    summary: str = ""
-
-
-@dataclasses.dataclass(frozen=True)
-class NoiseSpec:
-    """A noise injector.
-
-    ``stage="labels"``: ``func(y, *, rate, rng) -> y_noisy`` applied before the
-    constraints are drawn. ``stage="constraints"``:
-    ``func(constraints, *, rate, rng) -> Constraints`` applied after.
-    """
-
-    name: str
-    func: Callable[..., Any]
-    stage: str
-    summary: str = ""
-
-    def __post_init__(self):
-        if self.stage not in ("labels", "constraints"):
-            raise ValueError(
-                f"NoiseSpec {self.name!r}: stage must be 'labels' or 'constraints', got {self.stage!r}"
-            )
-
-
-@dataclasses.dataclass(frozen=True)
-class MetricSpec:
-    """A metric: ``func(y_true, y_pred, *, constraints=None) -> float``.
-
-    ``greater_is_better`` tells reports which way is up.
-    """
-
-    name: str
-    func: Callable[..., float]
-    summary: str = ""
-    greater_is_better: bool = True
-    needs_constraints: bool = False
 
 
 _lock = threading.Lock()

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from .config import CELL_FILE, DEFAULT_X_AXIS
-from .results import STATUSES, gather, last_line, write_results
+from .results import FAILED_STATUSES, STATUSES, gather, last_line, write_results
 
 __all__ = [
     "DEFAULT_METRIC",
@@ -38,11 +38,18 @@ __all__ = [
     "markdown_table",
     "problems_table",
     "plot_metric",
+    "axis_label",
+    "method_colors",
+    "mean_ci",
+    "AXIS_LABELS",
     "write_report",
     "paper_reference",
     "paper_table",
     "error_summary",
     "drop_not_converged",
+    "provenance_table",
+    "provenance_warnings",
+    "stale_rows",
 ]
 
 DEFAULT_METRIC = "modified_rand"
@@ -52,9 +59,13 @@ DEFAULT_X = DEFAULT_X_AXIS
 _SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
 
 
-def load(*paths) -> pd.DataFrame:
-    """All results under ``paths`` with a ``method_label`` and ``setting`` column."""
-    data = gather(*paths)
+def load(*paths, damaged: str = "raise") -> pd.DataFrame:
+    """All results under ``paths`` with a ``method_label`` and ``setting`` column.
+
+    ``damaged="skip"`` leaves out damaged results files with a warning naming each
+    (the end-of-sweep summary); by default a damaged file is an error naming it.
+    """
+    data = gather(*paths, damaged=damaged)
     if data.empty:
         return data
     unnamed = data["method.name"].isna() if "method.name" in data else pd.Series(True, index=data.index)
@@ -88,6 +99,14 @@ def first_metric(data: pd.DataFrame) -> str:
         if names:
             return names[0]
     return DEFAULT_METRIC
+
+
+def md_text(value) -> str:
+    """``value`` as text safe inside a markdown table cell: a ``|`` would start a new column and
+    markup would render (``<b>``, a link); both are escaped."""
+    import html
+
+    return html.escape(str(value), quote=False).replace("|", "\\|")
 
 
 def _fmt(value) -> str:
@@ -250,19 +269,19 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     s["cell"] = s.apply(_cell, axis=1)
     xs = _sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
     s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
-    header = "| dataset | method | " + " | ".join(f"{x}={_fmt(v)}" for v in xs) + " |"
+    header = "| dataset | method | " + " | ".join(md_text(f"{x}={_fmt(v)}") for v in xs) + " |"
     note = "; nc k: k of them did not converge" if s.get("n_not_converged", pd.Series(0)).sum() else ""
     lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed{note})", "", header,
              "|" + "---|" * (2 + len(xs))]
     for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):
         cells = dict(zip(rows["x"], rows["cell"]))
-        lines.append(f"| {dataset} | {line} | " + " | ".join(cells.get(v, "") for v in xs) + " |")
+        lines.append(f"| {md_text(dataset)} | {md_text(line)} | " + " | ".join(cells.get(v, "") for v in xs) + " |")
     return "\n".join(lines)
 
 
 def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
     """One line per distinct error message: how many trials hit it and the first cell that did."""
-    bad = data[data["status"] == "error"] if "status" in data else data.iloc[:0]
+    bad = data[data["status"].isin(FAILED_STATUSES)] if "status" in data else data.iloc[:0]
     if bad.empty:
         return []
     messages = bad["error"].map(lambda e: last_line(e)[:width])
@@ -287,69 +306,155 @@ def problems_table(data: pd.DataFrame, width: int = 160) -> str:
     for (d, m, st), rows in data[data["status"] != "ok"].groupby(["dataset.name", "method_label", "status"], sort=True):
         msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
         msg = last_line(msg)
-        msg = msg.replace("|", "\\|")[:width]
-        lines.append(f"| {d} | {m} | {st} | {len(rows)} | {msg} |")
+        lines.append(f"| {md_text(d)} | {md_text(m)} | {st} | {len(rows)} | {md_text(msg[:width])} |")
     ok = data[data["status"] == "ok"]
     for (d, m), rows in ok.groupby(["dataset.name", "method_label"], sort=True):
         not_converged = _n_not_converged(rows)
         if not_converged:
-            lines.append(f"| {d} | {m} | ok, not converged | {not_converged} of {len(rows)} | "
+            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, not converged | {not_converged} of {len(rows)} | "
                          f"counted in the means; raise max_iter or see the method's warnings |")
         if "constraints_consistent" in rows:
             contradictory = int(rows["constraints_consistent"].astype("boolean").eq(False).fillna(False).sum())
             if contradictory:
-                lines.append(f"| {d} | {m} | ok, contradictory constraints | {contradictory} of {len(rows)} | "
+                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, contradictory constraints | {contradictory} of {len(rows)} | "
                              f"no clustering meets them all (noise can chain must-links across a cannot-link) |")
         hard = rows["constraint_kind"].eq("hard") if "constraint_kind" in rows else None
         if "n_violated" in rows and hard is not None and hard.any():
             violated = int((pd.to_numeric(rows["n_violated"], errors="coerce") > 0)[hard].sum())
             if violated:
-                lines.append(f"| {d} | {m} | ok, hard constraints violated | {violated} of {len(rows)} | "
+                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, hard constraints violated | {violated} of {len(rows)} | "
                              f"a hard-constraint method left given constraints unmet |")
     if len(lines) == 2:
         return f"All {len(data)} trials ok and converged where the method reports it."
     return "\n".join(lines)
 
 
-_LINE_STYLES = (("o", "-"), ("*", "--"), ("s", ":"), ("^", "-."), ("D", (0, (5, 1))))
+# Readable axis labels for the x keys the experiments use; any other key reads "name (group)".
+AXIS_LABELS = {
+    "constraints.n_constraints": "number of constraints",
+    "constraints.n_pairs": "constraint pairs per class (ML) and class pair (CL)",
+    "constraints.per_class": "labeled points per class",
+    "constraints.name": "constraint scheme",
+    "noise.rate": "noise rate",
+    "noise.name": "noise",
+    "dataset.name": "data set",
+    "method.p": "preference p",
+    "fit_time": "fit time (s)",
+}
+# Marker and line style per line of a figure (cycled in step): lines that coincide stay visible
+# through their distinct open markers, a small sideways offset, and their dash patterns.
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+_LINESTYLES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1, 1, 1)))
+# Sideways offset between neighbouring lines (points): the x values stay exact in the data.
+_DODGE_PT = 2.5
 # More lines than this per panel get one legend beside the figure instead of one per panel.
 _LEGEND_PER_PANEL = 6
+#: Confidence level of the error bars (t interval of the mean over the ok trials).
+CI_LEVEL = 0.95
 
 
-def _line_styles(summary: pd.DataFrame) -> dict:
-    """(color, marker, linestyle) per line: colour by method label, marker by setting.
+def axis_label(key: str) -> str:
+    """A readable label for a results column: :data:`AXIS_LABELS`, a metric's registered label,
+    else ``name (group)`` from ``group.name``."""
+    if key in AXIS_LABELS:
+        return AXIS_LABELS[key]
+    from . import registry
 
-    The papers' figures read the same way (SCSSAP Fig. 4: one colour per
-    method, 'o' for 5 % noise and '*' for 10 %).
-    """
+    try:
+        return registry.get_metric_spec(key).label
+    except Exception:  # noqa: BLE001 - not a registered metric
+        pass
+    group, _, name = key.rpartition(".")
+    name = name.replace("_", " ")
+    return f"{name} ({group})" if group else name
+
+
+def method_colors(labels) -> dict:
+    """One colour per method label, from the sorted set of labels: pass the whole page's labels so
+    a method has the same colour in every line plot and CD diagram of the page."""
     from matplotlib import colormaps
 
-    labels = sorted(summary["method_label"].unique())
-    settings = sorted(summary["setting"].unique())
-    cmap = colormaps["tab10" if len(labels) <= 10 else "tab20"]
-    styles = {}
-    for _, rec in summary.drop_duplicates(["method_label", "setting"]).iterrows():
-        marker, linestyle = _LINE_STYLES[settings.index(rec["setting"]) % len(_LINE_STYLES)]
-        color = cmap(labels.index(rec["method_label"]) % cmap.N)
-        styles[_line_label(rec.to_frame().T).iloc[0]] = (color, marker, linestyle)
-    return styles
+    names = sorted({str(v) for v in labels})
+    # tab10, then tab20 / tab20b + tab20c: qualitative palettes, distinct up to 60 labels
+    palettes = ["tab10"] if len(names) <= 10 else ["tab20"] if len(names) <= 20 else ["tab20", "tab20b", "tab20c"]
+    colours = [c for name in palettes for c in colormaps[name].colors]
+    return {name: colours[i % len(colours)] for i, name in enumerate(names)}
 
 
-def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X):
-    """Metric against x: one panel per data set, one line per label, error bars = std.
+def mean_ci(summary: pd.DataFrame, metric: str, level: float = CI_LEVEL) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper ends of the t confidence interval of the mean, clipped to the metric's range.
 
-    Colour tells the method label, marker and line style the other settings.
+    mean ± t_{(1+level)/2, n-1} · std / sqrt(n) over the ``n_ok`` trials (NaN for a
+    single trial: no interval), then clipped to ``MetricSpec.bounds`` (a Rand index
+    never goes below 0 or above 1, so neither does its interval).
+    """
+    from scipy.stats import t
+
+    from . import stats
+
+    lo, hi = stats.metric_bounds(metric)
+    n = summary["n_ok"].to_numpy(float)
+    mean, std = summary["mean"].to_numpy(float), summary["std"].to_numpy(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        half = t.ppf(0.5 + level / 2, n - 1) * std / np.sqrt(n)
+    return np.clip(mean - half, lo, hi), np.clip(mean + half, lo, hi)
+
+
+def _line_styles(lines: list[str], label_of: dict, colors: dict) -> dict:
+    """(color, marker, linestyle) per line: colour by method label (the page's mapping), marker and
+    line style by the line's place in the figure (distinct for up to 12 lines)."""
+    return {line: (colors[label_of[line]], _MARKERS[i % len(_MARKERS)], _LINESTYLES[i % len(_LINESTYLES)])
+            for i, line in enumerate(lines)}
+
+
+def _dodge(container, ax, i: int, n: int) -> None:
+    """Shift an errorbar's artists sideways by the line's slot (points), centred on the true x.
+
+    Applied after plotting, so the data limits came from the true values; the
+    artists' data stay the true x values.
+    """
+    from matplotlib.transforms import ScaledTranslation
+
+    shift = ScaledTranslation((i - (n - 1) / 2) * _DODGE_PT / 72.0, 0.0, ax.figure.dpi_scale_trans)
+    for artist in container.get_children():
+        artist.set_transform(artist.get_transform() + shift)
+
+
+def _keep_in_range(ax, metric: str, axis: str = "y") -> None:
+    """Never show values the metric cannot take (a Rand index below 0): limit the axis to its range."""
+    from . import stats
+
+    lo, hi = stats.metric_bounds(metric)
+    get, set_ = (ax.get_ylim, ax.set_ylim) if axis == "y" else (ax.get_xlim, ax.set_xlim)
+    a, b = get()
+    set_(max(a, lo), min(b, hi))
+
+
+def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X, colors: dict | None = None):
+    """Metric against x: one panel per data set, one line per label, error bars = a 95 % confidence
+    interval of the mean clipped to the metric's range.
+
+    Colour tells the method label (``colors``, default :func:`method_colors` of the
+    summary's labels: pass the page's mapping to share it with other figures); every
+    line has its own marker and line style. With a single x value there is no
+    curve to draw: a dot chart (one row per line, the metric along the axis).
     Returns a :class:`matplotlib.figure.Figure` (no pyplot state involved).
     """
     from matplotlib.figure import Figure
 
     s = summary.copy()
     s["line"] = _line_label(s)
+    colors = colors or method_colors(s["method_label"])
+    label_of = dict(zip(s["line"], s["method_label"]))
+    lines = sorted(s["line"].unique())
+    styles = _line_styles(lines, label_of, colors)
+    s["ci_low"], s["ci_high"] = mean_ci(s, metric)
     s = s[s["n_ok"] > 0]
-    styles = _line_styles(s)
     datasets = sorted(summary["dataset"].unique())
     ncols = min(len(datasets), 3)
     nrows = math.ceil(len(datasets) / ncols)
+    if summary.groupby("dataset")["x"].nunique(dropna=False).max() == 1:  # one x per panel: no curves
+        return _dot_chart(s, metric, x, datasets, ncols, nrows, lines, styles)
     shared_legend = s["line"].nunique() > _LEGEND_PER_PANEL
     width = 4.6 * ncols + (3.2 if shared_legend else 0)
     fig = Figure(figsize=(width, 3.6 * nrows), layout="constrained")
@@ -360,7 +465,9 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     handles = {}
     for ax, dataset in zip(axes, datasets):
         rows = s[s["dataset"] == dataset]
-        for line, g in rows.groupby("line", sort=True):
+        present = [line for line in lines if line in set(rows["line"])]
+        for slot, line in enumerate(present):
+            g = rows[rows["line"] == line]
             if numeric:
                 g = g.sort_values("x")
                 xv = g["x"].fillna(0).to_numpy(dtype=float)
@@ -369,16 +476,19 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
                 order = np.argsort(xv)
                 g, xv = g.iloc[order], xv[order]
             color, marker, linestyle = styles[line]
+            yerr = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]])
             handles[line] = ax.errorbar(
-                xv, g["mean"], yerr=g["std"].fillna(0), color=color, marker=marker, linestyle=linestyle,
-                capsize=2, elinewidth=0.8, label=line,
+                xv, g["mean"], yerr=np.nan_to_num(yerr), color=color, marker=marker, linestyle=linestyle,
+                markerfacecolor="none", capsize=2, elinewidth=0.8, label=line, clip_on=False,
             )
+            _dodge(handles[line], ax, slot, len(present))
         if categories:
             ax.set_xticks(range(len(categories)), [str(c) for c in categories])
         ax.set_title(dataset)
-        ax.set_xlabel(x)
-        ax.set_ylabel(metric)
+        ax.set_xlabel(axis_label(x))
+        ax.set_ylabel(axis_label(metric))
         ax.grid(alpha=0.3)
+        _keep_in_range(ax, metric)
         if len(rows) and not shared_legend:
             ax.legend(fontsize="small")
     for ax in axes[len(datasets):]:
@@ -386,6 +496,40 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     if shared_legend:
         names = sorted(handles)
         fig.legend([handles[n] for n in names], names, loc="outside right upper", fontsize="small")
+    fig.ccbench_layout = "lines"
+    return fig
+
+
+def _dot_chart(s, metric, x, datasets, ncols, nrows, lines, styles):
+    """One x value per data set: per data set, one row per line with its mean and confidence interval."""
+    from matplotlib.figure import Figure
+
+    rows_of = {line: i for i, line in enumerate(lines)}
+    xs = s["x"].unique()
+    fig = Figure(figsize=(3.6 * ncols + 0.07 * max(map(len, lines)) + 0.6, 0.8 + 0.28 * len(lines) * nrows + 0.6),
+                 layout="constrained")
+    axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharey=True)).ravel()
+    for ax, dataset in zip(axes, datasets):
+        rows = s[s["dataset"] == dataset]
+        for line, g in rows.groupby("line", sort=True):
+            color, marker, _ = styles[line]
+            xerr = np.vstack([g["mean"] - g["ci_low"], g["ci_high"] - g["mean"]])
+            ax.errorbar(g["mean"], [rows_of[line]] * len(g), xerr=np.nan_to_num(xerr), color=color,
+                        marker=marker, linestyle="none", markerfacecolor="none", capsize=2, elinewidth=0.8,
+                        label=line, clip_on=False)
+        ax.set_yticks(range(len(lines)), lines, fontsize="small")
+        ax.set_ylim(len(lines) - 0.5, -0.5)  # first line on top
+        values = rows["x"].unique()
+        ax.set_title(dataset if len(xs) == 1 or len(values) != 1 else f"{dataset} ({_fmt(values[0])})")
+        ax.set_xlabel(axis_label(metric))
+        ax.grid(alpha=0.3, axis="x")
+        _keep_in_range(ax, metric, axis="x")
+    for ax in axes[len(datasets):]:
+        ax.set_visible(False)
+    where = f"= {_fmt(xs[0])}" if len(xs) == 1 else "in brackets after each data set"
+    fig.suptitle(f"{axis_label(x)} {where} (one value per data set: no curve to draw)", fontsize="medium")
+    fig.ccbench_layout = "dots"
+    fig.ccbench_rows = rows_of
     return fig
 
 
@@ -394,10 +538,19 @@ def _draw_paper(fig, paper: dict) -> None:
         return
     xs = np.array([float(k) for k in paper["values"]])
     ys = np.array([float(v) for v in paper["values"].values()])
+    dots = getattr(fig, "ccbench_layout", "lines") == "dots"
     for ax in fig.axes:
-        if ax.get_visible():
-            ax.plot(xs, ys, "kx", markersize=8, mew=2, label=f"paper: {paper['method']}")
-            ax.legend(fontsize="small")
+        if not ax.get_visible():
+            continue
+        if dots:  # the metric runs along x: the paper's value on its method's row, else a vertical line
+            row = getattr(fig, "ccbench_rows", {}).get(paper["method"])
+            if row is None:
+                ax.axvline(ys[0], color="k", linestyle=":", label=f"paper: {paper['method']}")
+            else:
+                ax.plot(ys[:1], [row], "kx", markersize=8, mew=2, label=f"paper: {paper['method']}")
+            continue
+        ax.plot(xs, ys, "kx", markersize=8, mew=2, label=f"paper: {paper['method']}")
+        ax.legend(fontsize="small")
 
 
 def paper_reference(data: pd.DataFrame) -> dict | None:
@@ -406,15 +559,141 @@ def paper_reference(data: pd.DataFrame) -> dict | None:
     ``None`` when no cell has one. The block names ``source``, ``metric``,
     ``method`` (a method label) and ``values`` ({x value: number the paper prints}).
     """
+    for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
+        paper = read_cell(Path(source) / CELL_FILE).get("paper")
+        if paper:
+            return paper
+    return None
+
+
+# What says which machine and code made a row (ccbench.provenance); shown once per distinct combination.
+_ORIGIN_COLUMNS = ("env.hostname", "env.cpu", "env.n_cores", "env.python", "env.numpy", "env.scipy",
+                   "env.scikit-learn", "env.blas", "env.blas_threads", "code.ccbench_version", "code.git_commit",
+                   "code.git_dirty")
+
+
+def provenance_table(data: pd.DataFrame) -> pd.DataFrame:
+    """The machines and code versions found in the rows (not the report writer's), with row counts.
+
+    One row per distinct (machine, libraries, ccbench commit) plus, per method, one row per
+    distinct ``code.method_hash``; ``jobs`` names the job directories the rows came from.
+    """
+    cols = [c for c in _ORIGIN_COLUMNS if c in data]
+    if not cols:
+        return pd.DataFrame({"origin": ["unknown: rows recorded before ccbench kept provenance"],
+                             "rows": [len(data)]})
+    filled = data[cols].astype(str).replace({"nan": "?", "None": "?", "<NA>": "?"})
+    sources = data["source"].astype(str) if "source" in data else pd.Series("", index=data.index)
+
+    def where(dirs: pd.Series) -> str:
+        names = sorted({Path(d).name for d in dirs})
+        return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+    table = (filled.assign(rows=1, jobs=sources, job_dirs=sources)
+             .groupby(cols, sort=True).agg(rows=("rows", "sum"), jobs=("jobs", "nunique"), job_dirs=("job_dirs", where))
+             .reset_index())
+    table.columns = [c.removeprefix("env.").removeprefix("code.") for c in table.columns]
+    return table
+
+
+def method_versions(data: pd.DataFrame) -> pd.DataFrame:
+    """Per method: each ``code.method_hash`` found, its rows, and whether it is the installed code."""
+    if "code.method_hash" not in data:
+        return pd.DataFrame(columns=["method", "method_hash", "rows", "installed"])
+    current = _installed_hashes(tuple(data["method.name"].dropna().unique()))
+    hashes = data["code.method_hash"].astype(object).where(data["code.method_hash"].notna(), "(none)")
+    out = (data.assign(_h=hashes).groupby(["method.name", "_h"], sort=True).size()
+           .rename("rows").reset_index().rename(columns={"method.name": "method", "_h": "method_hash"}))
+    out["installed"] = [("?" if current.get(m) is None else "yes" if current[m] == h else "no")
+                        for m, h in zip(out["method"], out["method_hash"])]
+    return out
+
+
+def _installed_hashes(methods: tuple) -> dict:
+    """``code.method_hash`` of each method's code as installed here (None when not installed)."""
+    from . import provenance, registry
+
+    out = {}
+    for name in methods:
+        try:
+            out[name] = provenance.method_code(registry.get_method_spec(name))[provenance.METHOD_HASH]
+        except Exception:  # noqa: BLE001 - a report must open without the method's package
+            out[name] = None
+    return out
+
+
+def stale_rows(data: pd.DataFrame) -> pd.Series:
+    """``ok`` rows not made by the method code installed here (kept with ``keep_stale=true``, or
+    recorded before provenance); False where the method is not installed (cannot be judged)."""
+    if "method.name" not in data:
+        return pd.Series(False, index=data.index)
+    current = _installed_hashes(tuple(data["method.name"].dropna().unique()))
+    recorded = data["code.method_hash"] if "code.method_hash" in data else pd.Series(None, index=data.index)
+    installed = data["method.name"].map(current)
+    return (data["status"].eq("ok") & installed.notna() & (recorded.isna() | (recorded != installed))).astype(bool)
+
+
+def provenance_warnings(data: pd.DataFrame) -> list[str]:
+    """Cells whose rows mix code versions or machines, and rows made by code other than the installed."""
+    out = []
+    key = "config_hash" if "config_hash" in data else None
+    for col, what in (("code.method_hash", "code versions of the method"), ("env.hostname", "machines")):
+        if key is None or col not in data:
+            continue
+        mixed = data.groupby(key)[col].nunique(dropna=False)
+        mixed = mixed[mixed > 1]
+        for chash in mixed.index[:5]:
+            rows = data[data[key] == chash]
+            first = rows.iloc[0]
+            out.append(f"cell {first.get('dataset.name')}/{first.get('method_label', first.get('method.name'))} "
+                       f"({chash}) mixes {mixed[chash]} {what}: "
+                       + ", ".join(f"{v} ({n} rows)" for v, n in rows[col].astype(str).value_counts().items()))
+        if len(mixed) > 5:
+            out.append(f"... and {len(mixed) - 5} more cells mixing {what}")
+    if "code.method_hash" not in data:
+        out.append("the rows carry no provenance (recorded before ccbench kept it): the code and machine "
+                   "that made them are unknown")
+    else:
+        stale = stale_rows(data)
+        if stale.any():
+            methods = sorted(data.loc[stale, "method.name"].astype(str).unique())
+            out.append(f"{int(stale.sum())} ok row(s) were made by code other than the installed one "
+                       f"({', '.join(methods)}): marked stale; re-run without keep_stale=true to refresh them")
+    return out
+
+
+def provenance_markdown(data: pd.DataFrame) -> str:
+    """The Provenance section of ``summary.md``: machines and code, method versions, warnings."""
+    parts = ["Machines and code that made these rows (from the rows themselves):", "",
+             _frame_markdown(provenance_table(data))]
+    versions = method_versions(data)
+    if len(versions):
+        parts += ["", "Method code (`code.method_hash`; installed = the code installed where this report was written):",
+                  "", _frame_markdown(versions)]
+    warn = provenance_warnings(data)
+    if warn:
+        parts += ["", "Warnings:", ""] + [f"- {md_text(w)}" for w in warn]
+    return "\n".join(parts)
+
+
+def _frame_markdown(frame: pd.DataFrame) -> str:
+    lines = ["| " + " | ".join(md_text(c) for c in frame.columns) + " |", "|" + "---|" * len(frame.columns)]
+    lines += ["| " + " | ".join(md_text(_fmt(v)) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join(lines)
+
+
+def read_cell(path) -> dict:
+    """A job's ``cell.json`` (empty when absent); a damaged one is an error naming it and the fix."""
     import json
 
-    for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
-        cell = Path(source) / CELL_FILE
-        if cell.exists():
-            paper = json.loads(cell.read_text()).get("paper")
-            if paper:
-                return paper
-    return None
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is damaged ({exc}); move it aside (mv '{path}' '{path}.damaged') and re-run "
+                         f"the sweep command, which rewrites it, or report without that job directory") from None
 
 
 def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
@@ -456,19 +735,34 @@ def _trials_note(data: pd.DataFrame) -> str:
     per_cell = data.groupby("config_hash").size() if "config_hash" in data else pd.Series([len(data)])
     n = f"{per_cell.min()}" if per_cell.min() == per_cell.max() else f"{per_cell.min()} to {per_cell.max()}"
     return (f"Each cell (data set, method, setting, x) has {n} paired trials: every method saw the same "
-            f"constraint sets. Tables show mean ± one standard deviation (ddof=1) over the ok trials, and "
-            f"plots the same as error bars; other statuses are counted, never averaged.")
+            f"constraint sets. Tables show mean ± one standard deviation (ddof=1) over the ok trials; plots show "
+            f"the mean with a {CI_LEVEL:.0%} confidence interval of the mean (t, clipped to the metric's "
+            f"range); other statuses are counted, never averaged.")
 
 
 def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
-                 pool=(), paper: dict | None = None, command: str | None = None) -> dict:
+                 pool=(), paper: dict | None = None, command: str | None = None, formats=()) -> dict:
     """Write ``summary.parquet``, ``summary.md`` and ``<metric>.png`` per metric to ``out_dir``.
 
     ``paper`` (see :func:`paper_reference`) adds the paper's printed numbers
     beside ours for its metric, in a table and as black crosses on the plot;
-    ``command`` is recorded in the markdown so the report says how it was made.
+    ``command`` is recorded in the markdown so the report says how it was made;
+    ``formats`` (``"latex"``, ``"csv"``) also exports the tables (:mod:`ccbench.report_export`).
     Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
     """
+    with plain_text():
+        return _write_report(data, out_dir, metrics, x, pool, paper, command, formats)
+
+
+def plain_text():
+    """Matplotlib context in which labels are literal text: a ``$`` in a method label or x axis
+    would otherwise be parsed as mathtext, and an invalid expression stops the whole report."""
+    import matplotlib
+
+    return matplotlib.rc_context({"text.parse_math": False})
+
+
+def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> dict:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if "method_label" not in data:
@@ -491,5 +785,10 @@ def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str 
         paths[f"png_{m}"] = png
         parts.append(f"![{m}]({png.name})\n")
     parts.append(f"## Problems\n\n{problems_table(data)}\n")
+    parts.append(f"## Provenance\n\n{provenance_markdown(data)}\n")
     paths["summary_md"].write_text("\n".join(parts))
+    if formats:
+        from .report_export import export_tables
+
+        paths.update(export_tables(summaries, metrics, x, out, formats))
     return paths

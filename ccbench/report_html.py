@@ -16,10 +16,7 @@ import base64
 import html
 import io
 import json
-import os
-import platform
 import re
-import subprocess
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +24,7 @@ import pandas as pd
 from . import report, stats
 from .config import CELL_FILE
 
-__all__ = ["write_html", "html_page", "markdown_to_html", "environment", "HTML_FILE"]
+__all__ = ["write_html", "html_page", "markdown_to_html", "HTML_FILE"]
 
 HTML_FILE = "report.html"
 _CSS = """
@@ -48,7 +45,7 @@ _PIPE = re.compile(r"(?<!\\)\|")
 
 def _inline(text: str) -> str:
     """Escape, then turn markdown `code` spans into <code>."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(text.replace("\\|", "|")))
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(html.unescape(text.replace("\\|", "|"))))
 
 
 def markdown_to_html(text: str) -> str:
@@ -87,44 +84,9 @@ def _png(fig) -> str:
     return f'<img alt="figure" src="data:image/png;base64,{data}">'
 
 
-def _git_commit() -> str:
-    try:
-        res = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(__file__).parent,
-                             capture_output=True, text=True, timeout=5)
-        return res.stdout.strip() or "unknown"
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def environment() -> dict:
-    """Versions and hardware of the machine that writes the report (not necessarily the one that ran it)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    env = {"python": platform.python_version(), "platform": platform.platform()}
-    for dist in ("ccbench", "numpy", "scipy", "scikit-learn", "pandas", "numba", "scikit-posthocs", "baycomp"):
-        try:
-            env[dist] = version(dist)
-        except PackageNotFoundError:
-            env[dist] = "not installed"
-    env.update(git_commit=_git_commit(), cpu=_cpu_model(), cores=os.cpu_count(),
-               numba_threads=os.environ.get("NUMBA_NUM_THREADS", "default"))
-    return env
-
-
 def _config_section(data: pd.DataFrame) -> str:
     sources = sorted(data["source"].dropna().unique()) if "source" in data else []
-    cells = [json.loads((Path(s) / CELL_FILE).read_text()) for s in sources
-             if (Path(s) / CELL_FILE).exists()]
+    cells = [c for c in (report.read_cell(Path(s) / CELL_FILE) for s in sources) if c]
     if not cells:
         return "<p>No cell.json found beside the results.</p>"
     flat = pd.json_normalize(cells)
@@ -137,41 +99,77 @@ def _config_section(data: pd.DataFrame) -> str:
     return "\n".join(parts)
 
 
-def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float, alpha: float) -> str:
-    """Across data sets (ranks, Friedman, CD diagram, win/tie/loss) and per cell (Wilcoxon-Holm)."""
+def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float, alpha: float, at=None,
+                   colors: dict | None = None) -> str:
+    """Across data sets at one x value (ranks, Friedman, CD diagram, win/tie/loss; ranked metrics
+    only) and per cell (Wilcoxon-Holm), each with what its sample size allows."""
     parts = []
-    try:
-        all_means = stats.block_means(data, metric, x, pool, complete=False)
-    except ValueError as exc:
-        return f"<p>No statistics: {html.escape(str(exc))}</p>"
-    means = all_means.dropna()
+    if not stats.is_ranked(metric):
+        parts.append(f"<h3>Across data sets</h3><p class='note'><code>{html.escape(metric)}</code> is not ranked "
+                     f"(direction 'none': e.g. a count, where fewer is not better): no ranks, Friedman test, "
+                     f"CD diagram or win/tie/loss. The per-cell tests below ask only whether two methods differ.</p>")
+    else:
+        try:
+            chosen = stats.resolve_at(data, metric, x, pool, at)
+            all_means = stats.block_means(data, metric, x, pool, at=chosen, complete=False)
+        except ValueError as exc:
+            return f"<p>No statistics: {html.escape(str(exc))}</p>"
+        parts.append(_across_section(all_means, metric, x, chosen, at is None, margin, alpha, colors))
+    tests = stats.paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
+    if len(tests):
+        significant = int((tests["p_holm"] <= alpha).sum())
+        too_few = int((tests["p_min"] > alpha).sum())
+        per_cell = tests.groupby(stats.CELL, dropna=False).size()
+        need = stats.min_pairs(alpha, int(per_cell.max()))
+        parts.append(f"<h3>Per cell: paired Wilcoxon signed-rank tests</h3><p class='note'>{len(tests)} method pairs "
+                     f"over paired trials, Holm-corrected within each (data set, setting, x); {significant} differ at "
+                     f"alpha = {alpha}. " + ("W/T/L per trial with margin {margin:g}. ".format(margin=margin)
+                                             if stats.is_ranked(metric) else "")
+                     + f"p_min is the smallest Holm-adjusted p the cell's trials can give: with "
+                     f"{int(per_cell.max())} method pair(s) per cell to correct for, a difference needs at least "
+                     f"{need} paired trials (a single Wilcoxon test needs {stats.min_pairs(alpha)})"
+                     + (f"; {too_few} pair(s) have too few trials to reach alpha and get no verdict" if too_few else "")
+                     + ".</p>")
+        parts.append("<details><summary>All pairs</summary>" + _frame_html(tests, index=False) + "</details>")
+    return "\n".join(parts)
+
+
+def _across_section(all_means: pd.DataFrame, metric: str, x: str, at, default: bool, margin: float,
+                    alpha: float, colors: dict | None) -> str:
+    absent = [m for m in all_means.columns if all_means[m].isna().all()]
+    means = all_means.drop(columns=absent).dropna()
+    means.attrs["at"] = at
     dropped = len(all_means) - len(means)
     n, k = means.shape
-    parts.append(f"<h3>Across data sets</h3><p class='note'>Blocks are (data set, setting); each block's value "
-                 f"is the method's mean over trials and x values. {n} complete block(s)"
-                 + (f" ({dropped} left out: some method has no ok trial there)" if dropped else "") + ".</p>")
+    if at is None:  # the blocks' largest x differ (a budget per data set)
+        where = (f"each data set's largest <code>{html.escape(x)}</code> "
+                 f"(<code>ccbench report --at X</code> picks one value)")
+    else:
+        where = (f"<code>{html.escape(x)}</code> = {html.escape(report._fmt(at))}"
+                 + (" (the largest value; <code>ccbench report --at X</code> picks another)" if default else ""))
+    parts = [f"<h3>Across data sets at {where}</h3><p class='note'>Blocks are (data set, setting) at this one x "
+             f"value (never pooled over x: x = 0 has no supervision); each block's value is the method's mean "
+             f"over trials. {n} complete block(s)"
+             + (f" ({dropped} left out: some method has no ok trial there)" if dropped else "")
+             + (f"; not ranked, no ok trial at this x: {', '.join(map(html.escape, absent))}" if absent else "")
+             + ".</p>"]
     if n >= 2 and k >= 2:
         ranks = stats.average_ranks(means, metric).rename_axis("method").reset_index(name="average rank")
         parts.append(_frame_html(ranks, index=False, floats="{:.2f}"))
     if n >= 2 and k >= 3:
         fr = stats.friedman(means)
+        floor = stats.friedman_min_p(n, k)
         parts.append(f"<p>Friedman chi² = {fr['statistic']:.3f}, p = {fr['pvalue']:.3g} "
                      f"(Iman-Davenport F = {fr['iman_davenport']:.3f}, p = {fr['pvalue_iman_davenport']:.3g}) "
-                     f"over {n} blocks and {k} methods.</p>")
-        parts.append(_png(stats.cd_diagram(means, metric, alpha=alpha)))
+                     f"over {n} blocks and {k} methods; the smallest p Friedman's test can give here is "
+                     f"{floor:.3g}" + (" (too few data sets to reach alpha)" if floor > alpha else "") + ".</p>")
+        parts.append(_png(stats.cd_diagram(means, metric, alpha=alpha, colors=colors)))
     else:
         parts.append("<p>No Friedman test or CD diagram: they need at least 3 methods on 2 complete data sets.</p>")
     if n >= 1 and k >= 2:
         parts.append(f"<p>Win/tie/loss of the row method against the column method over blocks "
-                     f"(a difference under {margin:g} is a tie):</p>")
+                     f"(a difference under {margin:g} is a tie; counts, not a test):</p>")
         parts.append(_frame_html(stats.win_tie_loss(means, metric, margin).rename_axis(None)))
-    tests = stats.paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
-    if len(tests):
-        significant = int((tests["p_holm"] <= alpha).sum())
-        parts.append(f"<h3>Per cell: paired Wilcoxon signed-rank tests</h3><p class='note'>{len(tests)} method pairs "
-                     f"over paired trials, Holm-corrected within each (data set, setting, x); {significant} differ at "
-                     f"alpha = {alpha}. W/T/L per trial with margin {margin:g}.</p>")
-        parts.append("<details><summary>All pairs</summary>" + _frame_html(tests, index=False) + "</details>")
     return "\n".join(parts)
 
 
@@ -201,15 +199,19 @@ def _per_method(table: pd.DataFrame) -> pd.DataFrame:
 
 def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = report.DEFAULT_X, pool=(),
               paper: dict | None = None, command: str | None = None, margin: float = 0.03,
-              alpha: float = 0.05, baseline: str | None = None) -> str:
+              alpha: float = 0.05, baseline: str | None = None, at=None) -> str:
     """The report of ``data`` as one HTML string (see the module docstring); ``baseline`` (an
-    unconstrained method label) adds the constraint-set utility of every method against it."""
+    unconstrained method label) adds the constraint-set utility of every method against it;
+    ``at`` is the x value at which methods are ranked across data sets (default: the largest)."""
     if "method_label" not in data:
         data = data.assign(method_label=report.method_labels(data))
+    # one colour per method label on the whole page: line plots and CD diagrams alike
+    colors = report.method_colors(report.method_labels(data, x))
     n_jobs = data["source"].nunique() if "source" in data else 1
     body = [f"<h1>ccbench report</h1><p>{len(data)} trials from {n_jobs} job(s); x = <code>{html.escape(x)}</code>. "
             f"Every method of a cell saw the same constraint sets (paired trials); tables show mean ± std "
-            f"(ddof=1) over the ok trials.</p>"]
+            f"(ddof=1) over the ok trials, plots the mean with a {report.CI_LEVEL:.0%} confidence interval of "
+            f"the mean clipped to the metric's range.</p>"]
     if command:
         body.append(f"<p>Generated by <code>{html.escape(command)}</code>.</p>")
     body.append("<nav><ul>" + "".join(f'<li><a href="#metric-{html.escape(m)}">{html.escape(m)}</a></li>' for m in metrics)
@@ -219,22 +221,29 @@ def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = rep
         summary = report.summarise(data, m, x, pool)
         body.append(f'<h2 id="metric-{html.escape(m)}">{html.escape(m)}</h2>')
         body.append(markdown_to_html(report.markdown_table(summary, m, x)))
-        fig = report.plot_metric(summary, m, x)
+        fig = report.plot_metric(summary, m, x, colors=colors)
         if paper and paper.get("metric") == m:
             body.append("<h3>Beside the paper</h3>" + markdown_to_html(report.paper_table(summary, paper)))
             report._draw_paper(fig, paper)
         body.append(_png(fig))
         try:
-            body.append(_stats_section(data, m, x, pool, margin, alpha))
+            body.append(_stats_section(data, m, x, pool, margin, alpha, at=at, colors=colors))
         except ValueError as exc:  # e.g. replicates that need --pool: the rest of the page still helps
             body.append(f"<p>No statistics for {html.escape(m)}: {html.escape(str(exc))}</p>")
         if baseline:
             body.append(_utility_section(data, baseline, m, x, pool))
     body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(report.problems_table(data)))
     body.append('<h2 id="config">Config</h2>' + _config_section(data))
-    env = pd.Series(environment(), name="value").to_frame()
-    body.append('<h2 id="environment">Environment</h2><p class="note">Of the machine that wrote this report.</p>'
-                + _frame_html(env))
+    body.append('<h2 id="environment">Environment</h2><p class="note">The machines and code that made these rows, '
+                'read from the rows themselves (<code>env.*</code>, <code>code.*</code> columns).</p>'
+                + _frame_html(report.provenance_table(data), index=False))
+    versions = report.method_versions(data)
+    if len(versions):
+        body.append("<h3>Method code</h3><p class='note'>installed = the code installed where this report was "
+                    "written.</p>" + _frame_html(versions, index=False))
+    warn = report.provenance_warnings(data)
+    if warn:
+        body.append("<h3>Provenance warnings</h3><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warn) + "</ul>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>ccbench report</title>"
             f"<style>{_CSS}</style></head><body>\n" + "\n".join(body) + "\n</body></html>\n")
 
@@ -244,5 +253,7 @@ def write_html(data: pd.DataFrame, out_dir, **kwargs) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / HTML_FILE
-    path.write_text(html_page(data, **kwargs), encoding="utf-8")
+    with report.plain_text():
+        page = html_page(data, **kwargs)
+    path.write_text(page, encoding="utf-8")
     return path

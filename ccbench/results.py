@@ -5,10 +5,25 @@ Each Hydra job owns ``<output_dir>/results.parquet``. Rows are keyed by
 keys already present (resume), and a retried trial replaces its old row.
 Files are rewritten whole through a temporary file and :func:`os.replace`, so a
 killed run leaves either the previous file or the new one, never half of one.
+
+Integrity: every file is written with Parquet page checksums (CRC-32 of each data
+page, verified on read) and a SHA-256 of the decoded table (column names, types
+and values) in the file's key-value metadata, checked on read. Page checksums
+do not cover page headers or the footer (where the column names live), so a
+flipped byte there could otherwise change a number or a name silently; with both,
+a damaged file is a :class:`ResultsCorruptError` naming the file, never a
+different number.
+
+Concurrency: a write happens under an exclusive lock on ``<file>.lock`` and merges
+the rows on disk (written meanwhile by another process using the same job
+directory, e.g. a second sweep into the same ``hydra.sweep.dir``) with this
+process's new rows, so no process's rows are lost.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import time
 from collections.abc import Iterable, Mapping
@@ -28,11 +43,28 @@ __all__ = [
     "ResultsStore",
     "gather",
     "last_line",
+    "ResultsCorruptError",
+    "FAILED_STATUSES",
 ]
 
 RESULTS_FILE = "results.parquet"
-STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout")
+STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused")
+# statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
+FAILED_STATUSES = ("error", "timeout")
+# (not_found, like infeasible, is a recorded outcome: the same seed repeats the same search)
 KEY = ("config_hash", "trial")
+_CONTENT_KEY = b"ccbench.content_sha256"
+
+
+class ResultsCorruptError(ValueError):
+    """A results file cannot be read back exactly as it was written (truncated, damaged)."""
+
+    def __init__(self, path, reason: str):
+        self.path = Path(path)
+        super().__init__(
+            f"results file {self.path} is damaged ({reason}); move it aside "
+            f"(mv '{self.path}' '{self.path}.damaged') and run the same command again: its trials will re-run"
+        )
 
 
 def flatten(mapping: Mapping, prefix: str = "") -> dict:
@@ -58,27 +90,72 @@ def last_line(text) -> str:
     return lines[-1].strip() if lines else ""
 
 
+def _content_hash(frame: pd.DataFrame) -> bytes:
+    """SHA-256 of a table's column names, types and values (independent of the file layout)."""
+    digest = hashlib.sha256()
+    digest.update(repr([(str(c), str(t)) for c, t in frame.dtypes.items()]).encode())
+    if len(frame.columns):
+        values = pd.util.hash_pandas_object(frame, index=False, categorize=False)
+        digest.update(values.to_numpy().tobytes())
+    return digest.hexdigest().encode()
+
+
 def read_results(path) -> pd.DataFrame:
-    """The rows in ``path`` (a results file or a job directory); empty when absent."""
+    """The rows in ``path`` (a results file or a job directory); empty when absent.
+
+    Raises :class:`ResultsCorruptError` (naming the file and the fix) when the file
+    is truncated or damaged.
+    """
+    import pyarrow.parquet as pq
+
     path = Path(path)
     if path.is_dir():
         path = path / RESULTS_FILE
     if not path.exists():
         return pd.DataFrame()
-    return pd.read_parquet(path)
+    try:
+        table = pq.read_table(path, page_checksum_verification=True)
+        frame = table.to_pandas()
+    except Exception as exc:  # noqa: BLE001 - any decoding failure means a damaged file
+        raise ResultsCorruptError(path, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}") from None
+    stored = (table.schema.metadata or {}).get(_CONTENT_KEY)
+    if stored is not None and stored != _content_hash(frame):
+        raise ResultsCorruptError(path, "its content does not match the checksum written with it")
+    return frame
 
 
 def write_results(frame: pd.DataFrame, path) -> None:
-    """Write ``frame`` to ``path`` atomically (temporary file, then rename)."""
+    """Write ``frame`` to ``path`` atomically (temporary file, then rename), with checksums."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        _normalise(frame).to_parquet(tmp, index=False)
+        table = pa.Table.from_pandas(_normalise(frame), preserve_index=False)
+        # hash what a reader will decode, so the check compares like with like
+        meta = {**(table.schema.metadata or {}), _CONTENT_KEY: _content_hash(table.to_pandas())}
+        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+@contextlib.contextmanager
+def locked(path):
+    """An exclusive advisory lock on ``<path>.lock`` (all ccbench writers of ``path`` take it)."""
+    import fcntl
+
+    lock = Path(path).with_name(f".{Path(path).name}.lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -112,7 +189,8 @@ class ResultsStore:
     def __init__(self, path, *, min_interval: float = 1.0):
         self.path = Path(path)
         self.min_interval = min_interval
-        self.existing = read_results(self.path)
+        with locked(self.path):
+            self.existing = read_results(self.path)
         self.new_rows: list[dict] = []
         self._last_write = time.monotonic()
 
@@ -133,7 +211,10 @@ class ResultsStore:
             return
         if not force and time.monotonic() - self._last_write < self.min_interval:
             return
-        write_results(self.frame(), self.path)
+        with locked(self.path):
+            # rows another process wrote since we last looked are kept (merge, not overwrite)
+            self.existing = read_results(self.path)
+            write_results(self.frame(), self.path)
         self._last_write = time.monotonic()
 
     def frame(self) -> pd.DataFrame:
@@ -162,12 +243,13 @@ def _result_files(paths: Iterable) -> list[Path]:
     return files
 
 
-def gather(*paths) -> pd.DataFrame:
+def gather(*paths, damaged: str = "raise") -> pd.DataFrame:
     """Every ``results.parquet`` under ``paths`` in one frame.
 
     Adds ``source`` (the job directory). A ``(config_hash, trial)`` present in
     several files (the same cell run into two directories) is kept once: the
-    most recent row.
+    most recent row. ``damaged="skip"`` leaves out damaged files with a warning
+    naming each; by default one raises :class:`ResultsCorruptError`.
     """
     files = _result_files(paths)
     if not files:
@@ -177,7 +259,15 @@ def gather(*paths) -> pd.DataFrame:
         )
     frames = []
     for f in files:
-        df = pd.read_parquet(f)
+        try:
+            df = read_results(f)
+        except ResultsCorruptError as exc:
+            if damaged != "skip":
+                raise
+            import warnings
+
+            warnings.warn(str(exc), stacklevel=2)
+            continue
         df["source"] = str(f.parent)
         frames.append(df)
     frames = [f for f in frames if not f.empty]

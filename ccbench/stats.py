@@ -12,7 +12,7 @@ Within one cell (data set, setting, x):
 
 Across data sets (Demšar 2006; Benavoli et al. 2017), on the per-data-set means
 of :func:`block_means` (one block per data set and setting, the metric averaged
-over trials and, unless ``at`` picks one, over the x values):
+over the trials at one x value):
 
 - :func:`win_tie_loss`: the NNC paper's convention (Yang et al. 2015, Sect. 5.3):
   A beats B on a data set when its mean is better by at least ``margin`` (0.03
@@ -23,9 +23,22 @@ over trials and, unless ``at`` picks one, over the x values):
 - :func:`bayesian_signed_rank`: baycomp's Bayesian signed-rank test with a
   region of practical equivalence (ROPE); :func:`compare` prints a verdict.
 
+Across data sets, blocks are taken at **one x value** (``at``; default: the
+largest, e.g. the largest constraint budget, of each data set): averaging a
+learning curve would pool x = 0, where supervision plays no role, with the
+supervised points.
+
 Only ``ok`` trials enter. Direction comes from the metric's registry entry
-(``greater_is_better``); unknown columns count as "higher is better" except
-``fit_time``.
+(:attr:`ccbench.registry.MetricSpec.direction`); ``fit_time`` is "lower", any
+other column is not ranked. Unranked metrics (``n_clusters_found``: fewer
+clusters is not better) get per-cell tests of a *difference* ("A higher"),
+never "better", ranks, Friedman, CD diagrams or win/tie/loss.
+
+Small samples (see :func:`wilcoxon_min_p`, :func:`min_pairs`): every test
+states the smallest p-value it can reach with the trials at hand; below the
+minimum n a test prints "too few trials" instead of a verdict (a two-sided
+Wilcoxon signed-rank test needs 6 non-zero pairs to reach p < 0.05, more after
+Holm's correction; the Bayesian test is held to the same minimum).
 
 References
 ----------
@@ -37,13 +50,22 @@ S. Holm, "A simple sequentially rejective multiple test procedure", Scand. J. St
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
 import pandas as pd
 
 __all__ = [
+    "direction",
+    "is_ranked",
+    "metric_bounds",
     "greater_is_better",
+    "wilcoxon_min_p",
+    "min_pairs",
+    "friedman_min_p",
+    "resolve_at",
+    "x_values",
     "holm",
     "paired_frame",
     "paired_tests",
@@ -66,14 +88,100 @@ BLOCK = ["dataset", "setting"]
 DECISION = 0.95
 
 
-def greater_is_better(metric: str) -> bool:
-    """Which way is up for ``metric``: its registry entry, else True (``fit_time``: False)."""
+# Results columns that are no registered metric but have a known direction and range.
+_COLUMNS = {"fit_time": ("lower", (0.0, np.inf))}
+
+
+def _spec(metric: str):
     from . import registry
 
     try:
-        return bool(registry.get_metric_spec(metric).greater_is_better)
-    except Exception:  # a results column that is no registered metric
-        return metric not in ("fit_time",)
+        return registry.get_metric_spec(metric)
+    except Exception:  # noqa: BLE001 - a results column that is no registered metric
+        return None
+
+
+def direction(metric: str) -> str:
+    """``"higher"``, ``"lower"`` or ``"none"`` (not ranked): the metric's registry entry; ``fit_time``
+    is "lower"; any other column declares nothing and is not ranked."""
+    spec = _spec(metric)
+    if spec is not None:
+        return spec.direction
+    return _COLUMNS.get(metric, ("none",))[0]
+
+
+def is_ranked(metric: str) -> bool:
+    """Whether ranks, Friedman, CD diagrams, win/tie/loss and "better" verdicts apply to ``metric``."""
+    return direction(metric) != "none"
+
+
+def metric_bounds(metric: str) -> tuple[float, float]:
+    """The range ``metric`` can take (registry entry; ``(-inf, inf)`` when unknown)."""
+    spec = _spec(metric)
+    if spec is not None:
+        return spec.bounds
+    return _COLUMNS.get(metric, (None, (-np.inf, np.inf)))[1]
+
+
+def greater_is_better(metric: str) -> bool:
+    """True when higher is better; a metric that is not ranked raises (it has no "better")."""
+    return _sign(metric) > 0
+
+
+def _sign(metric: str) -> float:
+    d = direction(metric)
+    if d == "none":
+        raise ValueError(f"metric {metric!r} is not ranked (direction 'none': e.g. a count, where fewer is "
+                         f"not better); rank a metric with a direction (n_clusters_error = |found - classes|)")
+    return 1.0 if d == "higher" else -1.0
+
+
+# -- what a sample of a given size can show ---------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def wilcoxon_min_p(n: int) -> float:
+    """Smallest two-sided p-value the Wilcoxon signed-rank test can give with ``n`` non-zero pairs.
+
+    Computed by :func:`scipy.stats.wilcoxon` itself on the most extreme sample
+    (all differences of one sign, distinct): ``2 / 2**n`` where scipy uses the
+    exact null distribution (n <= 50). 1.0 for n < 1.
+    """
+    from scipy.stats import wilcoxon
+
+    if n < 1:
+        return 1.0
+    return float(wilcoxon(np.arange(1.0, n + 1.0)).pvalue)
+
+
+def min_pairs(alpha: float = 0.05, n_tests: int = 1) -> int:
+    """Smallest number of paired values with which a Wilcoxon test, Holm-corrected over ``n_tests``,
+    can reach ``alpha`` (6 at 0.05 for one test: ``2 / 2**5 = 0.0625``)."""
+    n = 1
+    while n_tests * wilcoxon_min_p(n) > alpha:
+        n += 1
+    return n
+
+
+def friedman_min_p(n_blocks: int, k: int) -> float:
+    """Smallest p-value of Friedman's chi-square (as scipy computes it) over ``n_blocks`` blocks and
+    ``k`` methods: every block ranks the methods alike, chi² = n (k - 1) (Demšar eq. 3)."""
+    from scipy.stats import chi2
+
+    return float(chi2.sf(n_blocks * (k - 1), k - 1))
+
+
+def _nemenyi_can_separate(k: int, n: int, alpha: float) -> bool:
+    """Whether any two of ``k`` methods can be told apart over ``n`` blocks: the largest possible
+    difference of average ranks, k - 1, reaches the critical difference."""
+    return k - 1 >= critical_difference(k, n, alpha)
+
+
+# The Bayesian signed-rank test has no p-value to bound: its posterior with baycomp's prior already
+# says P = 0.97 from 2 paired trials. Held to the frequentist minimum at the same error rate
+# (1 - DECISION = 0.05): no verdict from fewer paired values than Wilcoxon needs to reach it.
+def _bayes_min_n() -> int:
+    return min_pairs(1.0 - DECISION)
 
 
 def holm(pvalues) -> np.ndarray:
@@ -150,6 +258,22 @@ def _wtl(diff: np.ndarray, margin: float) -> tuple[int, int, int]:
     return int((diff >= margin).sum()), int((np.abs(diff) < margin).sum()), int((diff <= -margin).sum())
 
 
+def _holm_floor(n_pairs) -> np.ndarray:
+    """Smallest Holm-adjusted p each test of a family can reach, from each test's number of pairs.
+
+    Holm's adjusted value of any test is at least m * (smallest raw p of the family)
+    and at least its own raw p; at best every raw p is its :func:`wilcoxon_min_p`.
+    """
+    floors = np.array([wilcoxon_min_p(int(n)) for n in n_pairs], dtype=float)
+    if floors.size == 0:
+        return floors
+    return np.minimum(np.maximum(floors.size * floors.min(), floors), 1.0)
+
+
+def _too_few(n: int, floor: float) -> str:
+    return f"too few trials (n = {n}: p >= {floor:.3g})"
+
+
 def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), margin: float = 0.03,
                  alpha: float = 0.05) -> pd.DataFrame:
     """Wilcoxon signed-rank test for every two methods in every cell, Holm-corrected per cell.
@@ -157,12 +281,17 @@ def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(),
     One row per (dataset, setting, x, A, B) with the trials both completed:
     ``n_pairs``, ``mean_diff`` (A - B, in the metric's units), ``wins``, ``ties``,
     ``losses`` (per trial, "better" in the metric's direction, a difference under
-    ``margin`` being a tie), ``statistic``, ``p``, ``p_holm`` (the family is all
-    pairs of the cell) and ``verdict`` (``A better``, ``B better`` or ``no
-    difference`` at ``alpha`` after Holm).
+    ``margin`` being a tie; empty for a metric that is not ranked), ``statistic``,
+    ``p``, ``p_holm`` (the family is all pairs of the cell), ``p_min`` (the
+    smallest ``p_holm`` these numbers of trials can reach) and ``verdict``:
+    ``A better`` / ``B better`` (``A higher`` / ``B higher`` for a metric that is
+    not ranked) or ``no difference`` at ``alpha`` after Holm, and ``too few
+    trials`` when ``p_min > alpha`` (no sample of that size could show a difference).
     """
     wide = paired_frame(data, metric, x, pool)
-    sign = 1.0 if greater_is_better(metric) else -1.0
+    ranked = is_ranked(metric)
+    sign = _sign(metric) if ranked else 1.0
+    word = "better" if ranked else "higher"
     out = []
     for cell, rows in wide.groupby(level=CELL, sort=True):
         recs = []
@@ -171,41 +300,107 @@ def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(),
             both = rows[[a, b]].dropna()
             va, vb = both[a].to_numpy(float), both[b].to_numpy(float)
             stat, p = _wilcoxon(va, vb)
-            w, t, lo = _wtl(sign * (va - vb), margin)
+            w, t, lo = _wtl(sign * (va - vb), margin) if ranked else (None, None, None)
             recs.append(dict(zip(CELL, cell), A=a, B=b, n_pairs=len(both),
                              mean_diff=float(np.mean(va - vb)) if len(both) else np.nan,
                              wins=w, ties=t, losses=lo, statistic=stat, p=p))
         if not recs:
             continue
         adjusted = holm([r["p"] for r in recs])
-        for r, ph in zip(recs, adjusted):
-            r["p_holm"] = ph
-            better = sign * r["mean_diff"] > 0
-            r["verdict"] = ("no difference" if not ph <= alpha else
-                            f"{r['A'] if better else r['B']} better")
+        floors = _holm_floor([r["n_pairs"] for r in recs])
+        for r, ph, floor in zip(recs, adjusted, floors):
+            r["p_holm"], r["p_min"] = ph, floor
+            ahead = sign * r["mean_diff"] > 0
+            if floor > alpha:
+                r["verdict"] = _too_few(r["n_pairs"], floor)
+            else:
+                r["verdict"] = ("no difference" if not ph <= alpha else
+                                f"{r['A'] if ahead else r['B']} {word}")
         out.extend(recs)
-    cols = [*CELL, "A", "B", "n_pairs", "mean_diff", "wins", "ties", "losses", "statistic", "p", "p_holm", "verdict"]
+    cols = [*CELL, "A", "B", "n_pairs", "mean_diff", "wins", "ties", "losses", "statistic", "p", "p_holm",
+            "p_min", "verdict"]
     return pd.DataFrame(out, columns=cols)
+
+
+def x_values(data: pd.DataFrame, metric: str, x: str | None = None, pool=()) -> list:
+    """The x values with ok trials, in order (numbers numerically)."""
+    return _ordered(_prepare(data, metric, x, pool)["x"].unique().tolist())
+
+
+def _ordered(values: list) -> list:
+    try:
+        return sorted(values, key=float)
+    except (TypeError, ValueError):
+        return sorted(values, key=str)
+
+
+def resolve_at(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), at=None):
+    """The x value at which blocks are compared across data sets.
+
+    ``at`` if given (checked against the x values). Otherwise the largest x (the
+    largest supervision budget) of each block: the value itself when every block
+    has the same largest x, ``None`` when they differ (a protocol with a budget per
+    data set, e.g. NNC's 5 labeled points per class, 2 on ecoli), which
+    :func:`block_means` reads as "each block at its own largest x". Several
+    non-numeric x values in a block (scheme names) have no natural order: ``at``
+    is required then.
+    """
+    return _resolve_at(_prepare(data, metric, x, pool), at)
+
+
+def _resolve_at(frame: pd.DataFrame, at):
+    values = _ordered(frame["x"].unique().tolist())
+    if at is not None:
+        match = [v for v in values if _same(at)(v)]
+        if not match:
+            raise ValueError(f"no ok trial at x = {at!r}; x values: {[str(v) for v in values]}")
+        return match[0]
+    tops = []
+    for _, rows in frame.groupby(BLOCK, sort=False):
+        block = rows["x"].unique().tolist()
+        numeric = [v for v in block if _is_number(v)]
+        if len(block) > 1 and not numeric:
+            raise ValueError(f"x takes {len(values)} non-numeric values {[str(v) for v in values]}: ranks across "
+                             f"data sets are per x value; choose one with --at")
+        tops.append(max(numeric, key=float) if numeric else block[0])
+    distinct = {str(v) for v in tops}
+    return tops[0] if len(distinct) == 1 else None
+
+
+def _largest_x_of_each_block(frame: pd.DataFrame) -> pd.DataFrame:
+    xnum = pd.to_numeric(frame["x"], errors="coerce")
+    top = xnum.groupby([frame[c] for c in BLOCK]).transform("max")
+    return frame[(xnum == top).to_numpy()]
+
+
+def _is_number(v) -> bool:
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def block_means(data: pd.DataFrame, metric: str, x: str | None = None, pool=(), at=None,
                 complete: bool = True) -> pd.DataFrame:
-    """Mean ``metric`` per block (data set, setting) and method: index blocks, columns method labels.
+    """Mean ``metric`` per block (data set, setting) and method at one x value: index blocks,
+    columns method labels.
 
-    ``at`` keeps one x value (compared as text, so ``--at 40`` matches 40 and 40.0);
-    without it each block averages the cell means over its x values (a learning
-    curve's mean height). ``complete`` drops blocks where some method has no ok trial
-    (the rank tests need every method on every block).
+    ``at`` picks the x value (matched as a number when it is one, so ``--at 40``
+    matches 40 and 40.0); the default is :func:`resolve_at`'s, the largest x (of
+    each block, when the blocks' largest x differ: ``attrs["at"]`` is then None).
+    Blocks never pool several x values: x = 0 (no supervision) averaged with
+    supervised points would measure neither. ``complete`` drops blocks where
+    some method has no ok trial (the rank tests need every method on every block),
+    after leaving out the methods with no ok trial at this x at all.
     """
     frame = _prepare(data, metric, x, pool)
-    if at is not None:
-        keep = frame["x"].map(_same(at))
-        if not keep.any():
-            raise ValueError(f"no ok trial at x = {at!r}; x values: {sorted(map(str, frame['x'].unique()))}")
-        frame = frame[keep]
-    cells = frame.groupby([*CELL, "method_label"])["value"].mean()
-    means = cells.groupby(level=[*BLOCK, "method_label"]).mean().unstack("method_label")
-    return means.dropna() if complete else means
+    at = _resolve_at(frame, at)
+    frame = _largest_x_of_each_block(frame) if at is None else frame[frame["x"].map(_same(at))]
+    means = frame.groupby([*BLOCK, "method_label"])["value"].mean().unstack("method_label")
+    means.attrs["at"] = at
+    # a method with no ok trial at this x is left out, rather than every block with it
+    return means.dropna(axis=1, how="all").dropna() if complete else means
 
 
 def _same(at):
@@ -223,7 +418,7 @@ def win_tie_loss(means: pd.DataFrame, metric: str, margin: float = 0.03) -> pd.D
     A block is a win when the row's mean is better by at least ``margin`` (the NNC
     paper's 0.03 on the Rand index), a loss when worse by at least ``margin``.
     """
-    sign = 1.0 if greater_is_better(metric) else -1.0
+    sign = _sign(metric)
     methods = list(means.columns)
     table = pd.DataFrame("", index=methods, columns=methods)
     for a, b in itertools.permutations(methods, 2):
@@ -234,7 +429,7 @@ def win_tie_loss(means: pd.DataFrame, metric: str, margin: float = 0.03) -> pd.D
 
 
 def _ranks(means: pd.DataFrame, metric: str) -> pd.DataFrame:
-    return means.rank(axis=1, ascending=not greater_is_better(metric), method="average")
+    return means.rank(axis=1, ascending=_sign(metric) < 0, method="average")
 
 
 def average_ranks(means: pd.DataFrame, metric: str) -> pd.Series:
@@ -275,23 +470,34 @@ def critical_difference(k: int, n: int, alpha: float = 0.05) -> float:
     return float(q * np.sqrt(k * (k + 1) / (6.0 * n)))
 
 
-def cd_diagram(means: pd.DataFrame, metric: str, alpha: float = 0.05, title: str | None = None):
+def cd_diagram(means: pd.DataFrame, metric: str, alpha: float = 0.05, title: str | None = None,
+               colors: dict | None = None):
     """Critical-difference diagram (scikit-posthocs): average ranks, bars join methods that the
-    Nemenyi test does not tell apart at ``alpha``. Returns a matplotlib Figure (no pyplot state)."""
+    Nemenyi test does not tell apart at ``alpha``. ``colors`` ({method label: colour}, e.g.
+    :func:`ccbench.report.method_colors` of the whole page) gives each method the colour it has
+    in the page's line plots. Returns a matplotlib Figure (no pyplot state)."""
     import scikit_posthocs as sp
     from matplotlib.figure import Figure
 
+    from . import report
+
     ranks = average_ranks(means, metric)
     n, k = means.shape
+    colors = colors or report.method_colors(means.columns)
     fig = Figure(figsize=(10.0, 1.8 + 0.3 * k))
     ax = fig.subplots()
     # the method names sit outside the axes, left and right: leave them room (no layout engine sees them)
     side = min(0.42, 0.06 + 0.0085 * max(len(str(m)) + 6 for m in ranks.index))
     fig.subplots_adjust(left=side, right=1 - side, top=1 - 0.75 / fig.get_figheight(), bottom=0.02)
-    sp.critical_difference_diagram(ranks, nemenyi(means), ax=ax, alpha=alpha)
+    sp.critical_difference_diagram(ranks, nemenyi(means), ax=ax, alpha=alpha,
+                                   color_palette={m: colors[m] for m in ranks.index})
     cd = critical_difference(k, n, alpha)
-    fig.suptitle(title or f"{metric}: average ranks over {n} data sets (1 = best)\na bar joins methods the "
-                 f"Nemenyi test does not separate (CD = {cd:.2f}, alpha = {alpha})", fontsize="medium")
+    at = means.attrs.get("at")
+    where = "" if "at" not in means.attrs else " at each data set's largest x" if at is None else \
+        f" at x = {report._fmt(at)}"
+    limit = "" if _nemenyi_can_separate(k, n, alpha) else f"; CD > {k - 1}: too few data sets to separate any two"
+    fig.suptitle(title or f"{metric}: average ranks over {n} data sets{where} (1 = best)\na bar joins methods "
+                 f"the Nemenyi test does not separate (CD = {cd:.2f}, alpha = {alpha}{limit})", fontsize="medium")
     return fig
 
 
@@ -301,7 +507,9 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, *, greater: bool = True, nsam
 
     baycomp's Bayesian signed-rank test (Benavoli et al. 2014, 2017) over paired
     values ``a``, ``b`` (per-data-set means, or per-trial values of one cell).
-    The verdict names the outcome with probability ≥ 0.95, else ``inconclusive``.
+    The verdict names the outcome with probability ≥ 0.95, else ``inconclusive``;
+    with fewer than :func:`min_pairs` (6) paired values it is ``too few trials``
+    whatever the posterior says (baycomp gives P = 0.97 from 2 values).
     """
     from baycomp import SignedRankTest
 
@@ -314,7 +522,8 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, *, greater: bool = True, nsam
     probs = {"A better": float(p_a), "equivalent": float(p_rope), "B better": float(p_b)}
     best = max(probs, key=probs.get)
     return {"p_a_better": probs["A better"], "p_rope": probs["equivalent"], "p_b_better": probs["B better"],
-            "verdict": best if probs[best] >= DECISION else "inconclusive", "n": int(a.size)}
+            "verdict": ("too few trials" if a.size < _bayes_min_n() else
+                        best if probs[best] >= DECISION else "inconclusive"), "n": int(a.size)}
 
 
 def _text_table(rows: list[list], header: list[str]) -> str:
@@ -324,16 +533,24 @@ def _text_table(rows: list[list], header: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines + [fmt.format(*map(str, r)) for r in rows])
 
 
-def _verdict_text(res: dict, a: str, b: str) -> str:
-    v = res["verdict"].replace("A better", f"{a} better").replace("B better", f"{b} better")
+def _verdict_text(res: dict, a: str, b: str, word: str = "better") -> str:
+    if res["verdict"] == "too few trials":
+        return f"too few trials (n = {res['n']} < {_bayes_min_n()})"
+    v = res["verdict"].replace("A better", f"{a} {word}").replace("B better", f"{b} {word}")
     return v.replace("equivalent", "practically equivalent")
 
 
 def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = None, rope: float = 0.01,
             margin: float = 0.03, pool=(), at=None, alpha: float = 0.05) -> str:
-    """Text verdict for methods ``a`` and ``b`` (method labels): per data set, Bayesian signed-rank
-    over paired trials and Wilcoxon (Holm over the cells); across data sets, the Bayesian
-    signed-rank test over per-data-set means, Wilcoxon over them and win/tie/loss."""
+    """Text verdict for methods ``a`` and ``b`` (method labels): per cell, Bayesian signed-rank
+    over paired trials and Wilcoxon (Holm over the cells); across data sets at one x value
+    (``at``, default the largest), the Bayesian signed-rank test over per-data-set means,
+    Wilcoxon over them and win/tie/loss.
+
+    Below the minimum sample (:func:`min_pairs`: 6 paired values for one test at
+    alpha 0.05) a verdict reads "too few trials" / "too few data sets", and the
+    smallest p-value the sample could give is printed beside the p-value.
+    """
     from . import report
 
     labels = set(report.method_labels(data, report.resolve_x(data, x)))
@@ -342,52 +559,79 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
         raise ValueError(f"no method labelled {missing} in these results; labels: {sorted(labels)}")
     if a == b:
         raise ValueError("--compare needs two different methods")
-    greater = greater_is_better(metric)
+    ranked = is_ranked(metric)
+    greater = _sign(metric) > 0 if ranked else True
+    word = "better" if ranked else "higher"
     wide = paired_frame(data, metric, x, pool)
     if at is not None:
         wide = wide[wide.index.get_level_values("x").map(_same(at))]
     wide = wide[[a, b]].dropna()
     if wide.empty:
         raise ValueError(f"{a} and {b} share no ok paired trial{'' if at is None else f' at x = {at}'}")
-    direction = "higher" if greater else "lower"
-    lines = [f"{a} (A) vs {b} (B) on {metric} ({direction} is better); ROPE ±{rope:g}, "
+    min_n = _bayes_min_n()
+    direction_text = f"{'higher' if greater else 'lower'} is better" if ranked else "not ranked: differences only"
+    lines = [f"{a} (A) vs {b} (B) on {metric} ({direction_text}); ROPE ±{rope:g}, "
              f"win margin {margin:g}, alpha {alpha:g}", ""]
     cells = []
     for cell, rows in wide.groupby(level=CELL, sort=True):
         va, vb = rows[a].to_numpy(float), rows[b].to_numpy(float)
         _, p = _wilcoxon(va, vb)
-        bay = bayesian_signed_rank(va, vb, rope, greater=greater) if len(rows) >= 2 else None
+        # below the minimum no verdict is given, so no posterior is drawn either (baycomp: ~1 s per call)
+        bay = bayesian_signed_rank(va, vb, rope, greater=greater) if len(rows) >= min_n else None
         cells.append((cell, va, vb, p, bay))
     p_holm = holm([c[3] for c in cells])
-    header = ["dataset", "setting", "x", "n", "mean A", "mean B", "W/T/L", "p Holm",
+    floors = _holm_floor([len(c[1]) for c in cells])
+    header = ["dataset", "setting", "x", "n", "mean A", "mean B", "W/T/L", "p Holm", "min p",
               "P(A>B)", "P(rope)", "P(B>A)", "verdict"]
     rows_out = []
-    for (cell, va, vb, _, bay), ph in zip(cells, p_holm):
-        w, t, lo = _wtl((1 if greater else -1) * (va - vb), margin)
+    for (cell, va, vb, _, bay), ph, floor in zip(cells, p_holm, floors):
+        wtl = "/".join(map(str, _wtl((1 if greater else -1) * (va - vb), margin))) if ranked else "-"
+        verdict = (f"too few trials (n = {len(va)} < {min_n})" if bay is None
+                   else _verdict_text(bay, "A", "B", word))
         rows_out.append([cell[0], cell[1] or "-", report._fmt(cell[2]), len(va), f"{va.mean():.3f}",
-                         f"{vb.mean():.3f}", f"{w}/{t}/{lo}", f"{ph:.3g}",
-                         *(["-"] * 4 if bay is None else
-                           [f"{bay['p_a_better']:.2f}", f"{bay['p_rope']:.2f}", f"{bay['p_b_better']:.2f}",
-                            _verdict_text(bay, "A", "B")])])
-    lines += ["Per cell (paired trials; W/T/L per trial, Wilcoxon p Holm-corrected over the cells):",
+                         f"{vb.mean():.3f}", wtl, f"{ph:.3g}", f"{floor:.3g}",
+                         *(["-"] * 3 if bay is None else
+                           [f"{bay['p_a_better']:.2f}", f"{bay['p_rope']:.2f}", f"{bay['p_b_better']:.2f}"]),
+                         verdict])
+    lines += [f"Per cell (paired trials; W/T/L per trial; Wilcoxon p Holm-corrected over the {len(cells)} "
+              f"cell(s), 'min p' the smallest value these trials can give; a verdict needs >= {min_n} "
+              f"paired trials, and p <= {alpha:g} needs {min_pairs(alpha, len(cells))} per cell here):",
               _text_table(rows_out, header), ""]
-    means = block_means(data, metric, x, pool, at=at, complete=False)[[a, b]].dropna()
-    where = "" if at is None else f" at x = {at}"
+    chosen = resolve_at(data, metric, x, pool, at)
+    where = (" at each data set's largest x (--at picks one x)" if chosen is None else
+             f" at x = {report._fmt(chosen)}" + ("" if at is not None else " (the largest x; --at picks another)"))
+    means = block_means(data, metric, x, pool, at=chosen, complete=False)[[a, b]].dropna()
     if len(means) >= 2:
-        bay = bayesian_signed_rank(means[a], means[b], rope, greater=greater)
         _, p = _wilcoxon(means[a].to_numpy(float), means[b].to_numpy(float))
-        w, t, lo = _wtl((1 if greater else -1) * (means[a] - means[b]).to_numpy(float), margin)
-        lines += [f"Across {len(means)} data sets{where} (per-data-set means over trials and x values):",
-                  f"  Bayesian signed-rank: P(A better) = {bay['p_a_better']:.3f}, P(practically equivalent) = "
-                  f"{bay['p_rope']:.3f}, P(B better) = {bay['p_b_better']:.3f}",
-                  f"  Wilcoxon signed-rank p = {p:.3g}; win/tie/loss of A (margin {margin:g}) = {w}/{t}/{lo}",
-                  f"  Verdict: {_verdict_text(bay, a, b)} (decision at posterior probability {DECISION})."]
+        wtl = ("/".join(map(str, _wtl((1 if greater else -1) * (means[a] - means[b]).to_numpy(float), margin)))
+               if ranked else "-")
+        lines += [f"Across {len(means)} data sets{where} (per-data-set means over trials):"]
+        if len(means) >= min_n:
+            bay = bayesian_signed_rank(means[a], means[b], rope, greater=greater)
+            verdict = _verdict_text(bay, a, b, word)
+            lines += [f"  Bayesian signed-rank: P(A {word}) = {bay['p_a_better']:.3f}, P(practically equivalent) "
+                      f"= {bay['p_rope']:.3f}, P(B {word}) = {bay['p_b_better']:.3f}"]
+        else:
+            verdict = f"too few data sets (n = {len(means)} < {min_n})"
+        lines += [f"  Wilcoxon signed-rank p = {p:.3g} (smallest possible with {len(means)} data sets: "
+                  f"{wilcoxon_min_p(len(means)):.3g}); win/tie/loss of A (margin {margin:g}) = {wtl}",
+                  f"  Verdict: {verdict} (decision at posterior probability {DECISION}; "
+                  f"needs >= {min_n} data sets)."]
     else:
-        only = bayesian_signed_rank(wide[a], wide[b], rope, greater=greater)
-        lines += [f"One data set{where}: Bayesian signed-rank over its {len(wide)} paired trials: "
-                  f"P(A better) = {only['p_a_better']:.3f}, P(equivalent) = {only['p_rope']:.3f}, "
-                  f"P(B better) = {only['p_b_better']:.3f}",
-                  f"  Verdict: {_verdict_text(only, a, b)} (decision at posterior probability {DECISION})."]
+        if chosen is None:
+            one = _largest_x_of_each_block(wide.reset_index()).set_index(wide.index.names)
+        else:
+            one = wide[wide.index.get_level_values("x").map(_same(chosen))]
+        only = bayesian_signed_rank(one[a], one[b], rope, greater=greater) if len(one) >= min_n else None
+        if only is None:
+            lines += [f"One data set{where}: {len(one)} paired trial(s); Verdict: too few trials "
+                      f"(n = {len(one)} < {min_n})."]
+        else:
+            lines += [f"One data set{where}: Bayesian signed-rank over its {len(one)} paired trials: "
+                      f"P(A {word}) = {only['p_a_better']:.3f}, P(equivalent) = {only['p_rope']:.3f}, "
+                      f"P(B {word}) = {only['p_b_better']:.3f}",
+                      f"  Verdict: {_verdict_text(only, a, b, word)} (decision at posterior probability "
+                      f"{DECISION}; needs >= {min_n} paired trials)."]
     return "\n".join(lines)
 
 
@@ -445,7 +689,8 @@ def trial_coherence(data: pd.DataFrame) -> pd.Series:
         if key not in cache:
             dkey = json.dumps(cell["dataset"], sort_keys=True)
             if dkey not in datasets:
-                datasets[dkey] = load_dataset(cell["dataset"]["name"], **protocol.group_params(cell["dataset"]))
+                datasets[dkey] = load_dataset(cell["dataset"]["name"],
+                                              **protocol.report_safe_dataset_params(cell["dataset"]))
             ds = datasets[dkey]
             rng, _ = protocol.trial_streams(int(row["trial_seed"]))
             cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
@@ -476,7 +721,7 @@ def utility(data: pd.DataFrame, baseline: str, metric: str, x: str | None = None
     if baseline not in wide.columns:
         raise ValueError(f"no method labelled {baseline!r} in these results; labels: {sorted(wide.columns)}")
     info = paired_frame(data, "constraint_violations", x, pool)[baseline].rename("informativeness")
-    sign = 1.0 if greater_is_better(metric) else -1.0
+    sign = _sign(metric) if is_ranked(metric) else np.nan  # "worse" needs a direction
     coh = None
     if with_coherence:  # one re-draw per paired trial: the baseline's rows
         data = data.reset_index(drop=True)
@@ -497,7 +742,8 @@ def utility(data: pd.DataFrame, baseline: str, metric: str, x: str | None = None
             varied = np.ptp(inf) > 0 and np.ptp(gain) > 0
             rec = dict(zip(CELL, cell), method=method, baseline=baseline, n_pairs=len(both),
                        informativeness=float(np.nanmean(inf)) if np.isfinite(inf).any() else np.nan,
-                       gain=float(gain.mean()), share_worse=float(np.mean(sign * gain < 0)),
+                       gain=float(gain.mean()),
+                       share_worse=float(np.mean(sign * gain < 0)) if np.isfinite(sign) else np.nan,
                        corr_informativeness_gain=float(spearmanr(inf, gain).statistic) if varied else np.nan)
             if coh is not None:
                 rec["coherence"] = float(coh.reindex(both.index).mean())

@@ -1,7 +1,5 @@
-
-# The root schema (ccbench.config.CellConfig) must be in Hydra's ConfigStore
-# before config.yaml's defaults list names it; importing this package (which
-# Hydra does to read pkg://ccbench_conf) registers it.
-from ccbench.config import register_configs
-
-register_configs()
+# Hydra imports this package to read pkg://ccbench_conf. Everything config.yaml names must be
+# in Hydra's ConfigStore by then, so composing works in a fresh interpreter without importing
+# ccbench.app first (docs/harness.md "In Python"): the root schema (ccbench.config.CellConfig)
+# and hydra/sweeper=ccbench (hydra_plugins/ccbench_sweeper, which ccbench.app registers).
+import ccbench.app  # noqa: F401  (registers both)

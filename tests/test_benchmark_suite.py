@@ -47,7 +47,7 @@ def test_every_registered_method_has_time_peakmem_and_quality_benchmarks():
     """Each registered method (built-in families and those still to land) is timed, its
     peak memory measured and its clustering quality tracked by some class whose
     ``method`` names it; a new method without them fails here."""
-    from ccbench.registry import list_methods
+    from ccbench.check_plugin import builtin_methods
 
     found = {}
     for cls in _benchmark_classes():
@@ -56,7 +56,7 @@ def test_every_registered_method_has_time_peakmem_and_quality_benchmarks():
         kinds |= {"peakmem_" for _ in _benchmarks_of(cls, "peakmem_")}
         kinds |= {"quality track_" for n in _benchmarks_of(cls, "track_") if n not in RESOURCE_TRACKS}
     needed = {"time_", "peakmem_", "quality track_"}
-    missing = {spec.name: sorted(needed - found.get(spec.name, set())) for spec in list_methods()}
+    missing = {spec.name: sorted(needed - found.get(spec.name, set())) for spec in builtin_methods()}
     missing = {name: kinds for name, kinds in missing.items() if kinds}
     assert not missing, (
         f"registered methods without benchmarks: {missing}; add a common.EstimatorBenchmark "

@@ -247,3 +247,117 @@ def test_a_parameter_left_at_its_default_is_labelled_with_the_default():
 
     data = pd.DataFrame({"method.name": ["ap", "ap", "kmeans"], "method.damping": [None, 0.9, None]})
     assert method_labels(data).tolist() == ["ap(damping=0.75)", "ap(damping=0.9)", "kmeans"]
+
+
+# -- issue 30 item 8: plots ------------------------------------------------------------------
+
+
+def _summary(means: dict, stds: dict | None = None, n_ok: int = 10, xs=(50, 100), dataset="d") -> pd.DataFrame:
+    """A summary table by hand: ``means[label] = [mean at each x]``."""
+    rows = []
+    for label, values in means.items():
+        for x, mean in zip(xs, values):
+            rows.append({"dataset": dataset, "method_label": label, "setting": "", "x": x, "metric": "modified_rand",
+                         "mean": mean, "std": (stds or {}).get(label, 0.05), "n_ok": n_ok, "n_trials": n_ok})
+    return pd.DataFrame(rows)
+
+
+def _lines(ax) -> dict:
+    return {c.get_label(): c for c in ax.containers}
+
+
+def test_identical_curves_get_distinct_markers_line_styles_and_stay_visible():
+    from matplotlib.colors import to_hex
+
+    labels = [f"m{i}" for i in range(8)]
+    fig = plot_metric(_summary({m: [0.6, 0.7] for m in labels}), "modified_rand", X)  # all on top of each other
+    lines = {k: c.lines[0] for k, c in _lines(fig.axes[0]).items()}
+    assert len({ln.get_marker() for ln in lines.values()}) == 8
+    assert len({str(ln.get_linestyle()) + str(ln.get_dashes() if hasattr(ln, "get_dashes") else "")
+                for ln in lines.values()}) >= 4
+    assert len({(ln.get_marker(), ln.get_linestyle()) for ln in lines.values()}) == 8
+    assert len({to_hex(ln.get_color()) for ln in lines.values()}) == 8
+    # the data are the true values, but on screen each curve sits beside the others
+    for ln in lines.values():
+        assert ln.get_xdata().tolist() == [50, 100] and ln.get_ydata().tolist() == [0.6, 0.7]
+    fig.canvas.draw()
+    on_screen = {round(float(ln.get_transform().transform([[50, 0.6]])[0, 0]), 1) for ln in lines.values()}
+    assert len(on_screen) == 8
+
+
+def test_a_single_x_value_is_a_dot_chart_not_one_vertical_line():
+    summary = _summary({"a": [0.6], "b": [0.7], "c": [0.8]}, xs=(5,))
+    fig = plot_metric(summary, "modified_rand", "constraints.per_class")
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["a", "b", "c"]  # one row per method
+    points = sorted((float(c.lines[0].get_xdata()[0]), float(c.lines[0].get_ydata()[0])) for c in ax.containers)
+    assert points == [(0.6, 0.0), (0.7, 1.0), (0.8, 2.0)]  # the metric runs along the axis
+    assert ax.get_xlabel() == "modified Rand index" and "labeled points per class = 5" in fig._suptitle.get_text()
+    from ccbench.report import _draw_paper
+
+    _draw_paper(fig, {"method": "b", "values": {5: 0.75}})  # the paper's number on its method's row
+    (cross,) = [ln for ln in ax.lines if ln.get_marker() == "x"]
+    assert (cross.get_xdata().tolist(), cross.get_ydata().tolist()) == ([0.75], [1])
+    # one x per data set but different between data sets (nnc_table2: 5 per class, 2 on ecoli) is dots too
+    two = pd.concat([summary, _summary({"a": [0.5], "b": [0.4], "c": [0.3]}, xs=(2,), dataset="e")])
+    fig = plot_metric(two, "modified_rand", "constraints.per_class")
+    assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["d (5)", "e (2)"]
+
+
+def test_error_bars_are_a_confidence_interval_of_the_mean_clipped_to_the_metric_range():
+    import scipy.stats
+
+    summary = _summary({"low": [0.02, 0.5], "high": [0.97, 0.5]}, stds={"low": 0.2, "high": 0.2}, n_ok=5)
+    fig = plot_metric(summary, "modified_rand", X)
+    ax = fig.axes[0]
+    half = scipy.stats.t.ppf(0.975, 4) * 0.2 / np.sqrt(5)  # 0.248, not the std
+    for label, c in _lines(ax).items():
+        (bars,) = c.lines[2]
+        ends = {float(seg[0][0]): (float(seg[0][1]), float(seg[1][1])) for seg in bars.get_segments()}
+        assert ends[100.0] == pytest.approx((0.5 - half, 0.5 + half))  # inside the range: the t interval
+        lo, hi = ends[50.0]
+        assert 0.0 <= lo and hi <= 1.0  # a Rand index is in [0, 1], so is its interval
+    assert _lines(ax)["low"].lines[2][0].get_segments()[0][0][1] == 0.0
+    assert _lines(ax)["high"].lines[2][0].get_segments()[0][1][1] == 1.0
+    bottom, top = ax.get_ylim()
+    assert bottom >= 0.0 and top <= 1.0
+
+
+def test_axes_are_labelled_in_words():
+    fig = plot_metric(_summary({"a": [0.6, 0.7]}), "modified_rand", X)
+    assert fig.axes[0].get_xlabel() == "number of constraints"
+    assert fig.axes[0].get_ylabel() == "modified Rand index"
+    from ccbench.report import axis_label
+
+    assert axis_label("noise.rate") == "noise rate" and axis_label("method.max_iter") == "max iter (method)"
+
+
+def test_one_colour_per_method_on_the_whole_page(monkeypatch):
+    """The CD diagram and the line plots of report.html give a method the same colour, even when a
+    method is missing from the CD diagram (no complete block) and so shifts everyone's index."""
+    from matplotlib.colors import to_hex
+
+    from ccbench import report_html
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for d in ("d1", "d2", "d3", "d4"):
+        for n in (10, 40):
+            for m, shift in (("alpha", 0.0), ("beta", 0.1), ("gamma", 0.2), ("delta", 0.3), ("aaa", 0.05)):
+                for t in range(6):
+                    failed = m == "aaa" and n == 40  # aaa: in the plots (x = 10), not in the CD (at 40)
+                    rows.append({"dataset.name": d, "method.name": m, "constraints.name": "random_pairs", X: n,
+                                 "noise.name": "none", "x_axis": X, "trial": t, "trial_seed": 100 * n + t,
+                                 "config_hash": f"{d}-{m}-{n}", "status": "error" if failed else "ok",
+                                 "error": "boom" if failed else None,
+                                 "ari": np.nan if failed else 0.3 + shift + rng.normal(0, 0.01)})
+    figures = []
+    monkeypatch.setattr(report_html, "_png", lambda fig: figures.append(fig) or "")
+    report_html.html_page(pd.DataFrame(rows), metrics=["ari"], x=X)
+    plot, cd = figures
+    in_plot = {label: to_hex(c.lines[0].get_color()) for label, c in _lines(plot.axes[0]).items()}
+    in_cd = {t.get_text().split(" (")[0].split(") ")[-1]: to_hex(t.get_color()) for t in cd.axes[0].texts
+             if t.get_text().strip()}
+    assert set(in_cd) == {"alpha", "beta", "gamma", "delta"}
+    assert all(in_cd[m] == in_plot[m] for m in in_cd)
+    assert len(set(in_plot.values())) == 5

@@ -176,6 +176,135 @@ def test_duplicated_pairs_ask_for_pool():
     assert wide.shape == (20, 2)
 
 
+# -- issue 30 item 4: statistics that mislead -----------------------------------------
+
+
+def test_every_metric_declares_its_direction_and_a_count_is_not_ranked():
+    from ccbench import registry
+
+    for spec in registry.list_metrics():
+        assert spec.direction in registry.DIRECTIONS, spec.name
+        assert spec.bounds[0] < spec.bounds[1], spec.name
+    # fewer clusters is not better: SSAP-G "won" scssap_fig3 by finding one cluster
+    assert stats.direction("n_clusters_found") == "none" and not stats.is_ranked("n_clusters_found")
+    assert stats.direction("n_clusters_error") == "lower"  # the rankable version, |found - classes|
+    assert stats.direction("modified_rand") == "higher" and stats.direction("fit_time") == "lower"
+    assert stats.direction("n_iter") == "none"  # a column that declares nothing is not ranked
+    means = pd.DataFrame({"a": [1.0, 1.0, 2.0], "b": [3.0, 4.0, 3.0], "c": [9.0, 7.0, 8.0]})
+    for ranked_only in (stats.average_ranks, stats.win_tie_loss, stats.cd_diagram):
+        with pytest.raises(ValueError, match="not ranked"):
+            ranked_only(means, "n_clusters_found")
+    # a spec must say which way is up: neither spelling warns, contradicting spellings raise
+    with pytest.warns(UserWarning, match="declares no direction"):
+        assert registry.MetricSpec("m", len).direction == "higher"
+    assert registry.MetricSpec("m", len, greater_is_better=False).direction == "lower"
+    with pytest.raises(ValueError, match="contradicts"):
+        registry.MetricSpec("m", len, greater_is_better=True, direction="lower")
+    with pytest.raises(ValueError, match="direction must be one of"):
+        registry.MetricSpec("m", len, direction="smaller")
+
+
+def test_n_clusters_error_is_the_distance_to_the_number_of_classes():
+    from ccbench import metrics
+
+    y = [0, 0, 1, 1, 2, 2]
+    assert metrics.n_clusters_error(y, [0, 0, 0, 0, 0, 0]) == 2.0  # one cluster for three classes
+    assert metrics.n_clusters_error(y, [5, 5, 6, 6, 7, 7]) == 0.0
+    assert metrics.n_clusters_error(y, [0, 1, 2, 3, 4, 5]) == 3.0
+
+
+def test_a_count_gets_per_cell_difference_tests_but_no_better_verdict_and_no_ranks():
+    from ccbench import report_html
+
+    rng = np.random.default_rng(0)
+    values = {}
+    for d in ("iris", "wine", "glass"):
+        values[(d, "few")] = np.ones(6)  # one cluster every time
+        values[(d, "many")] = rng.integers(3, 6, 6).astype(float)
+    data = _frame(values, metric="n_clusters_found")
+    tests = stats.paired_tests(data, "n_clusters_found")
+    assert set(tests["verdict"]) == {"many higher"} and tests[["wins", "ties", "losses"]].isna().all().all()
+    page = report_html.html_page(data, metrics=["n_clusters_found"], x=X)
+    assert "is not ranked" in page and "average rank" not in page and "Friedman chi" not in page
+    text = stats.compare(data[data["trial"] < 5], "few", "many", "n_clusters_found")  # 5: no posterior drawn
+    assert "not ranked: differences only" in text and "better" not in text.split("\n", 1)[1]
+
+
+def test_the_smallest_attainable_p_two_routes():
+    # Wilcoxon: the exact null puts 2 / 2**n on the two extreme sign patterns (all +, all -)
+    for n in range(1, 16):
+        assert stats.wilcoxon_min_p(n) == pytest.approx(2.0 / 2**n)
+    assert stats.min_pairs(0.05) == 6  # 2/2**5 = 0.0625 > 0.05 >= 2/2**6
+    assert stats.min_pairs(0.05, n_tests=3) == 7  # Holm over 3: 3 * 2/2**6 = 0.094 > 0.05
+    # Friedman: every block ranks the methods alike; scipy's p on such blocks is the floor
+    for n_blocks, k in ((2, 3), (3, 3), (8, 8)):
+        concordant = np.tile(np.arange(k, dtype=float), (n_blocks, 1))
+        p = scipy.stats.friedmanchisquare(*concordant.T).pvalue
+        assert stats.friedman_min_p(n_blocks, k) == pytest.approx(p)
+    assert stats.friedman_min_p(2, 3) > 0.05 > stats.friedman_min_p(3, 3)
+
+
+def test_too_few_trials_give_no_verdict_and_say_what_p_they_could_reach():
+    # 2 paired trials: baycomp alone says P(B better) = 0.97; that is no verdict
+    text = stats.compare(_frame({("iris", "a"): [0.5, 0.6], ("iris", "b"): [0.7, 0.8]}), "a", "b", "ari")
+    assert "Verdict: b better" not in text and not any(line.endswith("B better") for line in text.splitlines())
+    row = next(line for line in text.splitlines() if line.startswith("iris"))
+    assert row.endswith("too few trials (n = 2 < 6)") and "Verdict: too few trials (n = 2 < 6)" in text
+    assert "0.5" in row.split()  # Wilcoxon's smallest p with 2 pairs is 2 / 2**2, printed as 'min p'
+    two_trials = stats.bayesian_signed_rank([0.5, 0.6], [0.7, 0.8])
+    assert two_trials["p_b_better"] > 0.95 and two_trials["verdict"] == "too few trials"
+    # 3 trials: a per-cell Wilcoxon cannot go below 0.25, so no "no difference" either
+    rec = stats.paired_tests(_frame({("iris", "a"): [0.5, 0.6, 0.55], ("iris", "b"): [0.7, 0.8, 0.75]}),
+                             "ari").iloc[0]
+    assert rec["p_min"] == pytest.approx(0.25) and rec["verdict"].startswith("too few trials")
+    # Holm over the 3 pairs of a cell: 6 trials are enough for one test (0.031) but not for 3 (0.094)
+    shift = np.arange(6) / 100
+    three = stats.paired_tests(_frame({("iris", "a"): 0.9 + shift, ("iris", "b"): 0.5 + shift,
+                                       ("iris", "c"): 0.1 + shift}), "ari")
+    assert three["p_min"].tolist() == [pytest.approx(3 / 32)] * 3 and three["verdict"].str.startswith("too few").all()
+    two = stats.paired_tests(_frame({("iris", "a"): 0.9 + shift, ("iris", "b"): 0.5 + shift}), "ari")
+    assert two["verdict"].tolist() == ["a better"] and two["p_min"].tolist() == [pytest.approx(1 / 32)]
+    # enough trials and data sets: the verdict is given
+    # (5 trials per cell: no per-cell verdict, but 6 data sets give one across them)
+    text = stats.compare(_better_by_construction(n_sets=6, n_trials=5), "best", "worst", "ari")
+    assert "Verdict: best better" in text and "too few trials (n = 5 < 6)" in text
+    assert "too few data sets (n = 3 < 6)" in stats.compare(_better_by_construction(n_sets=3, n_trials=5),
+                                                            "best", "worst", "ari")
+
+
+def _budget_frame():
+    """At x = 0 (no supervision) "a" is far ahead; at every supervised x "b" is ahead."""
+    values = {}
+    for d in ("d1", "d2", "d3", "d4"):
+        for x, (va, vb) in {0: (0.9, 0.1), 50: (0.5, 0.6), 200: (0.5, 0.6)}.items():
+            values[(d, "a", x)], values[(d, "b", x)] = va, vb
+    rows = []
+    for (d, m, x), v in values.items():
+        rows.append(_frame({(d, m): [v, v + 0.01, v - 0.01]}, n_constraints=(x,)))
+    return pd.concat(rows, ignore_index=True)
+
+
+def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_pooling_x0():
+    data = _budget_frame()
+    means = stats.block_means(data, "ari")
+    assert means.attrs["at"] == 200 and means["b"].gt(means["a"]).all()
+    assert list(stats.average_ranks(means, "ari").index) == ["b", "a"]  # averaging over x said "a"
+    at0 = stats.block_means(data, "ari", at="0")
+    assert list(stats.average_ranks(at0, "ari").index) == ["a", "b"]
+    assert "Across 4 data sets at x = 200 (the largest x" in stats.compare(data, "a", "b", "ari")
+    with pytest.raises(ValueError, match="no ok trial at x = 7"):
+        stats.block_means(data, "ari", at=7)
+    schemes = data.assign(**{X: data[X].map({0: "none", 50: "pairs", 200: "labels"})})
+    with pytest.raises(ValueError, match="choose one with --at"):
+        stats.block_means(schemes, "ari")
+    assert stats.block_means(schemes, "ari", at="pairs").attrs["at"] == "pairs"
+    # a budget per data set (NNC: 5 labeled points per class, 2 on ecoli): each at its own largest x
+    per_set = data[~((data["dataset.name"] == "d4") & (data[X] == 200))]
+    means = stats.block_means(per_set, "ari")
+    assert means.attrs["at"] is None and len(means) == 4 and means["b"].gt(means["a"]).all()
+    assert "at each data set's largest x" in stats.compare(per_set, "a", "b", "ari")
+
+
 # -- held-out evaluation (evaluate_on) ------------------------------------------------
 
 

@@ -84,7 +84,7 @@ sys.exit(code)
 
 
 def _sweep(tmp_path, sweeper):
-    sweep_dir = tmp_path / sweeper
+    sweep_dir = tmp_path / f"sweep-{sweeper}"  # a folder named ccbench in the cwd would shadow the package
     args = ["method=kmeans", "method.n_init=1", "n_trials=2", "constraints.n_constraints=10,20,40",
             f"hydra/sweeper={sweeper}", f"hydra.sweep.dir={sweep_dir}"]
     proc = subprocess.run([sys.executable, "-c", _COUNTING_MAIN, *args], cwd=tmp_path,

@@ -1,4 +1,4 @@
-"""``hydra/sweeper=ccbench``: Hydra's basic sweeper, each job's config composed once.
+"""``hydra/sweeper=ccbench``: Hydra's basic sweeper, each job's config composed once (and checked).
 
 The basic sweeper composes every job of a batch to validate it (so a bad
 override fails before any job runs), then the launcher composes every job again
@@ -7,12 +7,16 @@ OmegaConf merges), which made the 12-job quick start spend 1.3 s composing
 configs it had already composed. This sweeper keeps the validation pass and
 hands the launcher the config that pass produced; everything else (the
 cartesian product, ``params``, ``max_batch_size``) is the basic sweeper's.
+Two additions: the validation pass also checks every job's group keys and
+values (:mod:`ccbench.validate`; a bad sweep stops before its first job), and
+a data-set suite among the ``dataset`` choices (``dataset=uci_all``) is
+replaced by its members (:func:`ccbench.datasets.expand_suites`).
 """
 
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
 # module before it is in sys.modules, where string annotations break @dataclass.
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Sequence
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
@@ -69,3 +73,23 @@ class CCBenchSweeper(BasicSweeper):
         context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
                                callbacks=hydra_context.callbacks)
         super().setup(hydra_context=context, task_function=task_function, config=config)
+
+    def sweep(self, arguments: List[str]) -> Any:
+        """The basic sweep, with data-set suites (``dataset=uci_all``) expanded to their members."""
+        from ccbench.datasets import expand_suites
+
+        if self.params:
+            self.params = dict(a.split("=", 1) for a in expand_suites([f"{k}={v}" for k, v in self.params.items()]))
+        return super().sweep(expand_suites(list(arguments)))
+
+    def validate_batch_is_legal(self, batch: Sequence[Sequence[str]]) -> None:
+        """Compose every job (as the basic sweeper does) and check it before any job starts.
+
+        Every group key against its target's parameters, names and values
+        (:func:`ccbench.validate.refuse_bad_jobs`): a typo stops the sweep with
+        one line per problem instead of turning every trial into an error row.
+        """
+        from ccbench.validate import refuse_bad_jobs
+
+        loader = self.hydra_context.config_loader
+        refuse_bad_jobs(lambda overrides: loader.load_sweep_config(self.config, list(overrides)), batch)

@@ -4,7 +4,7 @@ All four run on one message core (:mod:`.core`, numba kernels in :mod:`._kernels
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec
 
 _ARZENO = "Arzeno & Vikalo, IEEE TPAMI 2015"
 _PAIRS = ("must_link", "cannot_link")
@@ -18,6 +18,7 @@ def ccbench_methods() -> list[MethodSpec]:
             estimator=f"{__name__}.ap:AffinityPropagationClusterer",
             summary="affinity propagation on negative squared Euclidean similarities (unsupervised)",
             paper="Frey & Dueck, Science 2007",
+            memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
             name="scssap",
@@ -26,6 +27,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_ARZENO,
             supervision=_PAIRS,
             constraint_kind="soft",
+            memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
             name="scssap_ml",
@@ -34,6 +36,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_ARZENO,
             supervision=_PAIRS,
             constraint_kind="soft",
+            memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
             name="ssap_g",
@@ -42,5 +45,6 @@ def ccbench_methods() -> list[MethodSpec]:
             paper="Givoni & Frey, AISTATS 2009",
             supervision=_PAIRS,
             constraint_kind="hard",
+            memory=MemoryModel(dense=6, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
     ]

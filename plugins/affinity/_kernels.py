@@ -24,6 +24,12 @@ s_hat deltas (eq. 24). They touch O(m N) entries for m constraints and run
 serially: a parallel region costs more (thread wake-up and barrier, worse on a
 loaded machine) than the ~1 ms of work at N = 2000, m = 200.
 
+Every kernel is dtype-generic: S, A, R, the pairwise messages and the row
+buffers share one dtype, float64 or float32 (the ``dtype`` option of the
+estimators); numba compiles one specialisation per dtype on first use and
+caches each. Only the per-block column-sum accumulators stay float64 (each
+sums up to N terms; they are O(64 N), not N x N).
+
 Compiled with ``cache=True``: the first call in a fresh environment compiles
 (a few seconds) and writes the machine code to ``__pycache__`` next to this
 module; later processes load it from there.
@@ -49,8 +55,9 @@ def fused_iteration(
     pos_colsum : (m,) sum_{k != j} max(rho_kj^(t-1), 0) on entry; of rho^(t) on exit.
     diag_r : (n,) rho_jj^(t-1) (read only: other rows need it all sweep).
     diag_r_next : (n,) receives rho_jj^(t).
-    acc : (n_blocks, m) scratch; one column-sum accumulator per row block.
-    damping : mu.
+    acc : (n_blocks, m) float64 scratch; one column-sum accumulator per row block
+        (float64 whatever the message dtype: a column sums up to n terms).
+    damping : mu, a scalar of S's dtype.
     is_exemplar : (n,) bool; alpha_ii^(t-1) + rho_ii^(t-1) > 0 on entry, of (t) on exit.
 
     Returns
@@ -60,7 +67,12 @@ def fused_iteration(
         driver's convergence test, without a pass over the diagonals in Python).
     """
     n, m = S.shape
-    keep = 1.0 - damping
+    # all message arithmetic in S's dtype (float32 or float64): damping comes typed
+    # from the driver and the constants are cast (a float64 literal would promote a
+    # float32 loop to float64, halving its SIMD width)
+    keep = S.dtype.type(1) - damping
+    zero = S.dtype.type(0)
+    neg_inf = -S.dtype.type(np.inf)
     n_blocks = acc.shape[0]
     rows_per_block = (n + n_blocks - 1) // n_blocks
     for b in prange(n_blocks):
@@ -68,8 +80,8 @@ def fused_iteration(
         col_acc[:] = 0.0
         r0 = b * rows_per_block
         r1 = min(n, r0 + rows_per_block)
-        s_row = np.empty(m)
-        v = np.empty(m)
+        s_row = np.empty(m, S.dtype)
+        v = np.empty(m, S.dtype)
         for i in range(r0, r1):
             d = delta_row[i]
             if d >= 0:
@@ -79,11 +91,11 @@ def fused_iteration(
                 for j in range(m):
                     s_row[j] = S[i, j]
             on_diag = i < m
-            a_self = A[i, i] if on_diag else 0.0
+            a_self = A[i, i] if on_diag else zero
             # pass 1: availabilities (eq. 14), off-diagonal form for every j,
             # branch-free so it vectorises; the diagonal is redone after
             for j in range(m):
-                upd = min(diag_r[j] + (pos_colsum[j] - max(R[i, j], 0.0)), 0.0)
+                upd = min(diag_r[j] + (pos_colsum[j] - max(R[i, j], zero)), zero)
                 a = damping * A[i, j] + keep * upd
                 A[i, j] = a
                 v[j] = s_row[j] + a
@@ -92,13 +104,13 @@ def fused_iteration(
                 A[i, i] = a
                 v[i] = s_row[i] + a
             # the largest (first index on ties) and second-largest s_hat + alpha
-            best = -np.inf
+            best = neg_inf
             arg = 0
             for j in range(m):
                 if v[j] > best:
                     best = v[j]
                     arg = j
-            second = -np.inf
+            second = neg_inf
             for j in range(m):
                 if j != arg:
                     second = max(second, v[j])
@@ -111,9 +123,9 @@ def fused_iteration(
             for j in range(m):
                 r = damping * R[i, j] + keep * (s_row[j] - best)
                 R[i, j] = r
-                col_acc[j] += max(r, 0.0)
+                col_acc[j] += max(r, zero)
             R[i, arg] = r_arg
-            col_acc[arg] = c_arg + max(r_arg, 0.0)
+            col_acc[arg] = c_arg + max(r_arg, zero)
             if on_diag:
                 diag_r_next[i] = R[i, i]
                 col_acc[i] = c_self
@@ -121,13 +133,13 @@ def fused_iteration(
         total = 0.0
         for b in range(n_blocks):
             total += acc[b, j]
-        pos_colsum[j] = total
+        pos_colsum[j] = total  # rounded once to the message dtype
     # serial, after the parallel region: a reduction inside prange costs more than
     # this O(n) pass
     n_changed = 0
     n_exemplars = 0
     for i in range(min(n, m)):
-        exemplar = A[i, i] + diag_r_next[i] > 0.0
+        exemplar = A[i, i] + diag_r_next[i] > zero
         if exemplar != is_exemplar[i]:
             n_changed += 1
             is_exemplar[i] = exemplar

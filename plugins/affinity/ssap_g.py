@@ -161,11 +161,12 @@ class NodeProblem:
     n_ignored: int
 
 
-def node_problem(S, constraints, preference, rng) -> NodeProblem:
-    """Nodes, their similarities (with tie noise from ``rng``) and the hard cannot-link factors."""
+def node_problem(S, constraints, preference, rng, precision="float64") -> NodeProblem:
+    """Nodes, their similarities (with tie noise from ``rng`` at ``precision``'s eps) and the
+    hard cannot-link factors."""
     groups, meta_of = meta_points(constraints)
     T, free = node_similarity(S, groups, meta_of, preference)
-    add_tie_noise(T, rng)
+    add_tie_noise(T, rng, precision=precision)
     n_free = free.size
     cl = constraints.cannot_link
     a, b = n_free + meta_of[cl[:, 0]], n_free + meta_of[cl[:, 1]]
@@ -307,6 +308,9 @@ class SSAPG(ConstrainedClusterer):
     max_iter : int, default=1000
     convergence_iter : int or None, default=100
     backend : {"auto", "numba", "numpy"}, default="auto"
+    dtype : {"float64", "float32"}, default="float64"
+        Precision of the messages (S, alpha, rho, gamma on the nodes) on both back-ends; see
+        ``ap``. ``"float32"`` halves their memory and an iteration's memory traffic.
     random_state : int, Generator or None, default=None
         Seeds the tie-breaking noise on the node similarities.
 
@@ -362,6 +366,7 @@ class SSAPG(ConstrainedClusterer):
         max_iter=1000,
         convergence_iter=100,
         backend="auto",
+        dtype="float64",
         random_state=None,
     ):
         self.preference = preference
@@ -369,6 +374,7 @@ class SSAPG(ConstrainedClusterer):
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
         self.backend = backend
+        self.dtype = dtype
         self.random_state = random_state
 
     def fit(self, X, y=None, *, constraints=None):
@@ -376,7 +382,7 @@ class SSAPG(ConstrainedClusterer):
         rng = check_random_state(self.random_state)
         S = negative_sq_euclidean(X)
         self.preference_ = median_preference(S) if self.preference is None else float(self.preference)
-        problem = node_problem(S, cons, self.preference_, rng)
+        problem = node_problem(S, cons, self.preference_, rng, precision=self.dtype)
         self.n_meta_points_ = len(problem.groups)
         self.n_ignored_cannot_links_ = problem.n_ignored
         if problem.T.shape[0] == 1:  # one node: everything is one must-link group
@@ -390,6 +396,7 @@ class SSAPG(ConstrainedClusterer):
                 backend=self.backend,
                 factors=problem.factors,
                 warn=False,
+                dtype=self.dtype,
             )
             n_iter, converged = result.n_iter, result.converged
             if result.exemplars.size and not problem.pairs.size:  # plain AP (incl. its equal-similarity case)

@@ -5,7 +5,7 @@ the k-medoids swap live in :mod:`.core`; the ADMM and cvxpy solvers in :mod:`._s
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec
 
 _OKABE = "Okabe & Yamada, JACIII 2010"
 
@@ -21,6 +21,7 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=("must_link", "cannot_link"),
             needs_n_clusters=True,
             constraint_kind="soft",  # K meets them exactly; k-medoids may still split a cannot-link
+            memory=MemoryModel(dense=36, alternative="subsample (the SDP holds dozens of n x n matrices)"),
         ),
         MethodSpec(
             name="kmedoids",
@@ -28,5 +29,6 @@ def ccbench_methods() -> list[MethodSpec]:
             summary="k-medoids, Algorithm 1's greedy swap (or FasterPAM), squared Euclidean (unsupervised)",
             paper=_OKABE,
             needs_n_clusters=True,
+            memory=MemoryModel(dense=3, alternative="subsample, or use kmeans"),
         ),
     ]

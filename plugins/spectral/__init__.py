@@ -5,7 +5,7 @@ adjustment toolkit and one normalised spectral clustering step (:mod:`.core`).
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec
 
 _PAIRS = ("must_link", "cannot_link")
 
@@ -21,6 +21,7 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="soft",
+            memory=MemoryModel(dense=7, alternative="subsample (dense n x n propagation and graph)"),
         ),
         MethodSpec(
             name="e2cp",
@@ -30,6 +31,7 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="soft",
+            memory=MemoryModel(dense=7, alternative="subsample (dense n x n propagation and graph)"),
         ),
         MethodSpec(
             name="ncuts",
@@ -37,6 +39,7 @@ def ccbench_methods() -> list[MethodSpec]:
             summary="normalised spectral clustering of the k-NN Gaussian graph (unsupervised baseline)",
             paper="Shi & Malik, IEEE TPAMI 2000",
             needs_n_clusters=True,
+            memory=MemoryModel(dense=3, alternative="subsample (dense n x n graph)"),
         ),
         MethodSpec(
             name="spectral_learning",
@@ -46,5 +49,6 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="soft",
+            memory=MemoryModel(dense=3, alternative="subsample (dense n x n graph)"),
         ),
     ]

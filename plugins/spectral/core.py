@@ -17,13 +17,19 @@ import warnings
 import numpy as np
 import scipy.linalg
 from scipy import sparse
+from scipy.sparse.csgraph import connected_components
 from sklearn.cluster import KMeans
 from sklearn.neighbors import NearestNeighbors
 
 from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
+from ccbench.constraints import Constraints
 
 __all__ = [
+    "DegenerateGraphWarning",
     "gaussian_knn_graph",
+    "graph_diagnostics",
+    "check_graph",
+    "pairs_with_labels",
     "normalized_laplacian",
     "constraint_matrix",
     "laplacian_eigh",
@@ -37,6 +43,17 @@ __all__ = [
 
 
 # --------------------------------------------------------------------------- graph
+
+#: A Gaussian weight below this counts as underflowed: next to weights of order 1 it is
+#: numerically no edge (eigensolvers resolve about 1e-15 relative to the largest entry).
+TINY_WEIGHT = 1e-12
+
+#: Warn when more than this share of the k-NN weights underflow.
+MAX_TINY_FRACTION = 0.5
+
+
+class DegenerateGraphWarning(UserWarning):
+    """The k-NN graph is numerically degenerate, so its spectral clustering means nothing."""
 
 
 def gaussian_knn_graph(X, n_neighbors: int = 10, *, sigma=None, symmetrize: str = "max") -> sparse.csr_matrix:
@@ -72,6 +89,49 @@ def gaussian_knn_graph(X, n_neighbors: int = 10, *, sigma=None, symmetrize: str 
     return W.tocsr()
 
 
+def graph_diagnostics(W) -> dict:
+    """How much of the graph survives: the share of k-NN weights below :data:`TINY_WEIGHT`
+    and the number of connected components once those are dropped."""
+    W = sparse.csr_matrix(W)
+    w = W.data
+    strong = W.copy()
+    strong.data = (w >= TINY_WEIGHT).astype(np.float64)
+    strong.eliminate_zeros()
+    n_components = int(connected_components(strong, directed=False)[0])
+    tiny = float(np.mean(w < TINY_WEIGHT)) if w.size else 1.0
+    return {"tiny_weight_fraction": tiny, "n_components": n_components}
+
+
+def check_graph(W, n_clusters: int, *, sigma, method: str) -> dict:
+    """Warn (:class:`DegenerateGraphWarning`) when the graph cannot carry a clustering.
+
+    Two symptoms, both of a Gaussian width too small for the data's scale (the
+    paper's sigma = 1 on raw features: raw wine's median weight is 1e-121):
+    most k-NN weights underflow (below 1e-12, more than half of them), or the
+    graph without those weights falls into more connected components than
+    ``n_clusters`` (the k leading eigenvectors then pick an arbitrary
+    combination of component indicators). Returns :func:`graph_diagnostics`.
+    """
+    info = graph_diagnostics(W)
+    problems = []
+    if info["tiny_weight_fraction"] > MAX_TINY_FRACTION:
+        problems.append(f"{info['tiny_weight_fraction']:.0%} of its k-NN weights are below {TINY_WEIGHT:g}")
+    if info["n_components"] > n_clusters:
+        problems.append(
+            f"without those it falls into {info['n_components']} connected components for n_clusters={n_clusters}"
+        )
+    if problems:
+        warnings.warn(
+            f"{method}: the k-NN Gaussian graph (sigma={sigma}) is degenerate: {'; '.join(problems)}, so the "
+            f"spectral clustering is meaningless. The width is too small for the features' scale: standardise "
+            f"them (dataset.preprocess=standardize, or load_dataset(..., preprocess='standardize')) or set "
+            f"sigma=None (the mean distance to the k-th neighbour).",
+            DegenerateGraphWarning,
+            stacklevel=3,
+        )
+    return info
+
+
 def normalized_laplacian(W, *, return_diag: bool = False):
     """L = I - D^{-1/2} W D^{-1/2} (isolated nodes get degree 1).
 
@@ -97,6 +157,29 @@ def constraint_matrix(constraints, n_samples: int) -> sparse.csr_matrix:
     ml_c, cl_c = constraints.must_link_weight, constraints.cannot_link_weight
     v = np.concatenate([ml_c, ml_c, -cl_c, -cl_c]).astype(np.float64)
     return sparse.csr_matrix((v, (i, j)), shape=(n_samples, n_samples))
+
+
+def pairs_with_labels(constraints: Constraints) -> Constraints:
+    """The constraints plus every pair their partial labels imply (eq. 2 is built from pairs).
+
+    ``Constraints(labels=...)`` without pairs would otherwise give Y = 0 and
+    silently ignore the supervision. Given pairs keep their weights; implied
+    pairs (same label: must-link, different labels: cannot-link, as
+    :meth:`Constraints.from_labels`) get weight 1. A given pair that contradicts
+    the labels raises ``ValueError``.
+    """
+    if constraints.labels is None or np.count_nonzero(constraints.labels >= 0) < 2:
+        return constraints
+    n = constraints.n_samples
+    implied = Constraints.from_labels(constraints.labels, n_samples=n)
+
+    def merged(given, given_w, extra):
+        new = ~np.isin(extra[:, 0] * n + extra[:, 1], given[:, 0] * n + given[:, 1])
+        return np.concatenate([given, extra[new]]), np.concatenate([given_w, np.ones(int(new.sum()))])
+
+    ml, ml_w = merged(constraints.must_link, constraints.must_link_weight, implied.must_link)
+    cl, cl_w = merged(constraints.cannot_link, constraints.cannot_link_weight, implied.cannot_link)
+    return constraints.with_pairs(ml, cl, must_link_weight=ml_w, cannot_link_weight=cl_w)
 
 
 # --------------------------------------------------------------------------- propagation
@@ -205,22 +288,70 @@ def adjust_similarity(W, F) -> np.ndarray:
 # --------------------------------------------------------------------------- clustering
 
 
-def spectral_clustering(W, n_clusters: int, *, n_init: int, rng: np.random.Generator):
+#: Above this many points the family leaves the dense O(n^3) LAPACK routes: the k leading
+#: eigenvectors come from LOBPCG and ``solver="auto"`` propagates by the low-rank routes of
+#: :mod:`.lowrank`. Below it results are bit-for-bit those of the dense routes.
+DENSE_MAX_N = 2000
+
+
+def _scaled_operator(W, d):
+    """D^{-1/2} W D^{-1/2} as a LinearOperator on a dense W."""
+    from scipy.sparse.linalg import LinearOperator
+
+    dc = d[:, None]
+
+    def matmat(X):
+        X = np.asarray(X, dtype=np.float64).reshape(W.shape[0], -1)
+        return (W @ (dc * X)) * dc
+
+    return LinearOperator(W.shape, matvec=lambda x: matmat(x).ravel(), matmat=matmat, dtype=np.float64)
+
+
+def spectral_clustering(
+    W, n_clusters: int, *, n_init: int, rng: np.random.Generator, eigen_solver: str = "auto", graph=None
+):
     """Normalised spectral clustering (Ng, Jordan & Weiss; von Luxburg 2007, section 5).
 
     The k leading eigenvectors of D^{-1/2} W D^{-1/2} (the k smallest of the
     normalised Laplacian), rows scaled to unit length, then k-means with
-    ``n_init`` starts seeded from ``rng``. Returns ``(labels, embedding)``.
+    ``n_init`` starts seeded from ``rng``. ``eigen_solver``: ``"dense"`` (LAPACK's
+    subset driver on a dense copy), ``"lobpcg"`` (:func:`.lowrank.leading_eigenvectors`,
+    a block method; a sparse W stays sparse, a dense W is neither copied nor changed) or ``"auto"``
+    (LOBPCG above :data:`DENSE_MAX_N` points). ``graph``: the sparse k-NN graph a dense
+    W was adjusted from; LOBPCG then starts from its leading eigenvectors
+    (:func:`.lowrank.warm_start_block`). Returns ``(labels, embedding)``.
     """
     n = W.shape[0]
-    M = W.toarray() if sparse.issparse(W) else np.array(W, dtype=np.float64)
-    deg = M.sum(axis=1)
-    deg[deg == 0] = 1.0
-    d = 1.0 / np.sqrt(deg)
-    M *= d[:, None]
-    M *= d[None, :]
-    # The k leading eigenpairs only (LAPACK's subset driver), not all n.
-    _, V = scipy.linalg.eigh(M, subset_by_index=[n - n_clusters, n - 1], overwrite_a=True, check_finite=False)
+    if eigen_solver == "auto":
+        eigen_solver = "lobpcg" if n > DENSE_MAX_N and n_clusters + 5 < n else "dense"
+    if eigen_solver == "lobpcg":
+        from .lowrank import leading_eigenvectors, warm_start_block
+
+        if sparse.issparse(W):
+            M = sparse.csr_matrix(W, dtype=np.float64)
+        else:
+            M = np.asarray(W, dtype=np.float64)
+        deg = np.asarray(M.sum(axis=1, dtype=np.float64)).ravel()
+        deg[deg == 0] = 1.0
+        d = 1.0 / np.sqrt(deg)
+        if sparse.issparse(M):
+            M = (sparse.diags(d) @ M @ sparse.diags(d)).tocsr()
+        else:
+            # D^{-1/2} W D^{-1/2} X = d * (W (d * X)): neither a copy of W nor a change to it
+            # (W is the estimator's affinity_matrix_)
+            M = _scaled_operator(M, d)
+        # D^{1/2} 1 is the leading eigenvector of a connected graph: a deterministic warm start
+        X0 = None if graph is None or sparse.issparse(W) else warm_start_block(graph, n_clusters)
+        V = leading_eigenvectors(M, n_clusters, v0=np.sqrt(deg), X0=X0)
+    else:
+        M = W.toarray() if sparse.issparse(W) else np.array(W, dtype=np.float64)
+        deg = M.sum(axis=1)
+        deg[deg == 0] = 1.0
+        d = 1.0 / np.sqrt(deg)
+        M *= d[:, None]
+        M *= d[None, :]
+        # The k leading eigenpairs only (LAPACK's subset driver), not all n.
+        _, V = scipy.linalg.eigh(M, subset_by_index=[n - n_clusters, n - 1], overwrite_a=True, check_finite=False)
     norms = np.linalg.norm(V, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     V = V / norms
@@ -237,6 +368,12 @@ class SpectralBase(ConstrainedClusterer):
 
     Subclasses add their own parameters and implement :meth:`_affinity`, which
     turns the sparse graph and the constraints into the matrix to cluster.
+
+    Every fit checks the graph first (:func:`check_graph`: a
+    :class:`DegenerateGraphWarning` when most weights underflow or the graph
+    splits into more components than ``n_clusters``; the numbers are kept in
+    ``graph_diagnostics_``) and turns supervision given as labels into the pairs
+    they imply (:func:`pairs_with_labels`).
     """
 
     _parameter_constraints = {
@@ -258,10 +395,12 @@ class SpectralBase(ConstrainedClusterer):
 
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
+        cons = pairs_with_labels(cons)
         rng = check_random_state(self.random_state)
         W = self._graph(X)
+        self.graph_diagnostics_ = check_graph(W, self.n_clusters, sigma=self.sigma, method=type(self).__name__)
         A = self._affinity(W, cons)
-        self.labels_, self.embedding_ = spectral_clustering(A, self.n_clusters, n_init=self.n_init, rng=rng)
+        self.labels_, self.embedding_ = spectral_clustering(A, self.n_clusters, n_init=self.n_init, rng=rng, graph=W)
         self.affinity_matrix_ = A
         return self
 

@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import numbers
 
-from ccbench.base import Interval
+import numpy as np
 
-from .core import SpectralBase, adjust_similarity, constraint_matrix, laplacian_eigh, normalized_laplacian, propagate_e2cp
+from ccbench.base import Interval, Options
+
+from . import core, lowrank
+from .core import (
+    SpectralBase,
+    adjust_similarity,
+    constraint_matrix,
+    laplacian_eigh,
+    normalized_laplacian,
+    propagate_e2cp,
+)
 
 
 class E2CP(SpectralBase):
@@ -23,14 +33,24 @@ class E2CP(SpectralBase):
     n_neighbors : int, default=20
     sigma : float > 0 or None, default=1.0
     symmetrize : {"mean", "max"}, default="mean"
+    solver : {"auto", "eig", "lowrank"}, default="auto"
+        ``"eig"``: the closed form in the eigenbasis of L (O(n^3)); ``"lowrank"``:
+        F = X ((1 - alpha)^2 Yp) X^T with X = (I - alpha S)^{-1} B from sparse
+        conjugate-gradient solves, one per constrained point (exact up to the solves'
+        1e-12 tolerance; W* formed from the factors). ``"auto"``: ``"eig"`` up to 2,000
+        points, ``"lowrank"`` above when at most n / 4 points are constrained.
     n_init : int, default=10
     random_state : int, Generator or None, default=None
 
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-    propagated_constraints_ : ndarray of shape (n_samples, n_samples)
-        F* = (1 - alpha)^2 (I - alpha S)^{-1} Y (I - alpha S)^{-1}.
+    propagated_constraints_ : ndarray of shape (n_samples, n_samples) or None
+        F* = (1 - alpha)^2 (I - alpha S)^{-1} Y (I - alpha S)^{-1}; None for
+        ``solver="lowrank"`` (see ``propagated_factors_``).
+    propagated_factors_ : tuple (Z, C) or None
+        ``solver="lowrank"`` only: F* = Z C Z^T.
+    solver_ : str
     affinity_matrix_ : ndarray of shape (n_samples, n_samples)
     embedding_ : ndarray of shape (n_samples, n_clusters)
 
@@ -61,19 +81,36 @@ class E2CP(SpectralBase):
     _parameter_constraints = {
         **SpectralBase._parameter_constraints,
         "alpha": [Interval(numbers.Real, 0, 1, closed="neither")],
+        "solver": [Options("auto", "eig", "lowrank")],
     }
 
-    def __init__(self, n_clusters=2, *, alpha=0.8, n_neighbors=20, sigma=1.0, symmetrize="mean", n_init=10, random_state=None):
+    def __init__(
+        self, n_clusters=2, *, alpha=0.8, n_neighbors=20, sigma=1.0, symmetrize="mean", solver="auto", n_init=10,
+        random_state=None,
+    ):
         self.n_clusters = n_clusters
         self.alpha = alpha
         self.n_neighbors = n_neighbors
         self.sigma = sigma
         self.symmetrize = symmetrize
+        self.solver = solver
         self.n_init = n_init
         self.random_state = random_state
 
     def _affinity(self, W, constraints):
         Y = constraint_matrix(constraints, W.shape[0])
+        self.propagated_factors_ = None
+        solver = self.solver
+        if solver == "auto":
+            n_constrained = np.unique(Y.nonzero()[0]).size
+            solver = "lowrank" if W.shape[0] > core.DENSE_MAX_N and 4 * n_constrained <= W.shape[0] else "eig"
+        self.solver_ = solver
+        if solver == "lowrank":
+            S = lowrank.normalized_adjacency(W)
+            Z, C = lowrank.propagate_e2cp_lowrank(S, Y, alpha=float(self.alpha))
+            self.propagated_factors_ = (Z, C)
+            self.propagated_constraints_ = None
+            return lowrank.adjust_similarity_lowrank(W, Z, C)
         lam, U = laplacian_eigh(normalized_laplacian(W))
         F = propagate_e2cp(lam, U, Y, alpha=float(self.alpha))
         self.propagated_constraints_ = F

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ccbench.base import Interval, Options
 
+from . import core, lowrank
 from .core import (
     SpectralBase,
     adjust_similarity,
@@ -37,11 +40,17 @@ class SRCP(SpectralBase):
         distance to the k-th neighbour.
     symmetrize : {"mean", "max"}, default="mean"
         W = (W + W^T) / 2 (the paper) or the elementwise maximum.
-    solver : {"eig", "spreading", "lyapunov"}, default="eig"
+    solver : {"auto", "eig", "lowrank", "spreading", "lyapunov"}, default="auto"
         How eq. (5) is solved: ``"eig"`` diagonalises mu I + L once (closed form
-        elementwise in its eigenbasis); ``"spreading"`` iterates eq. (7) with
-        alpha = 1 / (1 + mu) until ``tol``; ``"lyapunov"`` calls
-        ``scipy.linalg.solve_continuous_lyapunov`` (the reference, several times slower).
+        elementwise in its eigenbasis, O(n^3)); ``"lowrank"`` runs low-rank ADI with
+        sparse conjugate-gradient solves on the constrained columns of Y
+        (:mod:`.lowrank`; F agrees with ``"eig"`` to about 1e-10 relative, and W* is formed
+        from F's factors, so F is never an n x n array); ``"spreading"`` iterates eq. (7)
+        with alpha = 1 / (1 + mu) until ``tol``; ``"lyapunov"`` calls
+        ``scipy.linalg.solve_continuous_lyapunov`` (the reference, about 8x slower than
+        ``"eig"``). ``"auto"`` is ``"eig"`` up to 2,000 points, and ``"lowrank"`` above
+        when at most n / 16 points are constrained (the ADI factor has about 12 columns
+        per constrained point).
     tol : float, default=1e-10
         ``"spreading"`` only: stop when max |F(t+1) - F(t)| <= tol.
     max_iter : int, default=1000
@@ -54,8 +63,13 @@ class SRCP(SpectralBase):
     Attributes
     ----------
     labels_ : ndarray of shape (n_samples,)
-    propagated_constraints_ : ndarray of shape (n_samples, n_samples)
-        F, the solution of eq. (5) (symmetric; 0 without constraints).
+    propagated_constraints_ : ndarray of shape (n_samples, n_samples) or None
+        F, the solution of eq. (5) (symmetric; 0 without constraints); None for
+        ``solver="lowrank"``, which keeps F as ``propagated_factors_``.
+    propagated_factors_ : tuple (Z, C) or None
+        ``solver="lowrank"`` only: F = Z C Z^T (Z: n x J p for p constrained points).
+    solver_ : str
+        The solver used (``"auto"`` resolved).
     affinity_matrix_ : ndarray of shape (n_samples, n_samples)
         W*, the similarities adjusted by eq. (9), in [0, 1].
     embedding_ : ndarray of shape (n_samples, n_clusters)
@@ -96,7 +110,7 @@ class SRCP(SpectralBase):
     _parameter_constraints = {
         **SpectralBase._parameter_constraints,
         "mu": [Interval(numbers.Real, 0, None, closed="neither")],
-        "solver": [Options("eig", "spreading", "lyapunov")],
+        "solver": [Options("auto", "eig", "lowrank", "spreading", "lyapunov")],
         "tol": [Interval(numbers.Real, 0, None)],
         "max_iter": [Interval(numbers.Integral, 1, None)],
     }
@@ -109,7 +123,7 @@ class SRCP(SpectralBase):
         n_neighbors=20,
         sigma=1.0,
         symmetrize="mean",
-        solver="eig",
+        solver="auto",
         tol=1e-10,
         max_iter=1000,
         n_init=10,
@@ -130,10 +144,22 @@ class SRCP(SpectralBase):
         Y = constraint_matrix(constraints, W.shape[0])
         mu = float(self.mu)
         self.n_iter_, self.converged_ = 1, True
-        if self.solver == "eig":
+        self.propagated_factors_ = None
+        solver = self.solver
+        if solver == "auto":
+            n_constrained = np.unique(Y.nonzero()[0]).size
+            solver = "lowrank" if W.shape[0] > core.DENSE_MAX_N and 16 * n_constrained <= W.shape[0] else "eig"
+        self.solver_ = solver
+        if solver == "lowrank":
+            S = lowrank.normalized_adjacency(W)
+            Z, C = lowrank.propagate_srcp_lowrank(S, Y, mu=mu)
+            self.propagated_factors_ = (Z, C)
+            self.propagated_constraints_ = None
+            return lowrank.adjust_similarity_lowrank(W, Z, C)
+        if solver == "eig":
             lam, U = laplacian_eigh(normalized_laplacian(W))
             F = propagate_eig(lam, U, Y, mu=mu)
-        elif self.solver == "lyapunov":
+        elif solver == "lyapunov":
             F = propagate_lyapunov(normalized_laplacian(W), Y, mu=mu)
         else:
             F, self.n_iter_, self.converged_ = propagate_spreading(

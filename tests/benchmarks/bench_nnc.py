@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .common import QUICK, BenchData, EstimatorBenchmark, blobs, make
+from .common import QUICK, SMOKE, BenchData, EstimatorBenchmark, blobs, make, smoke_or
 
 D, K, PER_CLASS = 10, 10, 5
 
@@ -36,7 +36,7 @@ class FPCFit(EstimatorBenchmark):
 
     method = "fpc"
     param_names = ["n"]
-    params = ([1000, 10000, 100000, 1000000],)
+    params = (smoke_or([1000, 10000, 100000, 1000000], [1000]),)
     heavy_n = (1000000,)
 
     def make_data(self, params):
@@ -61,7 +61,7 @@ class NNCScaling:
     param_names = ["method"]
     params = (["fpc", "nnc"],)
     timeout = 300
-    sizes = (10000, 100000) if QUICK else (100000, 1000000)
+    sizes = (500, 5000) if SMOKE else (10000, 100000) if QUICK else (100000, 1000000)
 
     def setup(self, method):
         self.fits = {n: (make(method, n_clusters=K, random_state=0), labeled_blobs(n)) for n in self.sizes}
@@ -87,7 +87,7 @@ class MetricLearning:
     """Seconds to learn the metric from 5 labeled points per class (all their pairs)."""
 
     param_names = ["metric", "d", "k"]
-    params = (["lp_diag", "xing_diag"], [10, 50, 200], [2, 10])
+    params = (["lp_diag", "xing_diag"], smoke_or([10, 50, 200], [10]), smoke_or([2, 10], [2]))
     timeout = 300
     number = 1
     repeat = (1, 5, 20.0)
@@ -108,7 +108,7 @@ class COPKMeansXingFit(EstimatorBenchmark):
 
     method = "cop_kmeans_xing"
     param_names = ["n"]
-    params = ([1000, 10000],)
+    params = (smoke_or([1000, 10000], [500]),)
 
     def make_data(self, params):
         return labeled_blobs(params[0])

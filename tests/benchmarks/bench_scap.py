@@ -6,7 +6,7 @@ array (3.2 GB at N = 20000).  The N = 20000 case is skipped by the CI smoke run
 (``CCBENCH_BENCH_QUICK``), which measures n = 5000 instead.
 """
 
-from .common import BenchData, EstimatorBenchmark, blobs, labeled_constraints, make
+from .common import BenchData, EstimatorBenchmark, blobs, labeled_constraints, make, smoke_or
 
 #: Fixed work: sweeps with the stationarity test unable to stop early.
 FIXED_SWEEPS = 10
@@ -19,7 +19,7 @@ class SCAPFit(EstimatorBenchmark):
 
     method = "scap"
     param_names = ["n", "memory"]
-    params = ([500, 2000], ["dense", "linear"])
+    params = (smoke_or([500, 2000], [200]), ["dense", "linear"])
 
     def skip(self, params):
         n, memory = params
@@ -46,7 +46,7 @@ class SCAPLinearLarge(EstimatorBenchmark):
 
     method = "scap"
     param_names = ["n"]
-    params = ([5000, 20000],)
+    params = (smoke_or([5000, 20000], [1000]),)
     heavy_n = (20000,)
     timeout = 900
 
@@ -68,7 +68,7 @@ class SSAPLFit(EstimatorBenchmark):
 
     method = "ssap_l"
     param_names = ["n", "labeled_fraction"]
-    params = ([500, 2000], [0.02, 0.1])
+    params = (smoke_or([500, 2000], [200]), smoke_or([0.02, 0.1], [0.1]))
 
     def make_data(self, params):
         n, labeled_fraction = params

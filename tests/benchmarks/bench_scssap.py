@@ -15,6 +15,7 @@ from .common import (
     pairs_data,
     per_iteration_seconds,
     require_method,
+    smoke_or,
 )
 
 
@@ -24,7 +25,7 @@ class SCSSAPFit(EstimatorBenchmark):
 
     method = "scssap"
     param_names = ["n", "constraint_fraction"]
-    params = ([500, 2000], [0.01, 0.1])
+    params = (smoke_or([500, 2000], [200]), smoke_or([0.01, 0.1], [0.1]))
     max_n = 5000
 
     def make_data(self, params):
@@ -43,7 +44,7 @@ class SCSSAPMLFit(EstimatorBenchmark):
 
     method = "scssap_ml"
     param_names = ["n", "constraint_fraction"]
-    params = ([300, 1000], [0.1])
+    params = (smoke_or([300, 1000], [100]), [0.1])
     max_n = 2000
 
     def make_data(self, params):
@@ -65,7 +66,7 @@ class SCSSAPVsAP:
     """
 
     param_names = ["n", "backend"]
-    params = ([500, 2000], ["numba", "numpy"])
+    params = (smoke_or([500, 2000], [200]), ["numba", "numpy"])
     timeout = 600
 
     def setup_cache(self):

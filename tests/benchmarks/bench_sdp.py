@@ -8,7 +8,7 @@ import warnings
 
 import numpy as np
 
-from .common import BenchData, EstimatorBenchmark, blobs, make
+from .common import SMOKE, BenchData, EstimatorBenchmark, blobs, make, smoke_or
 
 #: iris's sigma in the paper's Table 1
 IRIS_SIGMA = 0.271
@@ -36,7 +36,7 @@ class RNSDPFit(EstimatorBenchmark):
 
     method = "rn_sdp"
     param_names = ["n"]
-    params = ([75, 150],)
+    params = (smoke_or([75, 150], [30]),)
     max_n = 150
 
     def make_data(self, params):
@@ -56,7 +56,7 @@ class KMedoidsFit(EstimatorBenchmark):
 
     method = "kmedoids"
     param_names = ["n"]
-    params = ([200, 1000],)
+    params = (smoke_or([200, 1000], [200]),)
     max_n = 1000
     heavy_n = (1000,)
 
@@ -72,7 +72,7 @@ class RNSDPVsCvxpy:
     """Whole solves of the same reduced problem: our ADMM (tol 1e-5) vs cvxpy + SCS (its
     default accuracy), interleaved, median of 3; the ratio and the objective gap."""
 
-    params = ([30, 60],)
+    params = (smoke_or([30, 60], [30]),)
     param_names = ["n"]
     timeout = 900
 
@@ -85,7 +85,7 @@ class RNSDPVsCvxpy:
         for n in self.params[0]:
             problem = iris_subset(n)[3]
             t_admm, t_scs = [], []
-            for _ in range(3):
+            for _ in range(1 if SMOKE else 3):
                 with warnings.catch_warnings(), threadpool_limits(1, user_api="blas"):
                     warnings.simplefilter("ignore")
                     t0 = time.perf_counter()

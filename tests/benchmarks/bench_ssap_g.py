@@ -1,7 +1,7 @@
 """``ssap_g``: Givoni & Frey's meta-point SSAP on the AP core (free points + meta-points as nodes)."""
 
 from .bench_ap import FIXED_ITER, QUALITY
-from .common import EstimatorBenchmark, make, pairs_data
+from .common import EstimatorBenchmark, make, pairs_data, smoke_or
 
 
 class SSAPGFit(EstimatorBenchmark):
@@ -10,7 +10,7 @@ class SSAPGFit(EstimatorBenchmark):
 
     method = "ssap_g"
     param_names = ["n", "constraint_fraction"]
-    params = ([500, 2000], [0.01, 0.1])
+    params = (smoke_or([500, 2000], [200]), smoke_or([0.01, 0.1], [0.1]))
     max_n = 5000
 
     def make_data(self, params):

@@ -34,6 +34,24 @@ import numpy as np
 #: ``asv run`` measures them.
 QUICK = os.environ.get("CCBENCH_BENCH_QUICK", "") not in ("", "0")
 
+#: ``CCBENCH_BENCH_SMOKE=1`` (set by ``run_quick.py`` only, the CI smoke run): every class
+#: declares tiny parameter grids (:func:`smoke_or`), because the smoke run proves that each
+#: benchmark *runs*, not how fast.  The full grids at ``QUICK`` alone took 23.5 minutes on
+#: the loaded CI machine (``setup_cache`` of ``RNSDPVsCvxpy`` alone 6.3 min).  Not set by
+#: ``check_regressions.py`` / ``publish.py --history``: their numbers are stated for the
+#: full sizes (e.g. the ratio goals at n = 2000).
+SMOKE = os.environ.get("CCBENCH_BENCH_SMOKE", "") not in ("", "0")
+
+
+def smoke_or(full, smoke):
+    """``smoke`` in the CI smoke run (:data:`SMOKE`), else ``full``: a parameter grid.
+
+    asv reads ``params`` when it discovers the benchmarks, in a process that inherits
+    the environment, so a class attribute ``params = (smoke_or([500, 2000], [200]),)``
+    is all it takes.
+    """
+    return list(smoke) if SMOKE else list(full)
+
 #: ``CCBENCH_BENCH_CPU_TIME=1`` (set by ``check_regressions.py``, together with one thread
 #: per library): :func:`per_iteration_seconds` measures the process's CPU time instead of
 #: wall time.  Other jobs on the machine stretch wall time (by up to 1.7x between two runs
@@ -114,6 +132,22 @@ def require_method(name: str):
         return get_method_spec(name)
     except UnknownNameError as exc:
         raise NotImplementedError(f"method {name!r} is not registered: {exc}") from None
+
+
+def require_extra(module: str, extra: str) -> None:
+    """``NotImplementedError`` (asv's skip) when ``module`` of the optional extra ``extra``
+    is not installed.
+
+    Call it from ``setup``, never from ``setup_cache``: asv 0.6 skips a benchmark whose
+    ``setup`` raises ``NotImplementedError`` but reports a failed ``setup_cache`` (exit
+    status 2), so a machine without the extra would fail the smoke run.
+    """
+    import importlib.util
+
+    if importlib.util.find_spec(module) is None:
+        raise NotImplementedError(
+            f"optional extra {extra!r} not installed ({module!r} missing): pip install -e '.[{extra}]'"
+        )
 
 
 def make(name: str, **params):
@@ -244,7 +278,11 @@ class EstimatorBenchmark(ABC):
 
     def warm_up(self, params) -> None:
         """One fit on 60 points so JIT compilation (or loading numba's on-disk cache) and
-        other first-call costs stay out of the timed region."""
+        other first-call costs stay out of the timed region. Not in the smoke run
+        (:data:`SMOKE`), whose single samples are not measurements: there it would only
+        double the cost of every benchmark process."""
+        if SMOKE:
+            return
         small = list(params)
         small[list(self.param_names).index("n")] = 60
         small = tuple(small)

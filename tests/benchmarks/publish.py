@@ -259,10 +259,18 @@ def main(argv: list[str] | None = None) -> int:
                    stdout=subprocess.DEVNULL)
     if args.history:
         fill_history(config, args.history, args.steps, args.bench, args.kinds)
-    html_dir = config.parent / json.loads(_strip_comments(config.read_text()))["html_dir"]
+    conf = json.loads(_strip_comments(config.read_text()))
+    html_dir = config.parent / conf["html_dir"]
     if not args.no_publish:
-        subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
-                       cwd=config.parent, check=True)
+        results_dir = config.parent / conf.get("results_dir", "results")
+        if not stored_results(results_dir):
+            print(NO_RESULTS.format(results_dir=results_dir), file=sys.stderr)
+            return 1
+        status = subprocess.run([sys.executable, "-m", "asv", "publish", "--config", str(config), *asv_args],
+                                cwd=config.parent, check=False).returncode
+        if status:
+            print(f"publish.py: asv publish failed (exit status {status}); see its output above", file=sys.stderr)
+            return status
         install(html_dir)
         print(f"dashboard written to {html_dir} (no internet needed; open it through a local server)")
     if args.screenshot:
@@ -276,6 +284,19 @@ def main(argv: list[str] | None = None) -> int:
             print(f"serving http://127.0.0.1:{args.port}/ (Ctrl-C stops)", flush=True)
             server.serve_forever()
     return 0
+
+
+#: What to run first when nothing is stored (``asv run --python=same`` and the smoke run
+#: store nothing: asv cannot tell which commit an existing environment holds).
+NO_RESULTS = ("publish.py: no benchmark results stored in {results_dir}; store some first with "
+              "`asv run --python=same --set-commit-hash $(git rev-parse HEAD)` "
+              "(or `python tests/benchmarks/publish.py --history main~5..main`)")
+
+
+def stored_results(results_dir: Path) -> list[Path]:
+    """asv result files under ``results_dir`` (``<machine>/<commit>-<env>.json``; the
+    machine descriptions and ``benchmarks.json`` are not results)."""
+    return sorted(p for p in Path(results_dir).glob("*/*.json") if p.name != "machine.json")
 
 
 def _strip_comments(text: str) -> str:

@@ -556,11 +556,11 @@ def run_family(family: Family, *, sample: int | None, seed: int, tests=None, tim
     for r, m in zip(results, chosen):
         r["draw"] = draw[m]
     summary = summarise(results)
+    dirty = _git("status", "--porcelain", "--", f"plugins/{family.name}", *test_files)
     meta = {
         "family": family.name,
         "date (UTC)": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M"),
-        "commit": _git("rev-parse", "--short", "HEAD")
-        + (" (+ uncommitted changes)" if _git("status", "--porcelain", "--", f"plugins/{family.name}", *test_files) else ""),
+        "commit": _git("rev-parse", "--short", "HEAD") + (" (+ uncommitted changes)" if dirty else ""),
         "seed": seed,
         "sample": f"{len(chosen)} of {n_sites} sites ({len(mutants)} mutants)",
         "modules": ", ".join(os.path.relpath(m, REPO) for m in modules),
@@ -587,7 +587,8 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"sampling seed (default {DEFAULT_SEED})")
     parser.add_argument("--tests", nargs="+", metavar="PATH", help="test files to run instead of the family's")
     parser.add_argument("--timeout", type=float, help="seconds per mutant (default: 3 x the clean run + 20)")
-    parser.add_argument("--out", type=Path, default=HERE / "results", help="report folder (default tests/mutation/results)")
+    parser.add_argument("--out", type=Path, default=HERE / "results",
+                        help="report folder (default tests/mutation/results)")
     parser.add_argument("--list", action="store_true", help="print the sampled mutants and stop")
     args = parser.parse_args(argv)
     names = list(FAMILIES) if "all" in args.family else args.family

@@ -1,0 +1,263 @@
+"""Where a row came from: the code that made it and the machine it ran on.
+
+Every row of ``results.parquet`` carries the columns of :func:`job_provenance`,
+computed once per job (not per trial):
+
+- ``code.*``: the ccbench version, the git commit of the ccbench tree and whether
+  it had uncommitted changes; the method's plugin distribution and version; and
+  ``code.method_hash``, a hash of the source of the modules that implement the
+  method (``code.method_files`` lists each one with its own hash, so a stale row
+  can say *which* files changed).
+- ``env.*``: Python and the numerical libraries' versions, the BLAS library and
+  its thread count (threadpoolctl), CPU model, cores, memory and hostname.
+
+The modules that implement a method are its estimator's module plus every
+module of the same top-level package that it imports, transitively (read from
+the source, not from ``sys.modules``, so the answer does not depend on what
+happened to be imported first), plus the modules of the methods its
+``MethodSpec.uses`` names (compositions through the registry). ``ccbench``'s own
+modules are not part of a method's code: they are recorded by the ccbench
+version and commit. Only a change of ``code.method_hash`` makes a row stale
+(:mod:`ccbench.harness`); a new machine or library version is recorded and
+reported, never a reason to recompute.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import socket
+import subprocess
+from importlib.metadata import PackageNotFoundError, packages_distributions, version
+from pathlib import Path
+
+__all__ = ["job_provenance", "environment", "ccbench_code", "method_code", "METHOD_HASH", "METHOD_FILES",
+           "changed_files", "PROVENANCE_PREFIXES"]
+
+METHOD_HASH = "code.method_hash"
+METHOD_FILES = "code.method_files"
+PROVENANCE_PREFIXES = ("code.", "env.")
+_LIBRARIES = ("numpy", "scipy", "scikit-learn", "numba", "cvxpy", "pandas", "pyarrow")
+
+
+def _dist_version(name: str) -> str:
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _total_memory_gb() -> float | None:
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def _blas() -> tuple[str, int | None]:
+    """``("openblas 0.3.27 (Haswell)", threads)`` of the BLAS numpy uses; other pools are listed too."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        pools = threadpool_info()
+    except Exception:  # noqa: BLE001 - provenance must never stop a run
+        return "unknown", None
+    blas = [p for p in pools if p.get("user_api") == "blas"]
+    text = "; ".join(
+        f"{p.get('internal_api')} {p.get('version')}" + (f" ({p['architecture']})" if p.get("architecture") else "")
+        for p in blas
+    ) or "unknown"
+    threads = max((p.get("num_threads") or 0 for p in blas), default=None)
+    return text, threads
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> dict:
+    """The ``env.*`` columns: this process's interpreter, libraries and machine (cached)."""
+    blas, blas_threads = _blas()
+    env = {"env.python": platform.python_version()}
+    env.update({f"env.{lib}": _dist_version(lib) for lib in _LIBRARIES})
+    env.update({
+        "env.blas": blas,
+        "env.blas_threads": blas_threads,
+        "env.omp_num_threads": os.environ.get("OMP_NUM_THREADS", ""),
+        "env.cpu": _cpu_model(),
+        "env.n_cores": os.cpu_count(),
+        "env.memory_gb": _total_memory_gb(),
+        "env.hostname": socket.gethostname(),
+        "env.platform": platform.platform(),
+    })
+    return env
+
+
+def _git(args: list[str], cwd: Path) -> str | None:
+    try:
+        res = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return res.stdout.strip() if res.returncode == 0 else None
+
+
+@functools.lru_cache(maxsize=1)
+def ccbench_code() -> dict:
+    """``code.ccbench_version``, ``code.git_commit`` (of the ccbench source tree; empty when it is
+    not a git checkout, e.g. a wheel) and ``code.git_dirty`` (uncommitted changes)."""
+    root = Path(__file__).resolve().parent.parent
+    commit = _git(["rev-parse", "HEAD"], root) if (root / ".git").exists() else None
+    dirty = None
+    if commit:
+        status = _git(["status", "--porcelain", "--untracked-files=no"], root)
+        dirty = bool(status) if status is not None else None
+    return {"code.ccbench_version": _dist_version("ccbench"), "code.git_commit": commit or "",
+            "code.git_dirty": dirty}
+
+
+def _module_file(name: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+        return None
+    return Path(spec.origin)
+
+
+def _imported_modules(name: str, path: Path) -> set[str]:
+    """Absolute names of the modules ``path`` (module ``name``) imports, relative imports resolved."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            found.add(module)
+            # ``from . import core`` names a module, not an attribute
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+_graphs: dict[str, tuple[dict[str, Path], tuple]] = {}
+_hashes: dict[tuple, str] = {}
+
+
+def _stamp(paths) -> tuple:
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
+
+
+def _implementation(root_module: str) -> dict[str, Path]:
+    """``root_module`` and the modules of its own top-level package it imports, transitively.
+
+    Cached per process while none of the files changes (a job costs a few ``stat`` calls).
+    """
+    key = f"{root_module}@{_module_file(root_module)}"  # the same name may come from another file
+    cached = _graphs.get(key)
+    if cached is not None and _stamp(cached[0].values()) == cached[1]:
+        return cached[0]
+    graph = _import_graph(root_module)
+    _graphs[key] = (graph, _stamp(graph.values()))
+    return graph
+
+
+def _import_graph(root_module: str) -> dict[str, Path]:
+    top = root_module.split(".")[0]
+    root_path = _module_file(root_module)
+    # a plain module loaded with plugins=[...] owns the plain modules beside it that it imports
+    plain_root = root_path is not None and "." not in root_module and root_path.name != "__init__.py"
+
+    def ours(name: str, path: Path) -> bool:
+        if name.split(".")[0] == top:
+            return True
+        return plain_root and "." not in name and path.name != "__init__.py" and path.parent == root_path.parent
+
+    seen: dict[str, Path | None] = {}
+    todo = [root_module]
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(name)
+        if path is None or not ours(name, path):
+            seen[name] = None
+            continue
+        # a package's __init__ is its registration (MethodSpecs), not the method's code
+        seen[name] = path if path.name != "__init__.py" or name == root_module else None
+        todo.extend(m for m in _imported_modules(name, path) if m not in seen)
+    return {name: path for name, path in seen.items() if path is not None}
+
+
+def _file_hash(path: Path) -> str:
+    key = _stamp([path])[0]
+    if key not in _hashes:
+        _hashes[key] = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return _hashes[key]
+
+
+@functools.lru_cache(maxsize=1)
+def _packages_distributions() -> dict:
+    return packages_distributions()
+
+
+def _distribution_of(module: str) -> tuple[str, str]:
+    """The installed distribution that provides ``module``'s top-level package, and its version."""
+    top = module.split(".")[0]
+    # the built-ins are mapped from plugins/, which the metadata scan (0.3 s) would not name
+    dists = ["ccbench"] if top == "ccbench_plugins" else _packages_distributions().get(top) or []
+    if not dists:  # a plain module loaded with plugins=[...], not installed
+        return "", ""
+    return dists[0], _dist_version(dists[0])
+
+
+def method_code(spec) -> dict:
+    """``code.plugin_dist``, ``code.plugin_version``, ``code.method_hash`` and ``code.method_files``
+    of a loaded :class:`~ccbench.registry.MethodSpec` (see the module docstring for what counts)."""
+    from . import registry
+
+    roots = [spec.estimator.__module__]
+    for other in getattr(spec, "uses", ()) or ():
+        roots.append(registry.get_method_spec(other).estimator.__module__)
+    files: dict[str, str] = {}
+    for root in roots:
+        for name, path in _implementation(root).items():
+            files[name] = _file_hash(path)
+    files = dict(sorted(files.items()))
+    digest = hashlib.sha256(json.dumps(files, sort_keys=True).encode()).hexdigest()[:16]
+    dist, dist_version = _distribution_of(roots[0])
+    return {"code.plugin_dist": dist, "code.plugin_version": dist_version,
+            METHOD_HASH: digest, METHOD_FILES: json.dumps(files, sort_keys=True)}
+
+
+def job_provenance(spec) -> dict:
+    """Every provenance column of a job's rows (the method's code, ccbench's, the environment)."""
+    return {**ccbench_code(), **method_code(spec), **environment()}
+
+
+def changed_files(old_files, new_files) -> list[str]:
+    """Modules whose hash differs between two ``code.method_files`` values (added or removed count)."""
+    try:
+        old = json.loads(old_files) if isinstance(old_files, str) else {}
+    except ValueError:
+        old = {}
+    new = json.loads(new_files)
+    return sorted(name for name in set(old) | set(new) if old.get(name) != new.get(name))

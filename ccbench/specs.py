@@ -1,0 +1,255 @@
+"""The spec dataclasses: what a plugin declares about a method, data set, scheme, noise or metric.
+
+Their own module because both :mod:`ccbench.hookspecs` (the hook signatures) and
+:mod:`ccbench.registry` (which imports the hook specs) need them; ``ccbench.registry``
+re-exports every name, so ``from ccbench.registry import MethodSpec`` keeps working.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec", "SchemeSpec",
+           "NoiseSpec", "MetricSpec"]
+
+SUPERVISION_KINDS = ("must_link", "cannot_link", "labels")
+
+
+@dataclasses.dataclass(frozen=True)
+class MemoryModel:
+    """A method's peak memory as a function of the problem size, declared with its spec.
+
+    ``bytes(n, d) = 8 * (dense * n**2 + linear * n * d)``: ``dense`` counts the
+    n x n float64 arrays a fit holds at once, ``linear`` the n x d ones. The
+    protocol compares it with the memory available before fitting
+    (:func:`ccbench.protocol.memory_refusal`) and records a ``refused`` row naming
+    the estimate and ``alternative`` instead of letting the fit exhaust memory.
+    ``unless`` lists ``(parameter, value)`` pairs under which the model does not
+    apply (SCAP's ``memory="linear"``).
+    """
+
+    dense: float = 0.0
+    linear: float = 0.0
+    alternative: str = ""
+    unless: tuple[tuple[str, Any], ...] = ()
+
+    def bytes(self, n_samples: int, n_features: int, params: dict | None = None) -> float:
+        if any((params or {}).get(key) == value for key, value in self.unless):
+            return 0.0
+        return 8.0 * (self.dense * n_samples**2 + self.linear * n_samples * n_features)
+
+    def describe(self) -> str:
+        """``"8 x 5 n^2 B"`` (what ``ccbench plugins`` shows)."""
+        terms = [f"{self.dense:g} n^2" if self.dense else "", f"{self.linear:g} n d" if self.linear else ""]
+        text = " + ".join(t for t in terms if t) or "0"
+        unless = "".join(f" (0 with {k}={v!r})" for k, v in self.unless)
+        return f"8 x ({text}) B{unless}"
+
+
+@dataclasses.dataclass(frozen=True)
+class TimeModel:
+    """A method's fit time against n, measured: ``seconds`` at ``n`` points, growing as n**exponent.
+
+    Declared from the scale table (``tests/benchmarks/scale_table.py``, d = 10, 0.01 n pairs,
+    the 2-core reference machine). With the cell option ``time_budget`` set, the protocol
+    refuses before fitting a cell whose predicted time exceeds it
+    (:func:`ccbench.protocol.size_refusal`).
+    """
+
+    n: int
+    seconds: float
+    exponent: float
+
+    def predict(self, n_samples: int) -> float:
+        return self.seconds * (n_samples / self.n) ** self.exponent
+
+    def largest_n(self, seconds: float = 60.0) -> int:
+        """The n at which the predicted fit time reaches ``seconds``."""
+        return int(self.n * (seconds / self.seconds) ** (1.0 / self.exponent))
+
+    def describe(self) -> str:
+        return f"O(n^{self.exponent:g}); {self.seconds:.2g} s at n={self.n:,}; 60 s at n~{self.largest_n():,}"
+
+
+@dataclasses.dataclass(frozen=True)
+class MethodSpec:
+    """What a clustering method is and what it needs.
+
+    Parameters
+    ----------
+    name : str
+        Registry name (``make_method(name)``).
+    estimator : type or str
+        A scikit-learn style estimator class, or ``"module:Class"`` naming it.
+        The string form keeps ``ccbench plugins`` fast (nothing heavy is
+        imported until the method is used); look-ups return the class.
+    summary : str
+        One line for ``ccbench plugins``.
+    paper : str
+        Short citation of the defining paper.
+    supervision : tuple of str
+        Which of ``"must_link"``, ``"cannot_link"``, ``"labels"`` the method
+        uses. Empty for unsupervised methods.
+    needs_n_clusters : bool
+        Whether ``n_clusters`` is a required hyper-parameter.
+    constraint_kind : {"none", "soft", "hard"}
+        Whether constraints are penalised (soft) or enforced (hard).
+    memory : MemoryModel, optional
+        Peak memory against n and d; a problem it says will not fit is refused
+        before fitting (status ``refused``). ``None``: O(n d), never refused.
+    time : TimeModel, optional
+        Measured fit time against n; with ``time_budget`` set, a cell predicted
+        to take longer is refused before fitting.
+    uses : tuple of str
+        Registry names of the methods this one builds through ``make_method``
+        (a composition across families): their code is part of this method's
+        ``code.method_hash`` (:mod:`ccbench.provenance`).
+    """
+
+    name: str
+    estimator: type | str
+    summary: str
+    paper: str = ""
+    supervision: tuple[str, ...] = ()
+    needs_n_clusters: bool = False
+    constraint_kind: str = "none"
+    memory: MemoryModel | None = None
+    time: TimeModel | None = None
+    uses: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        bad = set(self.supervision) - set(SUPERVISION_KINDS)
+        if bad:
+            raise ValueError(
+                f"MethodSpec {self.name!r}: unknown supervision {sorted(bad)}; "
+                f"use any of {SUPERVISION_KINDS}"
+            )
+        if self.constraint_kind not in ("none", "soft", "hard"):
+            raise ValueError(
+                f"MethodSpec {self.name!r}: constraint_kind must be 'none', 'soft' "
+                f"or 'hard', got {self.constraint_kind!r}"
+            )
+        if isinstance(self.estimator, str) and ":" not in self.estimator:
+            raise ValueError(
+                f"MethodSpec {self.name!r}: estimator {self.estimator!r} must be a class "
+                f"or a 'package.module:ClassName' string"
+            )
+
+    def loaded(self) -> "MethodSpec":
+        """This spec with ``estimator`` imported (a no-op when it is a class)."""
+        if not isinstance(self.estimator, str):
+            return self
+        modname, _, attr = self.estimator.partition(":")
+        try:
+            cls = getattr(importlib.import_module(modname), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(
+                f"method {self.name!r}: cannot import its estimator {self.estimator!r}: {exc}"
+            ) from exc
+        return dataclasses.replace(self, estimator=cls)
+
+
+@dataclasses.dataclass(frozen=True)
+class DatasetSpec:
+    """A loadable data set: ``loader(**options) -> Dataset``.
+
+    ``not_in_seed`` names the loader options that change how the data is read
+    or scaled but not which points and labels it has (where the files live,
+    preprocessing). Trial seeds leave them out, so such variants of one data
+    set see the same constraint sets (paired).
+    """
+
+    name: str
+    loader: Callable[..., Any]
+    summary: str = ""
+    n_samples: int | None = None
+    n_features: int | None = None
+    n_classes: int | None = None
+    source: str = ""
+    not_in_seed: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class SchemeSpec:
+    """A constraint scheme: ``func(y, *, rng, **params) -> Constraints``."""
+
+    name: str
+    func: Callable[..., Any]
+    summary: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class NoiseSpec:
+    """A noise injector.
+
+    ``stage="labels"``: ``func(y, *, rate, rng) -> y_noisy`` applied before the
+    constraints are drawn. ``stage="constraints"``:
+    ``func(constraints, *, rate, rng) -> Constraints`` applied after.
+    """
+
+    name: str
+    func: Callable[..., Any]
+    stage: str
+    summary: str = ""
+
+    def __post_init__(self):
+        if self.stage not in ("labels", "constraints"):
+            raise ValueError(
+                f"NoiseSpec {self.name!r}: stage must be 'labels' or 'constraints', got {self.stage!r}"
+            )
+
+
+#: Which way is up for a metric (:attr:`MetricSpec.direction`): ``"higher"`` or ``"lower"`` is
+#: better and the metric is ranked; ``"none"``: a count or diagnostic that reports show but never
+#: rank, call "better" or put in a Friedman test / CD diagram (e.g. ``n_clusters_found``).
+DIRECTIONS = ("higher", "lower", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class MetricSpec:
+    """A metric: ``func(y_true, y_pred, *, constraints=None) -> float``.
+
+    ``direction`` (one of :data:`DIRECTIONS`) tells reports which way is up and
+    whether to rank the metric at all; declare it. ``greater_is_better`` is the
+    older spelling (True = ``"higher"``, False = ``"lower"``); a spec that gives
+    neither is read as ``"higher"`` with a warning. After construction both are
+    set (``greater_is_better`` is None for ``"none"``). ``bounds`` is the range
+    the metric can take (plots clip confidence intervals to it); ``label`` is a
+    short axis label (default: the name).
+    """
+
+    name: str
+    func: Callable[..., float]
+    summary: str = ""
+    greater_is_better: bool | None = None
+    needs_constraints: bool = False
+    direction: str | None = None
+    bounds: tuple[float, float] = (-float("inf"), float("inf"))
+    label: str = ""
+
+    def __post_init__(self):
+        legacy = self.greater_is_better
+        direction = self.direction
+        if direction is None:
+            if legacy is None:
+                warnings.warn(f"metric {self.name!r} declares no direction; read as 'higher is better' "
+                              f"(declare MetricSpec(..., direction='higher' | 'lower' | 'none'))",
+                              UserWarning, stacklevel=3)
+            direction = "lower" if legacy is False else "higher"
+        if direction not in DIRECTIONS:
+            raise ValueError(f"MetricSpec {self.name!r}: direction must be one of {DIRECTIONS}, got {direction!r}")
+        if legacy is not None and direction != ("higher" if legacy else "lower"):
+            raise ValueError(f"MetricSpec {self.name!r}: greater_is_better={legacy} contradicts "
+                             f"direction={direction!r}; give direction only")
+        lo, hi = (float(b) for b in self.bounds)
+        if not lo < hi:
+            raise ValueError(f"MetricSpec {self.name!r}: bounds must be (low, high) with low < high, "
+                             f"got {self.bounds!r}")
+        object.__setattr__(self, "direction", direction)
+        object.__setattr__(self, "greater_is_better", None if direction == "none" else direction == "higher")
+        object.__setattr__(self, "bounds", (lo, hi))
+        object.__setattr__(self, "label", self.label or self.name)

@@ -1,0 +1,174 @@
+"""Typos are caught before any job starts: every group key against its target, did-you-mean, exit 2."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccbench.cli import main, precheck
+
+
+
+@pytest.fixture
+def validate():
+    """The module under test (imported by the tests that call it directly; the CLI tests go through main)."""
+    from ccbench import validate as module
+
+    return module
+
+
+def _cell(**groups):
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"},
+            "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none", "rate": 0.0},
+            "n_trials": 1, "metrics": ["ari"], "inconsistent": "warn", "evaluate_on": "all"}
+    for group, section in groups.items():
+        cell[group] = section
+    return cell
+
+
+@pytest.mark.parametrize(
+    "group, section, expected",
+    [
+        ("method", {"name": "scssap", "penalti": 3}, "method.penalti: method 'scssap' has no parameter 'penalti'; "
+                                                     "did you mean method.penalty?"),
+        ("constraints", {"name": "random_pairs", "n_constraint": 5},
+         "constraints.n_constraint: constraint scheme 'random_pairs' has no parameter 'n_constraint'; "
+         "did you mean constraints.n_constraints?"),
+        ("noise", {"name": "label_noise", "rat": 0.1}, "did you mean noise.rate?"),
+        ("dataset", {"name": "iris", "preproces": "standardize"}, "did you mean dataset.preprocess?"),
+        ("dataset", {"name": "scap_gaussian_similarity", "alpah": 2.0}, "did you mean dataset.alpha?"),
+        ("method", {"name": "scsap"}, "method.name: unknown method 'scsap'; did you mean method=scssap?"),
+        ("dataset", {"name": "csv", "path": "???"}, "dataset.path: has no value"),
+    ],
+)
+def test_group_keys_are_checked_against_their_target(group, section, expected, validate):
+    problems = validate.check_cells([_cell(**{group: section})])
+    assert len(problems) == 1, problems
+    assert expected in problems[0]
+
+
+def test_valid_cells_have_no_problem(validate):
+    cells = [_cell(method={"name": "scssap", "penalty": 3.0, "confidence": 0.1, "n_clusters": "true_k"}),
+             _cell(constraints={"name": "labeled_subsets", "per_class": 3}, noise={"name": "label_noise", "rate": 0.1}),
+             _cell(dataset={"name": "wine_uci", "preprocess": "minmax_1_2", "missing": "impute"}),
+             _cell(method={"name": "constrained_em", "n_clusters": {"from_method": "scssap", "penalty": 1e9}})]
+    assert validate.check_cells(cells) == []
+
+
+def test_accepted_keys_are_the_estimators_get_params(validate):
+    from ccbench import make_method
+
+    keys = validate.accepted_keys("method", "scssap")
+    assert keys == set(make_method("scssap").get_params()) | {"name", "n_clusters"}
+
+
+def test_keys_of_the_method_that_counts_clusters_are_checked_too(validate):
+    problems = validate.check_cells([_cell(method={"name": "constrained_em",
+                                                   "n_clusters": {"from_method": "scssap", "penalti": 1}})])
+    assert problems and "method.n_clusters.penalti" in problems[0] and "did you mean" in problems[0]
+
+
+def test_one_line_per_distinct_problem_over_many_jobs(validate):
+    cells = [_cell(method={"name": m, "penalti": 3}, constraints={"name": "random_pairs", "n_constraint": n})
+             for m in ("scssap", "scssap_ml") for n in (5, 10)]
+    problems = validate.check_cells(cells)
+    assert len(problems) == 3  # penalti for each method, n_constraint once
+    assert sum("n_constraint" in p for p in problems) == 1
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["method=scsap"], "method=scsap: no such option; did you mean method=scssap?"),
+        (["-m", "method=ap,scsap"], "method=scsap: no such option; did you mean method=scssap?"),
+        (["dataset=irs"], "did you mean dataset=iris?"),
+        (["n_trails=3"], "n_trails: unknown root key 'n_trails'; did you mean n_trials?"),
+    ],
+)
+def test_unknown_group_options_and_root_keys_are_caught_before_hydra(args, expected):
+    problems = precheck(args)
+    assert len(problems) == 1 and expected in problems[0], problems
+
+
+def test_suites_and_searchpath_options_are_known(tmp_path):
+    (tmp_path / "method").mkdir()
+    (tmp_path / "method" / "mine.yaml").write_text("name: kmeans\n")
+    assert precheck(["dataset=uci_all,iris", "method=mine", f"hydra.searchpath=[file://{tmp_path}]"]) == []
+    assert precheck(["-m", "method=glob(scssap_expq*)", "experiment=null", "+method.foo=1"]) == []
+
+
+def test_cli_unknown_option_is_one_line_and_exit_2(capsys):
+    assert main(["method=scsap"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "did you mean method=scssap?" in err[1]  # header + one line, not Hydra's 35
+
+
+def _ccbench(args, cwd):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "ccbench.cli", *args], capture_output=True, text=True,
+                          cwd=cwd, env=env, timeout=300)
+
+
+def test_typos_in_group_keys_stop_a_multirun_before_any_job(tmp_path):
+    sweep = tmp_path / "sweep"
+    proc = _ccbench(["-m", "method=scssap,ap", "dataset=iris,wine", "method.penalti=3",
+                     "constraints.n_constraint=5", "n_trials=1", f"hydra.sweep.dir={sweep}"], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    problems = lines[lines.index("ccbench: the sweep was not started:") + 1:]
+    assert len(problems) == 3, problems  # penalti for scssap and for ap, n_constraint once (4 jobs)
+    assert any("method.penalti: method 'scssap'" in p and "did you mean method.penalty?" in p for p in problems)
+    assert any("method.penalti: method 'ap'" in p for p in problems)
+    assert any("did you mean constraints.n_constraints?" in p for p in problems)
+    assert not list(tmp_path.rglob("results.parquet")) and not sweep.exists()
+
+
+@pytest.mark.slow
+def test_a_single_run_typo_stops_too(tmp_path):
+    proc = _ccbench(["method=scssap", "method.penalti=3", "n_trials=1", f"hydra.sweep.dir={tmp_path / 's'}"],
+                    tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    assert "did you mean method.penalty?" in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_missing_option_inside_an_experiment_is_one_line(tmp_path):
+    (tmp_path / "experiment").mkdir()
+    (tmp_path / "experiment" / "typo.yaml").write_text(
+        "# @package _global_\nn_trials: 1\nhydra:\n  sweeper:\n    params:\n      method: ap,scsap\n")
+    proc = _ccbench(["experiment=typo", f"hydra.searchpath=[file://{tmp_path}]",
+                     f"hydra.sweep.dir={tmp_path / 's'}"], tmp_path)
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].strip().startswith("method=scsap: no such option; did you mean method=scssap?"), lines
+    assert len(lines) == 2 and not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("experiment", sorted(p.stem for p in (Path(__file__).parents[1] / "conf" / "experiment")
+                                              .glob("*.yaml")))
+def test_every_committed_experiment_passes_the_check(experiment, validate):
+    """Each option of each swept key of the experiment, composed once, has no problem."""
+    from hydra import compose, initialize_config_module
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from ccbench import app  # noqa: F401 - registers the schema and the sweeper
+    from ccbench.config import to_cell
+
+    base = [f"experiment={experiment}", "hydra.searchpath=[pkg://ccbench_plugins.kmeans.peers_conf]"]
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        master = compose("config", overrides=base, return_hydra_config=True)
+        params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
+        swept = [[f"{o.key_or_group}={v}" for v in o.sweep_string_iterator()] if o.is_sweep_override()
+                 else [f"{o.key_or_group}={o.get_value_element_as_str()}"]
+                 for o in OverridesParser.create().parse_overrides(params)]
+        jobs = {tuple(v[0] for v in swept)}  # one job per option of each key, the others at their first
+        for i, values in enumerate(swept):
+            for v in values:
+                jobs.add(tuple(v if j == i else w[0] for j, w in enumerate(swept)))
+        cells = [to_cell(compose("config", overrides=[*base, *job])) for job in jobs]
+    assert validate.check_cells(cells) == []
