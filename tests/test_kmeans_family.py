@@ -479,3 +479,19 @@ def test_mpck_restarts_keep_the_lowest_objective(monkeypatch):
     monkeypatch.setattr(MPCKMeans, "_single", fake)
     est = MPCKMeans(2, n_init=3, init="random", random_state=0).fit(X)
     assert est.objective_ == 1.0 and est.labels_.tolist() == [1, 1, 1, 1]
+
+
+def test_supervision_init_keeps_the_largest_labeled_classes():
+    from ccbench_plugins.kmeans.core import initial_centres
+
+    X = np.array([[0.0], [1], [2], [10], [11], [50]])
+    cons = Constraints.from_labels(np.array([0, 0, 0, 1, 1, 2]))
+    got = initial_centres(X, cons, "supervision", 2, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[1.0], [10.5]])  # classes of 3 and 2 points, not the singleton
+
+
+def test_constrained_em_stops_by_tolerance_on_easy_data():
+    X, y = _blobs(n_per=40, sep=8.0, seed=1)
+    cons = cgen.random_pairs(y, 20, rng=np.random.default_rng(1))
+    est = make_method("constrained_em", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    assert est.converged_ and est.n_iter_ < 20
