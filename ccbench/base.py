@@ -22,6 +22,7 @@ __all__ = [
     "ConstrainedClusterer",
     "ConvergenceWarning",
     "InfeasibleConstraintsError",
+    "SolutionNotFoundError",
     "InconsistentConstraintsWarning",
     "InsufficientMemoryError",
     "check_memory",
@@ -36,6 +37,11 @@ __all__ = [
 
 class InfeasibleConstraintsError(ValueError):
     """Hard constraints that no clustering can satisfy (harness status ``infeasible``)."""
+
+
+class SolutionNotFoundError(RuntimeError):
+    """A method's search met no clustering satisfying its hard constraints, which does not
+    prove that none exists (a greedy or budgeted search gave up; harness status ``not_found``)."""
 
 
 class InsufficientMemoryError(ValueError, MemoryError):

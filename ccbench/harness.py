@@ -8,7 +8,9 @@ This module knows none of Hydra's state and does not import the report.
 Statuses: ``ok``; ``error`` (the trial raised: the traceback tail is kept and the
 sweep goes on; a re-run retries it unless ``rerun_errors=false``); ``skipped``
 (the method cannot use the cell's supervision, as benchopt's ``Solver.skip``);
-``infeasible`` (the method raised :class:`~ccbench.base.InfeasibleConstraintsError`);
+``infeasible`` (the method raised :class:`~ccbench.base.InfeasibleConstraintsError`: no
+clustering meets the hard constraints); ``not_found`` (the method raised
+:class:`~ccbench.base.SolutionNotFoundError`: its search gave up, which proves nothing);
 ``timeout`` (with ``trial_timeout`` set, the fit ran in a worker process that was
 killed at the limit: :mod:`ccbench.isolation`); ``refused`` (the method's declared
 :class:`~ccbench.registry.MemoryModel` exceeds the available memory: not fitted).
@@ -38,7 +40,12 @@ import numpy as np
 import pandas as pd
 
 from . import protocol, provenance, registry
-from .base import InconsistentConstraintsWarning, InfeasibleConstraintsError, InsufficientMemoryError
+from .base import (
+    InconsistentConstraintsWarning,
+    InfeasibleConstraintsError,
+    InsufficientMemoryError,
+    SolutionNotFoundError,
+)
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
@@ -328,6 +335,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         row.update(status="timeout", error=f"TrialTimeout: {exc}")
     except InfeasibleConstraintsError as exc:
         row.update(status="infeasible", error=f"{type(exc).__name__}: {exc}")
+    except SolutionNotFoundError as exc:
+        row.update(status="not_found", error=f"{type(exc).__name__}: {exc}")
     except InsufficientMemoryError as exc:  # a method's own guard, beside its declared MemoryModel
         row.update(status="refused", error=f"{type(exc).__name__}: {exc}")
     except Exception as exc:

@@ -48,9 +48,10 @@ __all__ = [
 ]
 
 RESULTS_FILE = "results.parquet"
-STATUSES = ("ok", "error", "skipped", "infeasible", "timeout", "refused")
+STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused")
 # statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
 FAILED_STATUSES = ("error", "timeout")
+# (not_found, like infeasible, is a recorded outcome: the same seed repeats the same search)
 KEY = ("config_hash", "trial")
 _CONTENT_KEY = b"ccbench.content_sha256"
 

@@ -5,7 +5,7 @@ import pytest
 
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
-from ccbench.base import InfeasibleConstraintsError
+from ccbench.base import InfeasibleConstraintsError, SolutionNotFoundError
 
 
 def _blobs(n_per=30, k=3, d=2, sep=4.0, seed=0):
@@ -68,10 +68,7 @@ def test_cop_kmeans_dense_constraints_met_or_raise(seed):
     X, y = _blobs(seed=seed)
     cons = cgen.random_pairs(y, 150, rng=np.random.default_rng(seed))
     est = make_method("cop_kmeans", n_clusters=3, n_init=2, random_state=seed)
-    try:
-        lab = est.fit_predict(X, constraints=cons)
-    except InfeasibleConstraintsError:
-        return
+    lab = est.fit_predict(X, constraints=cons)  # consistent pairs from true labels: always feasible
     assert cons.violations(lab) == (0, 0)
 
 
@@ -79,7 +76,7 @@ def test_cop_kmeans_raises_when_infeasible():
     X = np.arange(6.0)[:, None]
     # three mutually cannot-linked points and k=2: no colouring exists
     cons = Constraints(cannot_link=[[0, 1], [1, 2], [0, 2]], n_samples=6)
-    with pytest.raises(InfeasibleConstraintsError, match="no assignment"):
+    with pytest.raises(InfeasibleConstraintsError, match="exhaustive search"):
         make_method("cop_kmeans", n_clusters=2, n_init=3, random_state=0).fit(X, constraints=cons)
     inconsistent = Constraints(must_link=[[0, 1], [1, 2]], cannot_link=[[0, 2]], n_samples=6)
     with pytest.raises(InfeasibleConstraintsError, match="chunklet"):
@@ -351,7 +348,7 @@ def test_peer_exceptions_map_to_row_statuses(monkeypatch):
     from ccbench_plugins.kmeans import peers
 
     replies = {
-        "ClusteringNotFoundException": InfeasibleConstraintsError,
+        "ClusteringNotFoundException": SolutionNotFoundError,
         "InconsistentConstraintsException": InfeasibleConstraintsError,
         "EmptyClustersException": peers.PeerFailure,
         "FloatingPointError": peers.PeerFailure,
@@ -393,7 +390,7 @@ def test_peer_failures_become_rows_not_crashes(tmp_path, request):
             )
         rows.append(run_job(cfg, out_dir=tmp_path / method))
     cop, pck = rows
-    assert set(cop["status"]) == {"infeasible"}
+    assert set(cop["status"]) == {"not_found"}
     assert cop["error"].str.contains("ClusteringNotFoundException").all()
     assert set(pck["status"]) == {"ok"}
     assert np.geterr()["divide"] == "warn"  # the peer's np.seterr('raise') stayed in its worker
@@ -429,3 +426,72 @@ def test_dead_peer_worker_is_an_error_then_replaced(monkeypatch):
             peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)
     labels, seconds = peers.run_peer("PCKMeans", {"n_clusters": 3}, X, cons, 0)  # a fresh worker
     assert labels.shape == (len(X),) and seconds > 0
+
+
+def test_supervision_init_edge_cases():
+    from ccbench_plugins.kmeans.core import Units, initial_centres
+
+    X = np.array([[0.0], [1], [20], [21], [1000], [9]])
+    # a single labeled point, of class 0: still the labeled branch (no pairs to fall back on)
+    one = Constraints.from_labels(np.array([-1, -1, -1, 0, -1, -1]))
+    assert one.n_must_link == 0
+    np.testing.assert_allclose(initial_centres(X, one, "supervision", 1, np.random.default_rng(0)), [[21.0]])
+    # the point cannot-linked to both chunklets is Basu's next seed whichever end of the pairs
+    # (stored smaller index first) it is; the far point (1000) would be k-means++'s choice
+    cons = Constraints(must_link=[[0, 1], [2, 3]], cannot_link=[[1, 5], [2, 5], [3, 4]], n_samples=6)
+    got = initial_centres(X, cons, "supervision", 3, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[0.5], [20.5], [9]])
+    Xr = np.array([[9.0], [0], [1], [20], [21], [1000]])
+    cons = Constraints(must_link=[[1, 2], [3, 4]], cannot_link=[[0, 2], [0, 3], [4, 5]], n_samples=6)
+    got = initial_centres(Xr, cons, "supervision", 3, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[0.5], [20.5], [9]])
+    # the error names the cannot-link inside the chunklet (the second after sorting)
+    bad = Constraints(must_link=[[0, 1], [1, 3]], cannot_link=[[0, 2], [0, 3]], n_samples=6)
+    with pytest.raises(InfeasibleConstraintsError, match=r"\(0, 3\)"):
+        Units.build(X, bad)
+
+
+def test_constrained_em_kmeans_start_is_sklearn_kmeans():
+    from sklearn.cluster import KMeans
+
+    from ccbench_plugins.kmeans.constrained_em import ConstrainedEM
+    from ccbench_plugins.kmeans.core import Units
+
+    X, _ = _blobs(seed=3)
+    cons = Constraints.empty(len(X))
+    units = Units.build(X, cons)
+    _, means, _ = ConstrainedEM(3, init="kmeans")._start(X, cons, units, np.random.default_rng(5))
+    seed = int(np.random.default_rng(5).integers(2**31 - 1))
+    ref = KMeans(3, n_init=1, random_state=seed).fit(X).cluster_centers_
+    np.testing.assert_allclose(np.sort(means, 0), np.sort(ref, 0), atol=1e-8)
+
+
+def test_mpck_restarts_keep_the_lowest_objective(monkeypatch):
+    from ccbench_plugins.kmeans.mpck_means import MPCKMeans
+
+    objectives = iter([3.0, 1.0, 2.0])
+    X = np.zeros((4, 1))
+
+    def fake(self, X, cons, centres, rng):
+        obj = next(objectives)
+        return obj, np.full(len(X), int(obj)), centres, np.ones((2, 1)), 1, True
+
+    monkeypatch.setattr(MPCKMeans, "_single", fake)
+    est = MPCKMeans(2, n_init=3, init="random", random_state=0).fit(X)
+    assert est.objective_ == 1.0 and est.labels_.tolist() == [1, 1, 1, 1]
+
+
+def test_supervision_init_keeps_the_largest_labeled_classes():
+    from ccbench_plugins.kmeans.core import initial_centres
+
+    X = np.array([[0.0], [1], [2], [10], [11], [50]])
+    cons = Constraints.from_labels(np.array([0, 0, 0, 1, 1, 2]))
+    got = initial_centres(X, cons, "supervision", 2, np.random.default_rng(0))
+    np.testing.assert_allclose(got, [[1.0], [10.5]])  # classes of 3 and 2 points, not the singleton
+
+
+def test_constrained_em_stops_by_tolerance_on_easy_data():
+    X, y = _blobs(n_per=40, sep=8.0, seed=1)
+    cons = cgen.random_pairs(y, 20, rng=np.random.default_rng(1))
+    est = make_method("constrained_em", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    assert est.converged_ and est.n_iter_ < 20

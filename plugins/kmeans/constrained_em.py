@@ -18,7 +18,7 @@ from ccbench.base import (
     check_random_state,
 )
 
-from .core import Units, group_sums, initial_centres, sq_dists
+from .core import COLOUR_BUDGET, Units, colour_units, group_sums, initial_centres, sq_dists
 
 COVARIANCE_TYPES = ("full", "diag", "spherical")
 
@@ -80,11 +80,15 @@ class CannotLinkNetwork:
 
     Components with at most ``max_configurations`` labelings (k ** size) are
     enumerated (exact marginals, MAP and prior normaliser); the rest go to loopy
-    belief propagation (exact on trees).
+    belief propagation (exact on trees, approximate on loops). Their colourability
+    is checked once by :func:`core.colour_units` (an exhausted search raises
+    :class:`InfeasibleConstraintsError`), and their decoded labels are checked
+    against the cannot-links (:meth:`_decode`).
     """
 
-    def __init__(self, edges, n_units, k, max_configurations):
+    def __init__(self, edges, n_units, k, max_configurations, search_budget=COLOUR_BUDGET):
         self.k = k
+        self.search_budget = search_budget
         self.free = np.ones(n_units, dtype=bool)
         self.exact = []  # (unit ids, feasible configurations (m, s))
         bp_nodes = []
@@ -113,6 +117,16 @@ class CannotLinkNetwork:
         bp_mask = np.zeros(n_units, dtype=bool)
         bp_mask[self.bp_nodes] = True
         e = edges[bp_mask[edges[:, 0]]] if len(edges) else np.empty((0, 2), np.intp)
+        self.bp_edges = e
+        if len(e):
+            # too large to enumerate, but an exhausted colouring search is still a proof
+            _, status = colour_units(np.zeros((n_units, k)), e, budget=search_budget)
+            if status == "infeasible":
+                raise InfeasibleConstraintsError(
+                    f"the cannot-links among points of {len(self.bp_nodes)} chunklets cannot be met with "
+                    f"n_clusters={k} (an exhaustive search found no {k}-colouring); raise n_clusters"
+                )
+        self.n_violated = 0  # cannot-links (between units) the last decoding breaks
         self.src = np.concatenate([e[:, 0], e[:, 1]])
         self.dst = np.concatenate([e[:, 1], e[:, 0]])
         m = len(e)
@@ -149,9 +163,29 @@ class CannotLinkNetwork:
         return resp, labels, ll
 
     def _decode(self, beliefs):
-        """Labels of the BP nodes: most confident first, each the most probable label no
-        cannot-linked node already decoded holds (the plain argmax when every label is
-        taken), so the labels meet the cannot-links whenever this greedy order can."""
+        """Labels of the BP nodes meeting the cannot-links whenever a search finds them.
+
+        Greedy first: most confident node first, each the most probable label no
+        cannot-linked node already decoded holds (the plain argmax when every label
+        is taken). Loopy beliefs can strand a node this way although a colouring
+        exists, so the labels are then checked and, if some cannot-link is broken,
+        searched by :func:`core.colour_units` with cost ``-log belief``. What the
+        search cannot mend (budget) is counted in ``n_violated`` (the caller warns).
+        """
+        lab = self._greedy_decode(beliefs)
+        e = self.bp_edges
+        full = np.zeros(self.n_units, dtype=np.intp)
+        full[self.bp_nodes] = lab
+        broken = int(np.sum(full[e[:, 0]] == full[e[:, 1]]))
+        if broken:
+            cost = -np.log(np.maximum(beliefs, 1e-300))
+            found, _ = colour_units(cost, e, budget=self.search_budget)
+            if found is not None:
+                lab, broken = found[self.bp_nodes], 0
+        self.n_violated = broken
+        return lab
+
+    def _greedy_decode(self, beliefs):
         nodes = self.bp_nodes
         if not hasattr(self, "_adj"):
             order = np.argsort(self.src, kind="stable")
@@ -183,7 +217,8 @@ class CannotLinkNetwork:
             cav = total[self.src] - logm[self.rev]
             cav -= logsumexp(cav, axis=1, keepdims=True)
             top = np.argmax(cav, axis=1)
-            new = np.log1p(-np.exp(np.minimum(cav, -1e-300)))
+            with np.errstate(divide="ignore"):  # log1p(-1) = -inf at a certain entry: replaced just below
+                new = np.log1p(-np.exp(np.minimum(cav, -1e-300)))
             others = cav.copy()
             others[rows, top] = -np.inf
             new[rows, top] = logsumexp(others, axis=1)
@@ -276,6 +311,9 @@ class ConstrainedEM(ConstrainedClusterer):
         Stop when the log-likelihood per sample changes by less than ``tol``.
     max_configurations : int, default=4096
         Largest ``n_clusters ** size`` of a cannot-link component enumerated exactly.
+    search_budget : int, default=20000
+        Label assignments the colouring search (:func:`core.colour_units`) may try
+        when checking a BP component's colourability or mending its decoded labels.
     inconsistent : {"raise", "drop"}, default="raise"
         A cannot-link between two points of one must-link chunklet (noisy
         constraints) raises :class:`ccbench.base.InfeasibleConstraintsError`, or
@@ -288,7 +326,12 @@ class ConstrainedEM(ConstrainedClusterer):
     labels_ : ndarray of shape (n_samples,)
         MAP labeling of each exactly solved component; in BP components the
         chunklets are decoded most confident first, each taking its most probable
-        label not held by a cannot-linked chunklet decoded before it.
+        label not held by a cannot-linked chunklet decoded before it; when that
+        greedy pass breaks a cannot-link, a backtracking search (cost ``-log``
+        belief) finds labels meeting them all.
+    n_violated_ : int
+        Cannot-links the labels break (0 unless the search ran out of
+        ``search_budget``; then a warning says so).
     weights_, means_, covariances_ : ndarray
     lower_bound_ : float
         Final log-likelihood ``log p(X | constraints, theta)`` (exact when every
@@ -338,6 +381,7 @@ class ConstrainedEM(ConstrainedClusterer):
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "tol": [Interval(numbers.Real, 0, None)],
         "max_configurations": [Interval(numbers.Integral, 1, None)],
+        "search_budget": [Interval(numbers.Integral, 1, None)],
         "inconsistent": [Options("raise", "drop")],
         "random_state": ["random_state"],
     }
@@ -353,6 +397,7 @@ class ConstrainedEM(ConstrainedClusterer):
         max_iter=100,
         tol=1e-3,
         max_configurations=4096,
+        search_budget=COLOUR_BUDGET,
         inconsistent="raise",
         random_state=None,
     ):
@@ -364,6 +409,7 @@ class ConstrainedEM(ConstrainedClusterer):
         self.max_iter = max_iter
         self.tol = tol
         self.max_configurations = max_configurations
+        self.search_budget = search_budget
         self.inconsistent = inconsistent
         self.random_state = random_state
 
@@ -392,7 +438,9 @@ class ConstrainedEM(ConstrainedClusterer):
         units = Units.build(X, cons, drop_inconsistent=self.inconsistent == "drop")
         if self.n_clusters == 1 and len(units.cannot):
             raise InfeasibleConstraintsError("cannot-links need n_clusters >= 2")
-        net = CannotLinkNetwork(units.cannot, units.n_units, self.n_clusters, self.max_configurations)
+        net = CannotLinkNetwork(
+            units.cannot, units.n_units, self.n_clusters, self.max_configurations, self.search_budget
+        )
         best = None
         for _ in range(self.n_init):
             weights, means, covs = self._start(X, cons, units, rng)
@@ -407,6 +455,16 @@ class ConstrainedEM(ConstrainedClusterer):
         self.lower_bound_ = float(best["loglik"])
         self.n_iter_, self.converged_ = best["n_iter"], best["converged"]
         self.exact_ = net.is_exact
+        cl = cons.cannot_link[units.unit_of[cons.cannot_link[:, 0]] != units.unit_of[cons.cannot_link[:, 1]]]
+        self.n_violated_ = int(np.sum(self.labels_[cl[:, 0]] == self.labels_[cl[:, 1]]))  # dropped ones aside
+        if self.n_violated_:
+            warnings.warn(
+                f"constrained EM's labels break {self.n_violated_} of {cons.n_cannot_link} cannot-links: the "
+                f"loopy-BP decoding and the colouring search (search_budget={self.search_budget}) found no "
+                f"labelling meeting them; raise search_budget or max_configurations",
+                UserWarning,
+                stacklevel=2,
+            )
         if not self.converged_:
             warnings.warn(
                 f"constrained EM did not converge in max_iter={self.max_iter} iterations",

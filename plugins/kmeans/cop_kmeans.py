@@ -12,11 +12,21 @@ from ccbench.base import (
     ConvergenceWarning,
     InfeasibleConstraintsError,
     Interval,
+    SolutionNotFoundError,
     Options,
     check_random_state,
 )
 
-from .core import INIT_OPTIONS, Units, initial_centres, neighbours, sq_dists, update_centres
+from .core import (
+    COLOUR_BUDGET,
+    INIT_OPTIONS,
+    Units,
+    colour_units,
+    initial_centres,
+    neighbours,
+    sq_dists,
+    update_centres,
+)
 
 
 def _assign(cost, order, indptr, nbr):
@@ -35,13 +45,14 @@ def _assign(cost, order, indptr, nbr):
     return lab
 
 
-def cop_kmeans_single(units: Units, centres, order, *, max_iter, rng=None, n_orders=1):
+def cop_kmeans_single(units: Units, centres, order, *, max_iter, rng=None, n_orders=1, budget=COLOUR_BUDGET):
     """One COP-k-means run from ``centres`` visiting the constrained units in ``order``.
 
     When the greedy pass strands a unit (no feasible centre), the step is retried
-    with up to ``n_orders - 1`` fresh random orders (from ``rng``) before the run
-    fails. Returns ``(unit_labels, centres, n_iter, converged)`` or None on failure
-    (Wagstaff et al.'s "fail").
+    with up to ``n_orders - 1`` fresh random orders (from ``rng``), then by the
+    backtracking search :func:`core.colour_units` (cheapest labels first, at most
+    ``budget`` assignments), before the run fails. Returns ``(unit_labels,
+    centres, n_iter, converged)`` or None on failure (Wagstaff et al.'s "fail").
     """
     indptr, nbr, _ = neighbours(units.cannot, units.n_units)
     lab = None
@@ -54,6 +65,9 @@ def cop_kmeans_single(units: Units, centres, order, *, max_iter, rng=None, n_ord
                 break
             order = rng.permutation(order)
             new = _assign(cost, order, indptr, nbr)
+        if new is None:
+            # a greedy failure proves nothing: search the colourings, cheapest labels first
+            new, _ = colour_units(cost, units.cannot, budget=budget)
         if new is None:
             return None
         if lab is not None and np.array_equal(new, lab):
@@ -79,15 +93,21 @@ class COPKMeans(ConstrainedClusterer):
     init : {"k-means++", "random", "supervision"}, default="k-means++"
         Starting centres. ``"supervision"`` seeds from the labeled subsets
         (``Constraints.labels``) or, with only pairs, the centroids of the
-        must-link chunklets (Basu et al. 2004), filling up with k-means++.
+        must-link chunklets (Basu et al. 2004; weighted farthest-first when
+        there are more than ``n_clusters``), filling up with k-means++.
     n_init : int, default=10
         Restarts; the best feasible objective wins.
     n_orders : int, default=10
-        Random visiting orders tried in one assignment step before the run is
-        declared infeasible (Wagstaff et al. try one; retries make dense
-        cannot-link graphs feasible far more often, e.g. 60 pairs on 90 points,
-        k=3: 45 % of single-order runs fail, none with 10 orders).
+        Random visiting orders tried in one assignment step before the
+        backtracking search (Wagstaff et al. try one). Measured on 60 blob
+        sets (90 points, k=3, 60 random pairs, ``n_init=1``, search off):
+        12 of 60 single-order runs fail (20 %), none with 10 orders
+        (``tests/test_kmeans_cop.py::test_greedy_failure_rate_as_documented``,
+        run with ``pytest -m slow``).
     max_iter : int, default=300
+    search_budget : int, default=20000
+        Label assignments the backtracking search (:func:`core.colour_units`)
+        may try when every greedy order strands a unit.
     random_state : int, Generator or None, default=None
 
     Attributes
@@ -100,16 +120,23 @@ class COPKMeans(ConstrainedClusterer):
     converged_ : bool
         Whether the kept run stopped because its assignment no longer changed.
     n_failed_ : int
-        Restarts that found no feasible assignment.
+        Restarts that found no feasible assignment (the search ran out of budget).
 
     Notes
     -----
     Vectorised: the unit-to-centre costs are one matrix product per iteration;
     only units with cannot-links are visited one at a time (an O(k) row each).
-    Hard constraints that no run can meet raise
-    :class:`ccbench.base.InfeasibleConstraintsError` (a cannot-link inside a
-    chunklet at once; otherwise after ``n_init`` failed greedy runs -- finding a
-    feasible assignment is graph colouring, which the greedy may miss).
+    Meeting the cannot-links is colouring the chunklets' cannot-link graph with
+    ``k`` colours, so a greedy pass that strands a unit proves nothing. When
+    every greedy order fails, a complete backtracking search
+    (:func:`core.colour_units`, cheapest labels first) takes over. Hard
+    constraints raise :class:`ccbench.base.InfeasibleConstraintsError` (status
+    ``infeasible``) only when no clustering exists: a cannot-link inside a
+    chunklet, or an exhausted search finding no ``k``-colouring (done once,
+    before the restarts: feasibility does not depend on the centres). When the
+    search runs out of ``search_budget`` in every restart, the fit raises
+    :class:`ccbench.base.SolutionNotFoundError` (status ``not_found``: a method
+    failure, not a property of the constraints).
 
     References
     ----------
@@ -133,17 +160,20 @@ class COPKMeans(ConstrainedClusterer):
         "n_init": [Interval(numbers.Integral, 1, None)],
         "n_orders": [Interval(numbers.Integral, 1, None)],
         "max_iter": [Interval(numbers.Integral, 1, None)],
+        "search_budget": [Interval(numbers.Integral, 1, None)],
         "random_state": ["random_state"],
     }
 
     def __init__(
-        self, n_clusters=2, *, init="k-means++", n_init=10, n_orders=10, max_iter=300, random_state=None
+        self, n_clusters=2, *, init="k-means++", n_init=10, n_orders=10, max_iter=300,
+        search_budget=COLOUR_BUDGET, random_state=None,
     ):
         self.n_clusters = n_clusters
         self.init = init
         self.n_init = n_init
         self.n_orders = n_orders
         self.max_iter = max_iter
+        self.search_budget = search_budget
         self.random_state = random_state
 
     def fit(self, X, y=None, *, constraints=None):
@@ -152,11 +182,20 @@ class COPKMeans(ConstrainedClusterer):
         units = Units.build(X, cons)
         k = self.n_clusters
         constrained = np.unique(units.cannot)
+        # feasibility does not depend on the centres: prove infeasibility once, or go on
+        _, status = colour_units(np.zeros((units.n_units, k)), units.cannot, budget=self.search_budget)
+        if status == "infeasible":
+            raise InfeasibleConstraintsError(
+                f"no assignment meets all {cons.n_cannot_link} cannot-links with k={k}: an exhaustive "
+                f"search of the chunklets' cannot-link graph found no {k}-colouring; raise n_clusters "
+                f"or use a soft method (pck_means)"
+            )
         best, failed = None, 0
         for _ in range(self.n_init):
             centres = initial_centres(X, cons, self.init, k, rng)
             run = cop_kmeans_single(
-                units, centres, rng.permutation(constrained), max_iter=self.max_iter, rng=rng, n_orders=self.n_orders
+                units, centres, rng.permutation(constrained), max_iter=self.max_iter, rng=rng,
+                n_orders=self.n_orders, budget=self.search_budget,
             )
             if run is None:
                 failed += 1
@@ -166,10 +205,12 @@ class COPKMeans(ConstrainedClusterer):
             if best is None or inertia < best[0]:
                 best = (inertia, lab, centres, n_iter, converged)
         if best is None:
-            raise InfeasibleConstraintsError(
+            # the search gave up (budget): not a proof that no clustering exists
+            raise SolutionNotFoundError(
                 f"COP-k-means found no assignment meeting all {cons.n_cannot_link} cannot-links "
-                f"with k={k} in {self.n_init} restarts; raise n_init or n_clusters, or use a "
-                f"soft method (pck_means)"
+                f"with k={k} in {self.n_init} restarts (greedy orders, then a backtracking search "
+                f"of at most search_budget={self.search_budget} assignments); raise search_budget, "
+                f"n_init or n_clusters, or use a soft method (pck_means)"
             )
         self.inertia_, lab, self.cluster_centers_, self.n_iter_, self.converged_ = best
         self.labels_ = lab[units.unit_of].astype(np.intp)

@@ -5,7 +5,8 @@
   not in a must-link is a unit of its own) and the cannot-link graph between units.
 - :func:`neighbours` -- a CSR adjacency (index pointer, neighbour, weight) of pairs.
 - :func:`initial_centres` -- ``"k-means++"``, ``"random"`` or ``"supervision"``
-  (Basu et al. 2004's seeding from the labeled subsets or the must-link neighbourhoods).
+  (seeds from the labeled subsets or the must-link neighbourhoods: Basu et al. 2004's
+  when there are at most k neighbourhoods, MPCK-means' weighted farthest-first when more).
 - :func:`sq_dists`, :func:`group_sums` -- vectorised distances and per-cluster sums.
 
 Everything takes a :class:`numpy.random.Generator` and trusts its inputs: the
@@ -123,7 +124,10 @@ def _kmeanspp(X, k, rng, centres=None, weights=None):
 
 def _supervision_seeds(X, constraints: Constraints, k: int) -> np.ndarray:
     """Seeds from the supervision: class means of the labeled points, else must-link
-    neighbourhood centroids (largest first, then weighted farthest-first as Basu et al.).
+    neighbourhood centroids. With more than ``k`` neighbourhoods: the largest, then a
+    weighted farthest-first traversal (size times squared distance to the chosen ones),
+    as MPCK-means does (Bilenko et al. 2004) -- not PCKMeans' rule, which takes the
+    ``k`` largest (Basu et al. 2004; the peer package does that, deterministically).
     At most ``k`` rows; may be fewer (the caller fills the rest)."""
     lab = constraints.labels
     if lab is not None and np.any(lab >= 0):
@@ -190,29 +194,36 @@ def icm_sweep(cost, lab, order, ml, cl):
     Infinite penalties are counted apart and compared first (the w -> inf limit:
     fewest hard violations, then least finite cost), so they never meet a zero.
     """
-    k = cost.shape[1]
-    ar = np.arange(k)
-    (mp, mn, mP, mQ), (cp, cn, cP, _) = ml, cl
     for i in order:
-        row = cost[i].copy()
-        hard = np.zeros(k)
-        for (ip, nb, P, Q), same in (((mp, mn, mP, mQ), False), ((cp, cn, cP, None), True)):
-            s, e = ip[i], ip[i + 1]
-            if e == s:
-                continue
-            lj = lab[nb[s:e]]
-            ok = lj >= 0
-            if not ok.any():
-                continue
-            lj = lj[ok]
-            pen = P[s:e][ok] if Q is None else P[s:e][ok] + Q[s:e][ok, lj][:, None]
-            hit = (lj[:, None] == ar) if same else (lj[:, None] != ar)
-            inf = np.isinf(pen)
-            row += np.where(hit & ~inf, pen, 0.0).sum(0)
-            hard += (hit & inf).sum(0)
+        row, hard = icm_row(i, cost, lab, ml, cl)
         row[hard > hard.min()] = np.inf
         lab[i] = int(np.argmin(row))
     return lab
+
+
+def icm_row(i, cost, lab, ml, cl):
+    """Point ``i``'s finite cost of each cluster given its neighbours' labels, and its count
+    of infinite-penalty violations per cluster (see :func:`icm_sweep`)."""
+    k = cost.shape[1]
+    ar = np.arange(k)
+    (mp, mn, mP, mQ), (cp, cn, cP, _) = ml, cl
+    row = cost[i].copy()
+    hard = np.zeros(k)
+    for (ip, nb, P, Q), same in (((mp, mn, mP, mQ), False), ((cp, cn, cP, None), True)):
+        s, e = ip[i], ip[i + 1]
+        if e == s:
+            continue
+        lj = lab[nb[s:e]]
+        ok = lj >= 0
+        if not ok.any():
+            continue
+        lj = lj[ok]
+        pen = P[s:e][ok] if Q is None else P[s:e][ok] + Q[s:e][ok, lj][:, None]
+        hit = (lj[:, None] == ar) if same else (lj[:, None] != ar)
+        inf = np.isinf(pen)
+        row += np.where(hit & ~inf, pen, 0.0).sum(0)
+        hard += (hit & inf).sum(0)
+    return row, hard
 
 
 def update_centres(X, lab, centres, weights=None):
@@ -246,3 +257,103 @@ def transitive_closure(constraints: Constraints) -> Constraints:
         for a, b in uc
     ]
     return constraints.with_pairs(np.concatenate(ml) if ml else None, np.concatenate(cl) if cl else None)
+
+
+# --------------------------------------------------------------------------- colouring search
+
+COLOUR_BUDGET = 20_000  # colour assignments one search may try before it gives up
+
+
+def colour_units(cost, cannot, *, budget=COLOUR_BUDGET):
+    """Labels meeting every cannot-link, guided by ``cost``: a complete backtracking search.
+
+    Finding labels for units joined by cannot-links with ``k = cost.shape[1]``
+    clusters is colouring their graph with ``k`` colours (NP-complete, so a
+    greedy pass may miss a colouring that exists). Each connected component is
+    searched apart by DSATUR backtracking (Brelaz 1979): the next unit is the
+    one with the fewest labels its coloured neighbours leave free (then the most
+    neighbours), its free labels are tried cheapest first, and a dead end undoes
+    the latest choice. Labels not yet used in the component are interchangeable,
+    so only the cheapest of them is tried: the search stays complete while it
+    skips the ``k!`` relabellings of one partition.
+
+    Parameters
+    ----------
+    cost : ndarray (n_units, k)
+        Cost of each label for each unit (units without a cannot-link take their
+        cheapest label).
+    cannot : ndarray (m, 2)
+        Cannot-link edges between units.
+    budget : int
+        Assignments tried over all components before giving up.
+
+    Returns
+    -------
+    labels : ndarray (n_units,) or None
+    status : {"found", "infeasible", "budget"}
+        ``"infeasible"`` only when a component's search was exhausted: a proof
+        that no labelling meets the cannot-links; ``"budget"`` proves nothing.
+    """
+    n, k = cost.shape
+    labels = np.argmin(cost, axis=1)
+    if not len(cannot):
+        return labels, "found"
+    g = sparse.coo_matrix((np.ones(len(cannot)), (cannot[:, 0], cannot[:, 1])), shape=(n, n))
+    _, comp = sparse.csgraph.connected_components(g, directed=False)
+    involved = np.unique(cannot)
+    indptr, nbr, _ = neighbours(cannot, n)
+    spent = 0
+    for c in np.unique(comp[involved]):
+        nodes = involved[comp[involved] == c]
+        lab, status, steps = _dsatur(cost, nodes, indptr, nbr, k, budget - spent)
+        spent += steps
+        if status != "found":
+            return None, status
+        labels[nodes] = lab
+    return labels, "found"
+
+
+def _dsatur(cost, nodes, indptr, nbr, k, budget):
+    """Backtracking colouring of one connected component (see :func:`colour_units`)."""
+    m = len(nodes)
+    local = np.full(len(cost), -1)
+    local[nodes] = np.arange(m)
+    adj = [local[nbr[indptr[u] : indptr[u + 1]]] for u in nodes]
+    deg = np.array([len(a) for a in adj])
+    lab = np.full(m, -1)
+    used = np.zeros((m, k), dtype=np.intp)  # coloured neighbours holding each label
+    in_comp = np.zeros(k, dtype=np.intp)  # units of the component holding each label
+    c_loc = cost[nodes]
+    stack, steps = [], 0
+    while True:
+        free = lab < 0
+        if not free.any():
+            return lab, "found", steps
+        cand = np.flatnonzero(free)
+        n_free = (used[cand] == 0).sum(1)
+        u = cand[np.lexsort((-deg[cand], n_free))[0]]
+        cols = np.flatnonzero(used[u] == 0)
+        fresh = cols[in_comp[cols] == 0]
+        cols = cols[in_comp[cols] > 0]
+        if len(fresh):
+            cols = np.append(cols, fresh[np.argmin(c_loc[u, fresh])])
+        stack.append((u, list(cols[np.argsort(c_loc[u, cols], kind="stable")])))
+        while stack:  # take the next untried label of the deepest choice, undoing as needed
+            u, todo = stack[-1]
+            if lab[u] >= 0:
+                used[adj[u], lab[u]] -= 1
+                in_comp[lab[u]] -= 1
+                lab[u] = -1
+            if not todo:
+                stack.pop()
+                continue
+            if steps >= budget:
+                return None, "budget", steps
+            c = todo.pop(0)
+            lab[u] = c
+            used[adj[u], c] += 1
+            in_comp[c] += 1
+            steps += 1
+            break
+        else:
+            return None, "infeasible", steps

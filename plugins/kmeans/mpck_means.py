@@ -28,6 +28,18 @@ def farthest_pairs(X, A, start):
     return out
 
 
+def assignment_terms(X, centres, A, far2, ml, ml_d2, cl, cl_d2):
+    """Eq. 5's terms as the assignment step prices them: the unary cost
+    ``||x_i - mu_h||^2_{A_h} - log det A_h`` (n, k) and the ICM adjacencies
+    (:func:`core.icm_sweep`) of the directed must-link edges (``P = Q``: half of
+    ``w ||x_i - x_j||^2_A`` under each end's metric, so a split pair costs ``w f_M``)
+    and cannot-link edges (``w f_C`` under the joint cluster's metric, clipped at 0)."""
+    cost = (X * X) @ A.T - 2 * X @ (centres * A).T + (centres * centres * A).sum(1) - np.log(A).sum(1)
+    P_ml = 0.5 * ml[2][:, None] * (ml_d2 @ A.T)  # ||x_i - x_j||^2 under each cluster's metric, per edge
+    P_cl = cl[2][:, None] * np.maximum((A * far2).sum(1) - cl_d2 @ A.T, 0.0)
+    return cost, (*ml[:2], P_ml, P_ml), (*cl[:2], P_cl, None)
+
+
 class MPCKMeans(ConstrainedClusterer):
     """Metric pairwise-constrained k-means with a diagonal metric per cluster.
 
@@ -63,7 +75,9 @@ class MPCKMeans(ConstrainedClusterer):
         clusters (Bilenko et al.'s "single metric" variant; the
         ``active-semi-supervised-clustering`` package's ``MPCKMeans`` is this one).
     init : {"supervision", "k-means++", "random"}, default="supervision"
-        As PCK-means (Basu et al.'s neighbourhood seeding).
+        As PCK-means: the must-link neighbourhoods, with a weighted
+        farthest-first traversal when there are more than ``n_clusters``
+        (Bilenko et al.'s rule).
     n_init : int, default=1
     max_iter : int, default=100
     random_state : int, Generator or None, default=None
@@ -156,24 +170,27 @@ class MPCKMeans(ConstrainedClusterer):
         lab = np.full(n, -1, dtype=np.intp)
         converged = False
         for it in range(1, self.max_iter + 1):
-            logdet = np.log(A).sum(1)
-            cost = (X * X) @ A.T - 2 * X @ (centres * A).T + (centres * centres * A).sum(1) - logdet
-            far2 = farthest_pairs(X, A if self.metric == "cluster" else A[:1], start)
-            far2 = np.broadcast_to(far2, A.shape)
-            ml_m = ml_d2 @ A.T  # ||x_i - x_j||^2 under each cluster's metric, per edge
-            P_ml = 0.5 * ml[2][:, None] * ml_m
-            P_cl = cl[2][:, None] * np.maximum((A * far2).sum(1) - cl_d2 @ A.T, 0.0)
+            far2 = self._far2(X, A, start)
+            cost, ml_adj, cl_adj = assignment_terms(X, centres, A, far2, ml, ml_d2, cl, cl_d2)
             new = np.argmin(cost, axis=1)
             new[constrained] = -1  # a fresh greedy pass (Basu et al.; ICM from the old labels stalls)
-            new = icm_sweep(cost, new, rng.permutation(constrained), (*ml[:2], P_ml, P_ml), (*cl[:2], P_cl, None))
+            new = icm_sweep(cost, new, rng.permutation(constrained), ml_adj, cl_adj)
             if np.array_equal(new, lab):
                 converged = True
                 break
             lab = new
             centres = update_centres(X, lab, centres)
             A = self._metric_update(X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2, floor)
+        # the objective of the state returned: after a max_iter stop the loop's last update
+        # moved A, so the farthest pair found at the top of that iteration is stale
+        far2 = self._far2(X, A, start)
         obj = self._objective(X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2)
         return obj, lab, centres, A, it, converged
+
+    def _far2(self, X, A, start):
+        """Per-feature squared differences (k, d) of the farthest pair under each cluster's
+        metric (one pair under the shared metric when ``metric="single"``)."""
+        return np.broadcast_to(farthest_pairs(X, A if self.metric == "cluster" else A[:1], start), A.shape)
 
     def _metric_update(self, X, lab, centres, A, ml, ml_d2, cl, cl_d2, far2, floor):
         k = len(centres)
@@ -207,5 +224,7 @@ class MPCKMeans(ConstrainedClusterer):
         obj += float((ml[2][viol] * 0.5 * (ml_d2[viol] * A[lab[src_ml[viol]]]).sum(1)).sum())
         viol = lab[src_cl] == lab[cl[1]]
         h = lab[src_cl[viol]]
-        obj += 0.5 * float((cl[2][viol] * np.maximum((far2[h] - cl_d2[viol]) * A[h], 0.0).sum(1)).sum())
+        # f_C of eq. 5 is a difference of two A-norms; clipped at 0 as a whole, as the assignment
+        # step prices it (the farthest pair is a heuristic's), never feature by feature
+        obj += 0.5 * float((cl[2][viol] * np.maximum(((far2[h] - cl_d2[viol]) * A[h]).sum(1), 0.0)).sum())
         return obj

@@ -12,8 +12,10 @@ from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Opt
 from ccbench.constraints import Constraints
 
 from .core import (
+    COLOUR_BUDGET,
     INIT_OPTIONS,
     Units,
+    colour_units,
     icm_sweep,
     initial_centres,
     neighbours,
@@ -62,11 +64,18 @@ class PCKMeans(ConstrainedClusterer):
     ----------
     n_clusters : int, default=2
     penalty : float, default=1.0
-        Cost ``w`` of one violated constraint (``inf``: hard, while the greedy
-        pass can meet them).
+        Cost ``w`` of one violated constraint. ``inf``: hard; when the ICM pass
+        leaves a cannot-link broken, the colouring search
+        (:func:`core.colour_units`) looks for labels meeting them all, and what
+        it cannot meet is counted (``n_violated_``) and warned about.
     init : {"supervision", "k-means++", "random"}, default="supervision"
         ``"supervision"`` seeds the centres from the labeled subsets or the
-        must-link neighbourhoods (Basu et al., section 3.2).
+        must-link neighbourhoods: all of them when there are at most
+        ``n_clusters`` (then a point cannot-linked to every one, then
+        k-means++; Basu et al., section 3.2, draw the rest at random); with
+        more, the largest and then a weighted farthest-first traversal, which
+        is MPCK-means' rule (Bilenko et al. 2004), not Basu et al.'s (their
+        PCKMeans takes the ``n_clusters`` largest).
     n_init : int, default=1
         Restarts; the lowest objective wins.
     max_iter : int, default=300
@@ -80,6 +89,9 @@ class PCKMeans(ConstrainedClusterer):
         Eq. (2) at the kept solution.
     n_iter_ : int
     converged_ : bool
+    n_violated_ : int
+        Given constraints the labels break (with ``penalty=inf`` a warning
+        says so when it is not 0).
 
     Notes
     -----
@@ -129,6 +141,7 @@ class PCKMeans(ConstrainedClusterer):
 
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
+        constraints_given = cons
         rng = check_random_state(self.random_state)
         k, penalty = self.n_clusters, float(self.penalty)
         cons = transitive_closure(cons)
@@ -141,17 +154,29 @@ class PCKMeans(ConstrainedClusterer):
             pts, size, unit_of, pairs = X, np.ones(len(X)), np.arange(len(X)), cons
         ml, cl = pair_penalties(pairs, len(pts), k, penalty)
         constrained = np.unique(np.concatenate([pairs.must_link.ravel(), pairs.cannot_link.ravel()]))
+        # w = inf: the cannot-links left between units are hard; ICM can strand a unit among them
+        hard = pairs.cannot_link[pairs.cannot_link_weight > 0] if np.isinf(penalty) else None
         best = None
         for _ in range(self.n_init):
             centres = initial_centres(X, cons, self.init, k, rng)
             lab, centres, n_iter, converged = _pck_single(
-                pts, size, centres, ml, cl, constrained, rng, max_iter=self.max_iter
+                pts, size, centres, ml, cl, constrained, rng, max_iter=self.max_iter, hard=hard
             )
             lab = lab[unit_of]
             obj = 0.5 * float(((X - centres[lab]) ** 2).sum()) + violation_cost(cons, lab, penalty)
             if best is None or obj < best[0]:
                 best = (obj, lab, centres, n_iter, converged)
         self.objective_, self.labels_, self.cluster_centers_, self.n_iter_, self.converged_ = best
+        self.n_violated_ = int(sum(constraints_given.violations(self.labels_)))
+        if np.isinf(penalty) and self.n_violated_:
+            warnings.warn(
+                f"PCK-means with penalty=inf leaves {self.n_violated_} of "
+                f"{constraints_given.n_must_link + constraints_given.n_cannot_link} constraints unmet "
+                f"(no labelling found that meets them all: contradictory pairs, too few clusters, or "
+                f"the colouring search's budget); use a hard method (cop_kmeans) to be told why",
+                UserWarning,
+                stacklevel=2,
+            )
         if not self.converged_:
             warnings.warn(
                 f"PCK-means did not converge in max_iter={self.max_iter} iterations",
@@ -161,14 +186,24 @@ class PCKMeans(ConstrainedClusterer):
         return self
 
 
-def _pck_single(pts, size, centres, ml, cl, constrained, rng, *, max_iter):
-    """ICM assignment / weighted mean update until the labels repeat."""
+def _pck_single(pts, size, centres, ml, cl, constrained, rng, *, max_iter, hard=None):
+    """ICM assignment / weighted mean update until the labels repeat.
+
+    ``hard``: cannot-links of infinite penalty (``penalty=inf``). When ICM leaves
+    one broken, :func:`core.colour_units` searches for labels meeting them all
+    (cheapest first); ICM from such labels keeps them (it compares hard
+    violations first), so the search runs at most once per run in practice.
+    """
     lab = np.full(len(pts), -1, dtype=np.intp)
     for it in range(1, max_iter + 1):
         cost = 0.5 * size[:, None] * sq_dists(pts, centres)
         new = np.argmin(cost, axis=1)
         new[constrained] = lab[constrained]  # ICM from the previous labels (-1 on the first pass)
         new = icm_sweep(cost, new, rng.permutation(constrained), ml, cl)
+        if hard is not None and len(hard) and np.any(new[hard[:, 0]] == new[hard[:, 1]]):
+            found, _ = colour_units(cost, hard, budget=COLOUR_BUDGET)
+            if found is not None:
+                new = found
         if np.array_equal(new, lab):
             return lab, centres, it, True
         lab = new

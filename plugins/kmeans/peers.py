@@ -11,8 +11,10 @@ process) and draws from the global ``np.random``; so every fit runs in one
 long-lived worker process (spawned once, reused; a crashed worker is replaced),
 seeded per fit with ``np.random.seed`` from the estimator's ``random_state``.
 The package's own exceptions come back as ours: ``InconsistentConstraintsException``
-and ``ClusteringNotFoundException`` (COP-k-means found no feasible assignment) as
+(a cannot-link inside a must-link chunklet: no clustering exists) as
 :class:`ccbench.base.InfeasibleConstraintsError` (status ``infeasible``),
+``ClusteringNotFoundException`` (its greedy COP-k-means pass stranded a point, which
+proves nothing) as :class:`ccbench.base.SolutionNotFoundError` (status ``not_found``),
 ``EmptyClustersException`` as :class:`PeerFailure` (status ``error``) -- a row
 status, never a crashed sweep.
 """
@@ -25,13 +27,20 @@ import time
 
 import numpy as np
 
-from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, check_random_state
+from ccbench.base import (
+    ConstrainedClusterer,
+    InfeasibleConstraintsError,
+    Interval,
+    SolutionNotFoundError,
+    check_random_state,
+)
 from ccbench.hookspecs import hookimpl
 from ccbench.isolation import IsolatedRunner, WorkerDied
 from ccbench.registry import MethodSpec
 
 _PACKAGE = "active-semi-supervised-clustering"
-_INFEASIBLE = ("InconsistentConstraintsException", "ClusteringNotFoundException")
+_INFEASIBLE = ("InconsistentConstraintsException",)  # proven: no clustering exists
+_NOT_FOUND = ("ClusteringNotFoundException",)  # a greedy failure: proves nothing
 
 
 class PeerFailure(RuntimeError):
@@ -89,6 +98,8 @@ def run_peer(cls_name, params, X, constraints, seed):
     message = f"{_PACKAGE} {cls_name} raised {status}" + (f": {out}" if out else "")
     if status in _INFEASIBLE:
         raise InfeasibleConstraintsError(message)
+    if status in _NOT_FOUND:
+        raise SolutionNotFoundError(message)
     raise PeerFailure(message)
 
 
