@@ -429,14 +429,22 @@ def test_job_count_for_progress():
     assert _count_jobs(cfg) == 2 * 2 * 3  # the command line replaces the method list
 
 
-def test_progress_only_on_a_terminal(monkeypatch, capsys):
-    for tty in (True, False):
+def test_a_progress_bar_only_on_a_terminal_of_the_main_process(monkeypatch):
+    """Elsewhere (SLURM logs, joblib workers) progress is whole log lines (tests/test_progress.py)."""
+    import os
+
+    from ccbench.harness import MAIN_PID_ENV
+
+    for tty, main_pid, bar in ((True, None, True), (False, None, False), (True, "1", False)):
         monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
+        if main_pid is None:
+            monkeypatch.delenv(MAIN_PID_ENV, raising=False)
+        else:  # a worker: the sweep's main process is another one
+            monkeypatch.setenv(MAIN_PID_ENV, main_pid if main_pid != str(os.getpid()) else "0")
         p = _Progress("iris/kmeans", 4)
+        assert (p.bar is not None) is bar
         p.update(2)
         p.close()
-        err = capsys.readouterr().err
-        assert ("trial 2/4" in err) is tty
 
 
 def test_run_job_needs_an_output_dir(compose_cfg):
