@@ -10,7 +10,7 @@ import numpy as np
 
 from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
 
-from ._solvers import DEFAULT_RIDGE, solve_admm, solve_cvxpy
+from ._solvers import DEFAULT_RIDGE, solve_admm, solve_cvxpy, solve_sdpa
 from .core import READINGS, build_problem, run_kmedoids
 
 
@@ -43,10 +43,16 @@ class RNSDP(ConstrainedClusterer):
         ``k = 0`` outside it) is dropped and counted in ``solver_info_``, or raises
         :class:`ccbench.base.InfeasibleConstraintsError` (the literal problem is then
         infeasible).
-    solver : {"admm", "cvxpy"}, default="admm"
+    solver : {"admm", "sdpa", "cvxpy"}, default="admm"
         ``"admm"``: the dedicated first-order method (PSD projection by
         eigendecomposition alternating with the elementwise box projection, Anderson
-        acceleration, residual balancing). ``"cvxpy"``: the conic reference.
+        acceleration, residual balancing), with the ``ridge`` tie-break. ``"sdpa"``: the
+        exact interior-point solve of (6) by SDPA (the paper's solver; ``sdpa-python``)
+        in the form whose Schur complement is indexed by the bounds -- 25-50x faster
+        than the ADMM on iris -- but of the linear problem only: ``ridge`` is not
+        applied and ties go to the interior-point limit (see
+        :func:`ccbench_plugins.sdp._solvers.solve_sdpa`). ``"cvxpy"``: the conic
+        reference, with the ``ridge``.
     tol : float, default=1e-5
         ADMM's stopping tolerance, in the units of K's entries (|k_ij| <= 1): the primal
         residual ``max |X - Z|`` and the returned K's bound violation must be below it,
@@ -142,7 +148,7 @@ class RNSDP(ConstrainedClusterer):
         "sigma": [Interval(numbers.Real, 0, None, closed="neither")],
         "reading": [Options(*READINGS)],
         "on_conflict": [Options("drop", "raise")],
-        "solver": [Options("admm", "cvxpy")],
+        "solver": [Options("admm", "sdpa", "cvxpy")],
         "tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "ridge": [Interval(numbers.Real, 0, None, closed="left")],
@@ -200,6 +206,8 @@ class RNSDP(ConstrainedClusterer):
         self._warn_if_similarity_underflows(problem)
         if self.solver == "admm":
             Kc, info = solve_admm(problem, tol=self.tol, max_iter=self.max_iter, ridge=self.ridge)
+        elif self.solver == "sdpa":
+            Kc, info = solve_sdpa(problem)
         else:
             Kc, info = solve_cvxpy(problem, solver=self.cvxpy_solver, ridge=self.ridge)
         converged = info["status"] == "optimal"
