@@ -83,3 +83,13 @@ def test_estimator_with_sdpa():
     assert a.solver_info_["solver"] == "sdpa" and a.converged_
     b = make_method("rn_sdp", ridge=0.0, tol=1e-7, max_iter=20000, **kw).fit(ds.X[idx], constraints=cons)
     assert a.solver_info_["objective"] == pytest.approx(b.solver_info_["objective"], rel=1e-5)
+
+
+def test_sdpa_says_that_it_ignores_an_explicit_ridge():
+    ds = load_dataset("iris")
+    idx = np.linspace(0, 149, 30).round().astype(int)
+    cons = per_class_pairs(ds.y[idx], 2, rng=np.random.default_rng(0))
+    with pytest.warns(UserWarning, match="ridge=0.01 is not applied"):
+        est = make_method("rn_sdp", n_clusters=3, sigma=0.271, solver="sdpa", ridge=1e-2,
+                          random_state=0).fit(ds.X[idx], constraints=cons)
+    assert est.solver_info_["ridge"] == 0.0

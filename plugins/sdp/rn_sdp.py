@@ -207,6 +207,12 @@ class RNSDP(ConstrainedClusterer):
         if self.solver == "admm":
             Kc, info = solve_admm(problem, tol=self.tol, max_iter=self.max_iter, ridge=self.ridge)
         elif self.solver == "sdpa":
+            if self.ridge not in (0, DEFAULT_RIDGE):
+                # the default ridge goes without a word (solver_info_["ridge"] = 0 records it);
+                # a ridge asked for explicitly must not vanish silently
+                warnings.warn(
+                    f"RNSDP: solver='sdpa' solves the linear problem; ridge={self.ridge:g} is not applied "
+                    f"(use solver='admm' or 'cvxpy' for the ridge tie-break)", UserWarning, stacklevel=2)
             Kc, info = solve_sdpa(problem)
         else:
             Kc, info = solve_cvxpy(problem, solver=self.cvxpy_solver, ridge=self.ridge)
