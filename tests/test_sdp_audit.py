@@ -66,6 +66,36 @@ def test_duality_gap_is_a_valid_bound_and_tight_at_the_optimum():
     assert duality_gap(p, K_worse, S) == pytest.approx(0.4)  # f(K) - f* exactly
 
 
+def test_duality_gap_repairs_the_dual_on_free_entries():
+    # S = delta on (0, 2) and on the diagonal entries 0 and 2 (PSD, rank 1): k02 is free,
+    # so the raw bound pays delta on each of (0, 2), (2, 0) and the two diagonal entries
+    # (4 delta); the repaired dual zeroes C - S on (0, 2) and pays only the diagonal: 2 delta
+    C = np.array([[0, 1, 0], [1, 0, 0], [0, 0, 0.0]])
+    p = _hand_problem(C, lo_pairs=[((0, 1), 0.3)])
+    K_opt = np.array([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1.0]])
+    d = 1e-3
+    S = np.array([[d, 0, d], [0, 0, 0], [d, 0, d]])
+    assert duality_gap(p, K_opt, S) == pytest.approx(2 * d, rel=1e-9)
+    # a K below a lower bound can score under the dual bound: the gap is 0, not negative
+    K_low = np.array([[1, 0.2, 0], [0.2, 1, 0], [0, 0, 1.0]])
+    assert duality_gap(p, K_low, np.zeros((3, 3))) == 0.0
+
+
+def test_duality_gap_with_the_ridge_matches_a_brute_force_dual():
+    # S = 0: g = sum_ij min over [lo', up'] of C_ij x + ridge / 2 x^2, by a fine grid
+    C = np.array([[0, 1, 0.004], [1, 0, -0.002], [0.004, -0.002, 0.0]])
+    p = _hand_problem(C, lo_pairs=[((0, 1), 0.3)])
+    ridge = 0.01
+    grid = np.linspace(-1, 1, 200001)
+    lo, up = np.clip(p.lo, -1, 1), np.clip(p.up, -1, 1)
+    g = sum(min(C[i, j] * x + ridge / 2 * x * x for x in (grid[(grid >= lo[i, j]) & (grid <= up[i, j])]
+                                                          if lo[i, j] < up[i, j] else [lo[i, j]]))
+            for i in range(3) for j in range(3))
+    K = np.array([[1, 0.3, -0.4], [0.3, 1, 0.2], [-0.4, 0.2, 1.0]])
+    f = float(np.vdot(C, K)) + ridge / 2 * float(np.vdot(K, K))
+    assert duality_gap(p, K, np.zeros((3, 3)), ridge=ridge) == pytest.approx(f - g, abs=1e-9)
+
+
 @pytest.mark.slow
 def test_iris_30_random_pairs_stops_optimal():
     # the audit's case: before the fix it ran to max_iter = 5,000 and warned
@@ -125,7 +155,7 @@ def test_similarity_underflow_warns():
 def test_too_many_neighbours_warns():
     X = np.random.default_rng(0).normal(size=(6, 2))
     cons = Constraints([[0, 1]], [[0, 2]], n_samples=6)
-    with pytest.warns(UserWarning, match="exceeds n - 1"):
+    with pytest.warns(UserWarning, match=r"n_neighbors=8 exceeds n - 1 = 5; only 5 relational"):
         make_method("rn_sdp", n_clusters=2, n_neighbors=8, sigma=1.0, random_state=0).fit(X, constraints=cons)
 
 
@@ -193,6 +223,16 @@ def test_solvers_honour_lower_and_upper_bounds(solve):
         assert box_violation(K, prob.lo, prob.up) <= 1e-5
 
 
+def test_fasterpam_reports_convergence():
+    from ccbench_plugins.sdp.core import kmedoids_fasterpam
+
+    X = np.r_[np.zeros((10, 2)), np.ones((10, 2)) * 5] + np.random.default_rng(0).normal(size=(20, 2)) * 0.1
+    dist = ((X[:, None] - X[None]) ** 2).sum(-1)
+    medoids, labels, cost, n_iter, converged, _ = kmedoids_fasterpam(dist, 2, np.random.default_rng(0))
+    assert converged and n_iter < 300
+    assert len(set(labels[:10])) == 1 and labels[0] != labels[-1]
+
+
 def test_swap_makes_the_best_single_swap():
     # one iteration from the same random medoids: the accepted swap is the best of all
     # k (n - k) swaps (brute force), not the first improving one
@@ -215,7 +255,7 @@ def test_rn_sdp_clusters_on_the_squared_kernel_distance():
     ds = load_dataset("iris")
     idx = np.linspace(0, 149, 45).round().astype(int)
     cons = per_class_pairs(ds.y[idx], 2, rng=np.random.default_rng(0))
-    est = make_method("rn_sdp", n_clusters=3, sigma=0.271, n_init=3, random_state=0).fit(ds.X[idx], constraints=cons)
+    est = make_method("rn_sdp", n_clusters=3, sigma=0.271, n_init=1, random_state=0).fit(ds.X[idx], constraints=cons)
     K = est.similarity_
     d2 = np.diag(K)[:, None] + np.diag(K)[None, :] - 2 * K
     assert est.inertia_ == pytest.approx(medoid_cost(d2, est.medoid_indices_), rel=1e-9, abs=1e-9)

@@ -62,6 +62,13 @@ def test_sdpa_reaches_the_stored_clarabel_optimum(n):
     assert info["objective"] == pytest.approx(IRIS_REF_OBJECTIVE[n], rel=2e-6)
 
 
+def test_sdpa_is_quiet(capfd):
+    # SDPA's C++ writes to fd 1 itself; a sweep's log must not fill with it
+    solve_sdpa(_blobs_problem(2))
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
 def test_sdpa_reports_an_infeasible_problem():
     # k01 >= 0.9 and k12 >= 0.9 force k02 >= 0.62 on a PSD unit-diagonal K; k02 <= -0.9
     lo, up = np.full((3, 3), -np.inf), np.full((3, 3), np.inf)

@@ -354,14 +354,6 @@ def _quiet_stdout(quiet: bool):
         os.close(saved)
 
 
-def sdpa_available() -> bool:
-    try:
-        import sdpap  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def solve_sdpa(problem, *, eps=1e-7, max_iter=100, threads=1, verbose=False):
     """Exact solution of the linear problem (no ridge) by SDPA through ``sdpap``.
 
