@@ -81,6 +81,17 @@ def test_duality_gap_repairs_the_dual_on_free_entries():
     assert duality_gap(p, K_low, np.zeros((3, 3))) == 0.0
 
 
+def test_duality_gap_never_undercuts_the_true_error():
+    # minimise 2 k01 + k02 with k01 >= 0.3, k02 and k12 free: f* = 0.6 - 1 = -0.4
+    # (k02 = -1, k12 = -0.3). From S = 0 the repaired dual puts C's 0.5 into S on the free
+    # (0, 2), which leaves S indefinite (eigenvalues +-0.5): it must be shifted by 0.5 I
+    # before it bounds anything; unshifted it would claim g = 0.6 > f*
+    C = np.array([[0, 1, 0.5], [1, 0, 0], [0.5, 0, 0.0]])
+    p = _hand_problem(C, lo_pairs=[((0, 1), 0.3)])
+    K = np.array([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1.0]])  # f = 0.6, f - f* = 1
+    assert duality_gap(p, K, np.zeros((3, 3))) == pytest.approx(1.0)
+
+
 def test_duality_gap_with_the_ridge_matches_a_brute_force_dual():
     # S = 0: g = sum_ij min over [lo', up'] of C_ij x + ridge / 2 x^2, by a fine grid
     C = np.array([[0, 1, 0.004], [1, 0, -0.002], [0.004, -0.002, 0.0]])
@@ -91,8 +102,9 @@ def test_duality_gap_with_the_ridge_matches_a_brute_force_dual():
     g = sum(min(C[i, j] * x + ridge / 2 * x * x for x in (grid[(grid >= lo[i, j]) & (grid <= up[i, j])]
                                                           if lo[i, j] < up[i, j] else [lo[i, j]]))
             for i in range(3) for j in range(3))
-    K = np.array([[1, 0.3, -0.4], [0.3, 1, 0.2], [-0.4, 0.2, 1.0]])
+    K = np.array([[1, 0.3, 0], [0.3, 1, 0], [0, 0, 1.0]])  # feasible, not the ridge optimum
     f = float(np.vdot(C, K)) + ridge / 2 * float(np.vdot(K, K))
+    assert f - g > 1e-3
     assert duality_gap(p, K, np.zeros((3, 3)), ridge=ridge) == pytest.approx(f - g, abs=1e-9)
 
 
