@@ -278,3 +278,15 @@ def test_rn_sdp_clusters_on_the_squared_kernel_distance():
             trial = est.medoid_indices_.copy()
             trial[s] = q
             assert medoid_cost(d2, trial) >= est.inertia_ - 1e-9
+
+
+def test_run_kmedoids_dispatches_to_the_named_method():
+    from ccbench_plugins.sdp.core import kmedoids_fasterpam, run_kmedoids
+
+    X = np.random.default_rng(1).normal(size=(50, 3))
+    dist = ((X[:, None] - X[None]) ** 2).sum(-1)
+    for method, direct in (("swap", kmedoids_swap), ("fasterpam", kmedoids_fasterpam)):
+        got = run_kmedoids(dist, 4, np.random.default_rng(5), method=method, n_init=1, max_iter=300)
+        ref = direct(dist, 4, np.random.default_rng(5), max_iter=300)
+        np.testing.assert_array_equal(got[0], ref[0])
+        assert got[3] == ref[3]  # iterations: the swap counts passes, FasterPAM its own
