@@ -124,6 +124,9 @@ class RNProblem:
     chunklet: np.ndarray
     counts: dict = field(default_factory=dict)
     conflicts: list = field(default_factory=list)
+    #: largest off-diagonal s_ij and the median nearest-neighbour distance (diagnostics)
+    max_off_similarity: float = float("nan")
+    median_nn_distance: float = float("nan")
 
     @property
     def m(self) -> int:
@@ -214,7 +217,11 @@ def build_problem(X, constraints, *, sigma, n_neighbors, reading="prose", on_con
         up = np.minimum(up, up.T)
     has = ~np.isnan(fixed)
     lo[has] = up[has] = fixed[has]
-    return RNProblem(C=C, lo=lo, up=up, chunklet=comp, counts=counts, conflicts=conflicts)
+    off = S - np.diag(np.diag(S))
+    dnn = np.sqrt(d2 + np.diag(np.full(n, np.inf))).min(axis=1) if n > 1 else np.zeros(n)
+    return RNProblem(C=C, lo=lo, up=up, chunklet=comp, counts=counts, conflicts=conflicts,
+                     max_off_similarity=float(off.max(initial=0.0)),
+                     median_nn_distance=float(np.median(dnn)) if n else float("nan"))
 
 
 # --------------------------------------------------------------------------- k-medoids
