@@ -4,7 +4,7 @@ All four run on one message core (:mod:`.core`, numba kernels in :mod:`._kernels
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec, TimeModel
 
 _ARZENO = "Arzeno & Vikalo, IEEE TPAMI 2015"
 _PAIRS = ("must_link", "cannot_link")
@@ -18,6 +18,7 @@ def ccbench_methods() -> list[MethodSpec]:
             estimator=f"{__name__}.ap:AffinityPropagationClusterer",
             summary="affinity propagation on negative squared Euclidean similarities (unsupervised)",
             paper="Frey & Dueck, Science 2007",
+            time=TimeModel(n=5000, seconds=15, exponent=1.44),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -27,6 +28,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_ARZENO,
             supervision=_PAIRS,
             constraint_kind="soft",
+            time=TimeModel(n=5000, seconds=18, exponent=1.96),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -36,6 +38,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_ARZENO,
             supervision=_PAIRS,
             constraint_kind="soft",
+            time=TimeModel(n=5000, seconds=143, exponent=1.82),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -45,6 +48,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper="Givoni & Frey, AISTATS 2009",
             supervision=_PAIRS,
             constraint_kind="hard",
+            time=TimeModel(n=5000, seconds=17, exponent=1.97),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=6, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
     ]

@@ -1,7 +1,7 @@
 """Soft-constraint affinity propagation family: ``scap`` and its semi-supervised form ``ssap_l``."""
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec, TimeModel
 
 _LEONE = "Leone, Sumedha & Weigt, Eur. Phys. J. B 65 (2008)"
 
@@ -14,6 +14,7 @@ def ccbench_methods() -> list[MethodSpec]:
             estimator=f"{__name__}.scap:SCAP",
             summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
             paper=_LEONE,
+            time=TimeModel(n=5000, seconds=5.2, exponent=1.43),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=2, alternative="use memory='linear' (O(N) memory, eqs. 16-20)", unless=(("memory", "linear"),)),
         ),
         MethodSpec(
@@ -24,6 +25,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_LEONE + ", section 4",
             supervision=("must_link", "labels"),
             constraint_kind="hard",
+            time=TimeModel(n=5000, seconds=4.6, exponent=1.69),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=2, alternative="use memory='linear' (O(N) memory, eqs. 16-20)", unless=(("memory", "linear"),)),
         ),
     ]

@@ -5,7 +5,7 @@ the k-medoids swap live in :mod:`.core`; the ADMM and cvxpy solvers in :mod:`._s
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec, TimeModel
 
 _OKABE = "Okabe & Yamada, JACIII 2010"
 
@@ -21,6 +21,7 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=("must_link", "cannot_link"),
             needs_n_clusters=True,
             constraint_kind="soft",  # K meets them exactly; k-medoids may still split a cannot-link
+            time=TimeModel(n=1000, seconds=43, exponent=2.32),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=36, alternative="subsample (the SDP holds dozens of n x n matrices)"),
         ),
         MethodSpec(
@@ -29,6 +30,7 @@ def ccbench_methods() -> list[MethodSpec]:
             summary="k-medoids, Algorithm 1's greedy swap (or FasterPAM), squared Euclidean (unsupervised)",
             paper=_OKABE,
             needs_n_clusters=True,
+            time=TimeModel(n=5000, seconds=16, exponent=2.33),  # scale table, docs/benchmarks.md
             memory=MemoryModel(dense=3, alternative="subsample, or use kmeans"),
         ),
     ]
