@@ -78,10 +78,11 @@ def _blas() -> tuple[str, int | None]:
     except Exception:  # noqa: BLE001 - provenance must never stop a run
         return "unknown", None
     blas = [p for p in pools if p.get("user_api") == "blas"]
-    text = "; ".join(
+    # sorted: the order in which libraries load their BLAS differs between processes
+    text = "; ".join(sorted(
         f"{p.get('internal_api')} {p.get('version')}" + (f" ({p['architecture']})" if p.get("architecture") else "")
         for p in blas
-    ) or "unknown"
+    )) or "unknown"
     threads = max((p.get("num_threads") or 0 for p in blas), default=None)
     return text, threads
 

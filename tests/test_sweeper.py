@@ -93,6 +93,7 @@ def _sweep(tmp_path, sweeper):
     composed = int(proc.stdout.rsplit("COMPOSED", 1)[1].split()[0])
     rows = pd.concat([read_results(f) for f in sorted(sweep_dir.rglob("results.parquet"))])
     rows = rows.drop(columns=["fit_time", "timestamp"]).sort_values(["config_hash", "trial"])
+    rows = rows.drop(columns=[c for c in rows if c.startswith("env.")])  # the process, not the result
     return composed, rows.reset_index(drop=True)
 
 
