@@ -294,6 +294,16 @@ def adjust_similarity(W, F) -> np.ndarray:
 DENSE_MAX_N = 2000
 
 
+def propagation_route(solver: str, Y, n_samples: int, max_share: float) -> str:
+    """The propagation route ``solver="auto"`` takes: ``"lowrank"`` above :data:`DENSE_MAX_N`
+    points when at most ``max_share`` of them are constrained (the low-rank factors grow with
+    the constrained points), else ``"eig"``; an explicit choice is kept."""
+    if solver != "auto":
+        return solver
+    n_constrained = np.unique(Y.nonzero()[0]).size
+    return "lowrank" if n_samples > DENSE_MAX_N and n_constrained <= max_share * n_samples else "eig"
+
+
 def _scaled_operator(W, d):
     """D^{-1/2} W D^{-1/2} as a LinearOperator on a dense W."""
     from scipy.sparse.linalg import LinearOperator

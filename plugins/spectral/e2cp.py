@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
 
 from ccbench.base import Interval, Options
 
@@ -100,10 +99,7 @@ class E2CP(SpectralBase):
     def _affinity(self, W, constraints):
         Y = constraint_matrix(constraints, W.shape[0])
         self.propagated_factors_ = None
-        solver = self.solver
-        if solver == "auto":
-            n_constrained = np.unique(Y.nonzero()[0]).size
-            solver = "lowrank" if W.shape[0] > core.DENSE_MAX_N and 4 * n_constrained <= W.shape[0] else "eig"
+        solver = core.propagation_route(self.solver, Y, W.shape[0], max_share=1 / 4)
         self.solver_ = solver
         if solver == "lowrank":
             S = lowrank.normalized_adjacency(W)

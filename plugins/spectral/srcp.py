@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
 
 from ccbench.base import Interval, Options
 
@@ -145,10 +144,7 @@ class SRCP(SpectralBase):
         mu = float(self.mu)
         self.n_iter_, self.converged_ = 1, True
         self.propagated_factors_ = None
-        solver = self.solver
-        if solver == "auto":
-            n_constrained = np.unique(Y.nonzero()[0]).size
-            solver = "lowrank" if W.shape[0] > core.DENSE_MAX_N and 16 * n_constrained <= W.shape[0] else "eig"
+        solver = core.propagation_route(self.solver, Y, W.shape[0], max_share=1 / 16)
         self.solver_ = solver
         if solver == "lowrank":
             S = lowrank.normalized_adjacency(W)
