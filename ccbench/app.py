@@ -159,22 +159,20 @@ class SweepSummaryCallback(Callback):
             _outcome["callback_error"] = f"the end-of-sweep report failed: {type(exc).__name__}: {exc}"
 
     def _count(self, sweep: Path):
-        """Failed and stale-re-run rows of the sweep; damaged results files are problems, not crashes."""
+        """Failed and stale-re-run rows of the sweep (read once, for the summary too); damaged
+        results files are problems, not crashes."""
         import pandas as pd
 
-        from .results import FAILED_STATUSES, RESULTS_FILE, ResultsCorruptError, read_results
+        from .results import FAILED_STATUSES, gather
 
-        frames, damaged = [], []
-        for f in sorted(sweep.rglob(RESULTS_FILE)):
-            try:
-                frames.append(read_results(f).assign(source=str(f.parent)))
-            except ResultsCorruptError as exc:
-                damaged.append(str(exc))
-        frames = [f for f in frames if not f.empty]
+        damaged: list[str] = []
+        try:
+            data = gather(sweep, damaged=damaged)
+        except FileNotFoundError:  # no results file at all
+            data = pd.DataFrame()
         _outcome.update(damaged=damaged, failed=0, errors=[], problems="no results were written")
-        if not frames:
+        if data.empty:
             return None
-        data = pd.concat(frames, ignore_index=True)
         failed = data[data["status"].isin(FAILED_STATUSES)]
         _outcome["failed"] = len(failed)
         _outcome["errors"] = [f"{n} trial(s) with status {s}" for s, n in failed["status"].value_counts().items()]
@@ -192,7 +190,7 @@ class SweepSummaryCallback(Callback):
     def _summarise(self, sweep: Path, data) -> None:
         from . import report
 
-        data = report.load(sweep)
+        data = report.prepare(data, [sweep])
         x = report.resolve_x(data)
         metric = self.metric if self.metric in data else report.first_metric(data)
         print(f"\n{report.markdown_table(report.summarise(data, metric, x), metric, x)}")

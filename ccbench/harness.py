@@ -49,7 +49,7 @@ from .base import (
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
-from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, flatten, last_line
+from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "evaluation_mask"]
 
@@ -104,8 +104,9 @@ def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metric
     stale = _stale_reason(row, code)
     if stale is not None and not keep_stale:
         return True, f"stale: {stale}"
-    # a metric added to the config since: recompute
-    return any(m not in row.index or pd.isna(row[m]) for m in metrics), "a metric was added"
+    if any(m not in row.index or pd.isna(row[m]) for m in metrics):  # a metric added to the config since
+        return True, "a metric was added"
+    return False, None if stale is None else f"kept stale: {stale}"
 
 
 def _metric_names(cell) -> list[str]:
@@ -181,7 +182,8 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
         raise ValueError("run_job needs an output directory: pass out_dir=... or set out_dir in the config")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / CELL_FILE, canonical_json(cell))
+    with atomically(out / CELL_FILE) as tmp:
+        tmp.write_text(canonical_json(cell))
     store = ResultsStore(out / RESULTS_FILE)
     chash = cell_hash(cell)
     n_trials = int(cell["n_trials"])
@@ -189,14 +191,15 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     wanted = set(_metric_names(cell))
     label = f"{cell['dataset']['name']}/{cell['method']['name']}"
     code, spec_error = _method_code(cell)
-    reasons = {}
+    reasons, kept_stale = {}, 0
     for t in range(n_trials):
         run, why = _needs_run(previous, t, rerun_errors=bool(cell["rerun_errors"]), metrics=wanted, code=code,
                               keep_stale=bool(cell.get("keep_stale")))
         if run:
             reasons[t] = why
+        kept_stale += bool(not run and why)
     todo = list(reasons)
-    _say_stale(label, previous, code, reasons, keep_stale=bool(cell.get("keep_stale")))
+    _say_stale(label, reasons, kept_stale)
 
     base = flatten({k: v for k, v in cell.items() if k not in _NOT_IN_ROWS})
     base["config_hash"] = chash
@@ -239,15 +242,6 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     return rows
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """A kill leaves the old file or the new one, never half of one (as :func:`~ccbench.results.write_results`)."""
-    import os
-
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
 def _method_code(cell: dict) -> tuple[dict | None, str | None]:
     """The method's ``code.*`` provenance, or ``(None, traceback)`` when it cannot be loaded."""
     try:
@@ -257,18 +251,15 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
         return None, _error_text()
 
 
-def _say_stale(label: str, previous: pd.DataFrame, code: dict | None, reasons: dict, *, keep_stale: bool) -> None:
-    """One line per job about stale rows: how many re-run and why, or how many kept."""
+def _say_stale(label: str, reasons: dict, kept: int) -> None:
+    """One line per job about stale rows: how many re-run and why, and how many kept."""
     stale = {t: r for t, r in reasons.items() if r and r.startswith("stale: ")}
     if stale:
         why = sorted(set(stale.values()))
         log.warning("%s: re-running %d stale trial(s) -- %s", label, len(stale), "; ".join(w[7:] for w in why))
-    if keep_stale and code is not None:
-        kept = [t for t in previous.index if previous.loc[t, "status"] == "ok"
-                and _stale_reason(previous.loc[t], code) is not None and t not in reasons]
-        if kept:
-            log.warning("%s: keeping %d stale trial(s) made by other code (keep_stale=true; reports mark them)",
-                        label, len(kept))
+    if kept:
+        log.warning("%s: keeping %d stale trial(s) made by other code (keep_stale=true; reports mark them)",
+                    label, kept)
 
 
 def _setup(cell: dict) -> dict:

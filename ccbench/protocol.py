@@ -266,6 +266,12 @@ def _one_of(options, value) -> str | None:
     return None if value in options else f"must be {', '.join(options[:-1])} or {options[-1]}, got {value!r}"
 
 
+def _seconds(value) -> str | None:
+    if value is None or (isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0):
+        return None
+    return f"must be a positive number of seconds, got {value!r}"
+
+
 #: Checks of single values that need no data: ``key -> check(value) -> message or None``.
 VALUE_CHECKS = {
     "n_trials": _positive_int,
@@ -278,8 +284,8 @@ VALUE_CHECKS = {
     "constraints.n_constraints": _count,
     "constraints.per_class": _count,
     "constraints.n_pairs": _count,
-    "trial_timeout": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                     and v > 0) else f"must be a positive number of seconds, got {v!r}",
+    "trial_timeout": _seconds,
+    "time_budget": _seconds,
     "inconsistent": lambda v: _one_of(INCONSISTENT, v),
     "evaluate_on": lambda v: _one_of(EVALUATE_ON, v),
 }
@@ -299,7 +305,8 @@ def check_cell(cell: dict) -> list[str]:
     set has (from its spec's size). The command line runs the same value checks
     on its own overrides before Hydra starts any job (``ccbench.cli``).
     """
-    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "evaluate_on")
+    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
+                                     "evaluate_on")
             if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})

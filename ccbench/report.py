@@ -59,13 +59,17 @@ DEFAULT_X = DEFAULT_X_AXIS
 _SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
 
 
-def load(*paths, damaged: str = "raise") -> pd.DataFrame:
+def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
     """All results under ``paths`` with a ``method_label`` and ``setting`` column.
 
     ``damaged="skip"`` leaves out damaged results files with a warning naming each
-    (the end-of-sweep summary); by default a damaged file is an error naming it.
+    (:func:`ccbench.results.gather`); by default a damaged file is an error naming it.
     """
-    data = gather(*paths, damaged=damaged)
+    return prepare(gather(*paths, damaged=damaged), paths)
+
+
+def prepare(data: pd.DataFrame, paths=()) -> pd.DataFrame:
+    """Gathered rows ready for a report: rows without a method left out (with a warning), labels added."""
     if data.empty:
         return data
     unnamed = data["method.name"].isna() if "method.name" in data else pd.Series(True, index=data.index)

@@ -124,23 +124,31 @@ def read_results(path) -> pd.DataFrame:
     return frame
 
 
-def write_results(frame: pd.DataFrame, path) -> None:
-    """Write ``frame`` to ``path`` atomically (temporary file, then rename), with checksums."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+@contextlib.contextmanager
+def atomically(path):
+    """Yield a temporary path beside ``path``; on success it replaces ``path`` in one rename, so a
+    killed writer leaves the old file or the new one, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        table = pa.Table.from_pandas(_normalise(frame), preserve_index=False)
-        # hash what a reader will decode, so the check compares like with like
-        meta = {**(table.schema.metadata or {}), _CONTENT_KEY: _content_hash(table.to_pandas())}
-        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
+        yield tmp
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def write_results(frame: pd.DataFrame, path) -> None:
+    """Write ``frame`` to ``path`` atomically (:func:`atomically`), with checksums."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pandas(_normalise(frame), preserve_index=False)
+    # hash what a reader will decode, so the check compares like with like
+    meta = {**(table.schema.metadata or {}), _CONTENT_KEY: _content_hash(table.to_pandas())}
+    with atomically(path) as tmp:
+        pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
 
 
 @contextlib.contextmanager
@@ -243,13 +251,14 @@ def _result_files(paths: Iterable) -> list[Path]:
     return files
 
 
-def gather(*paths, damaged: str = "raise") -> pd.DataFrame:
+def gather(*paths, damaged: str | list = "raise") -> pd.DataFrame:
     """Every ``results.parquet`` under ``paths`` in one frame.
 
     Adds ``source`` (the job directory). A ``(config_hash, trial)`` present in
     several files (the same cell run into two directories) is kept once: the
     most recent row. ``damaged="skip"`` leaves out damaged files with a warning
-    naming each; by default one raises :class:`ResultsCorruptError`.
+    naming each, a list collects their messages instead; by default one raises
+    :class:`ResultsCorruptError`.
     """
     files = _result_files(paths)
     if not files:
@@ -262,6 +271,9 @@ def gather(*paths, damaged: str = "raise") -> pd.DataFrame:
         try:
             df = read_results(f)
         except ResultsCorruptError as exc:
+            if isinstance(damaged, list):
+                damaged.append(str(exc))
+                continue
             if damaged != "skip":
                 raise
             import warnings

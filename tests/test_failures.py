@@ -27,6 +27,7 @@ from ccbench.harness import run_job
         (["constraints.n_constraints=-5"], "constraints.n_constraints must be >= 0"),
         (["metrics=[ari,nope]"], "unknown metric 'nope'"),
         (["dataset.name=irs"], "unknown data set 'irs'"),
+        (["time_budget=-5"], "time_budget must be a positive number of seconds, got -5"),
     ],
 )
 def test_command_line_values_are_checked_before_any_job(args, expected):
