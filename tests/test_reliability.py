@@ -355,15 +355,23 @@ def test_a_flipped_byte_is_an_error_naming_the_file_never_a_different_number(tmp
 
 
 def test_files_are_written_with_page_checksums(tmp_path):
+    """A flipped bit inside a data page is caught by the page CRC alone (pyarrow, no content hash):
+    a file written without page checksums would read back the changed number."""
+    import struct
+
     import pyarrow.parquet as pq
 
-    write_results(pd.DataFrame({"config_hash": ["a"], "trial": [0], "ari": [0.5]}), tmp_path / "r.parquet")
-    meta = pq.ParquetFile(tmp_path / "r.parquet").metadata
-    assert b"ccbench.content_sha256" in meta.metadata
-    # pyarrow verifies page CRCs on request; a file written without them has none to verify
-    raw = (tmp_path / "r.parquet").read_bytes()
-    assert pq.read_table(tmp_path / "r.parquet", page_checksum_verification=True).num_rows == 1
-    assert len(raw) > 0
+    value = 0.123456789012345
+    path = tmp_path / "r.parquet"
+    write_results(pd.DataFrame({"config_hash": ["a"], "trial": [0], "ari": [value]}), path)
+    assert b"ccbench.content_sha256" in pq.ParquetFile(path).metadata.metadata
+    raw = bytearray(path.read_bytes())
+    at = raw.find(struct.pack("<d", value))
+    assert at >= 0  # the value is stored as plain bytes in its data page
+    raw[at] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(Exception, match="(?i)crc|checksum"):
+        pq.read_table(path, page_checksum_verification=True)
 
 
 # -- 9. the docs' code blocks run verbatim in a fresh interpreter ------------------------------
