@@ -319,16 +319,31 @@ def _decode_pair_index(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     return i, k - (i * n - i * (i + 1) // 2) + i + 1
 
 
-def random_pairs(y, n_constraints: int, *, rng: np.random.Generator) -> Constraints:
+def random_pairs(y, n_constraints: int | None = None, *, per_point: float | None = None,
+                 rng: np.random.Generator) -> Constraints:
     """Draw ``n_constraints`` distinct random pairs; must-link iff labels agree.
 
     SCSSAP section 4.1: "pairs of points are randomly selected ... assigned to
     the must-link set if they share the same label or the cannot-link set if
     they have different labels".
+
+    ``per_point`` instead of ``n_constraints`` scales the budget with the data set:
+    ``round(per_point * n)`` pairs, so one sweep value means the same supervision
+    density on iris (n = 150) and splice (n = 3,190).
     """
     y = _check_y(y)
     n = len(y)
     total = n * (n - 1) // 2
+    if (n_constraints is None) == (per_point is None):
+        raise ValueError(
+            f"random_pairs takes exactly one of n_constraints (a count) and per_point (pairs per "
+            f"point), got n_constraints={n_constraints!r}, per_point={per_point!r}; with "
+            f"constraints.per_point=... set constraints.n_constraints=null"
+        )
+    if per_point is not None:
+        if not per_point >= 0:
+            raise ValueError(f"per_point must be >= 0, got {per_point!r}")
+        n_constraints = round(float(per_point) * n)
     n_constraints = int(n_constraints)
     if not 0 <= n_constraints <= total:
         raise ValueError(

@@ -155,3 +155,27 @@ def test_confidence_is_a_deprecated_name_of_weight():
         assert len(c.cannot_link_confidence) == 0
     with pytest.raises(TypeError, match="not both"):
         Constraints([[0, 1]], n_samples=3, must_link_weight=[1.0], must_link_confidence=[1.0])
+
+
+def test_random_pairs_per_point_scales_the_budget_with_n():
+    """per_point draws round(per_point * n) pairs: the same density on every data set, and the
+    same pairs as the equal count (one random stream)."""
+    for n, per_point in [(150, 0.1), (3190, 0.05), (101, 0.25)]:
+        y = np.arange(n) % 3
+        by_density = cgen.random_pairs(y, per_point=per_point, rng=np.random.default_rng(4))
+        count = round(per_point * n)
+        assert by_density.n_must_link + by_density.n_cannot_link == count
+        by_count = cgen.random_pairs(y, count, rng=np.random.default_rng(4))
+        np.testing.assert_array_equal(by_density.must_link, by_count.must_link)
+        np.testing.assert_array_equal(by_density.cannot_link, by_count.cannot_link)
+    assert cgen.random_pairs(np.arange(10) % 2, per_point=0.0, rng=np.random.default_rng(0)).n_must_link == 0
+
+
+def test_random_pairs_needs_exactly_one_budget():
+    y = np.arange(20) % 2
+    with pytest.raises(ValueError, match="exactly one of n_constraints"):
+        cgen.random_pairs(y, 5, per_point=0.1, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="n_constraints=null"):
+        cgen.random_pairs(y, rng=np.random.default_rng(0))
+    with pytest.raises(ValueError, match="per_point must be >= 0"):
+        cgen.random_pairs(y, per_point=-0.1, rng=np.random.default_rng(0))
