@@ -221,7 +221,7 @@ def _missing_option(exc) -> str:
 
 # -- the command line, before Hydra --------------------------------------------------
 
-_CHOOSABLE = (*GROUPS, "experiment")
+_CHOOSABLE = (*GROUPS, "supervision", "experiment")
 
 
 def _group_options(searchpaths: Sequence[str]) -> Callable[[str], list[str]]:
