@@ -400,6 +400,11 @@ def _scatter(cost: pd.DataFrame, metric: str, colors: dict):
         ax.annotate(method, (max(rec["fit_time_median_s"], 1e-6), rec["quality"]), fontsize="x-small",
                     xytext=(4, 3), textcoords="offset points")
     ax.set_xscale("log")
+    # plain tick text: with mathtext off (report.plain_text) the log formatter's $10^{-2}$ would print raw
+    from matplotlib.ticker import FuncFormatter, NullFormatter
+
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel("median fit time per trial (s, log scale)")
     ax.set_ylabel(f"{report.axis_label(metric)}: mean over completed cells")
     ax.grid(alpha=0.3, which="both")
