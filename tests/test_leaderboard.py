@@ -36,7 +36,7 @@ def _rows(values: dict, statuses: dict | None = None, budget0: dict | None = Non
 
 
 def test_ranks_equal_a_hand_computation():
-    # two cells; cop_kmeans times out on the second one
+    # two cells; cop_kmeans, the worst on iris, times out on the second one
     values = {("iris", 20, "pck_means"): [0.9, 0.9], ("iris", 20, "cop_kmeans"): [0.7, 0.7],
               ("iris", 20, "kmeans"): [0.8, 0.8],
               ("wine", 20, "pck_means"): [0.5, 0.5], ("wine", 20, "cop_kmeans"): [0.0, 0.0],
@@ -51,6 +51,13 @@ def test_ranks_equal_a_hand_computation():
     # (b) wine: cop last (3) although ranked on iris too: 3 and 3
     assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx(3.0)
     assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx(1.5)
+    # the best method on iris fails on wine: (a) keeps its rank 1, (b) averages 1 and last
+    best = {**values, ("iris", 20, "cop_kmeans"): [0.95, 0.95]}
+    ranks = lb.rank_table(lb.cell_means(lb.long_frame(_rows(best, statuses={("wine", 20, "cop_kmeans"): "refused"}),
+                                                      "ari")), "ari")
+    assert ranks.loc["cop_kmeans", "rank_completed"] == pytest.approx(1.0)
+    assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx(2.0)
+    assert ranks.loc["pck_means", "rank_completed"] == pytest.approx((2 + 2) / 2)
     # one failed trial of two makes the cell not completed (a mean over survivors is not comparable)
     part = _rows(values)
     part.loc[(part["dataset.name"] == "iris") & (part["method.name"] == "pck_means") & (part["trial"] == 1),
@@ -126,8 +133,10 @@ def test_gains_are_paired_differences_from_the_best_unsupervised_baseline():
     assert set(best) == {"kmeans"}  # ap is 0.2 worse everywhere
     g = lb.gains(frame, "ari").set_index(["dataset", "budget", "method"])
     cells = lb._cells(frame).set_index(["dataset", "budget", "method", "trial"])["value"].sort_index()
-    direct = (cells.loc[("wine", 40, "pck_means")] - cells.loc[("wine", 40, "kmeans")]).mean()
-    assert g.loc[("wine", 40, "pck_means"), "gain"] == pytest.approx(direct)
+    direct = cells.loc[("wine", 40, "pck_means")] - cells.loc[("wine", 40, "kmeans")]  # paired by trial
+    assert g.loc[("wine", 40, "pck_means"), "gain"] == pytest.approx(direct.mean())
+    assert (g.loc[("wine", 40, "pck_means"), ["ci_low", "ci_high"]].to_numpy(float)
+            == pytest.approx(lb.bootstrap_ci(direct.to_numpy())))
     assert (g["ci_low"] <= g["gain"]).all() and (g["gain"] <= g["ci_high"]).all()
     assert "kmeans" not in g.index.get_level_values("method")  # no gain of an unsupervised method
     assert ("glass", 40, "cop_kmeans") not in g.index  # refused: no trial to compare
