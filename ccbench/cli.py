@@ -58,8 +58,11 @@ def _report(args) -> int:
         kept = report.drop_not_converged(data)
         print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
         data = kept
-    if args.leaderboard:
-        return _leaderboard(args, data)
+    from . import leaderboard
+
+    request = leaderboard.config_request(data)
+    if args.leaderboard or request is not None:
+        return _leaderboard(args, data, request or {})
     args.metric = args.metric or report.DEFAULT_METRIC
     x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
@@ -91,13 +94,15 @@ def _report(args) -> int:
     return 0
 
 
-def _leaderboard(args, data) -> int:
-    """``--leaderboard``: one ranking page per supervision kind (:mod:`ccbench.leaderboard`)."""
+def _leaderboard(args, data, request: dict) -> int:
+    """``--leaderboard``, or cells whose ``paper`` block asks for it (``request``: its metric and
+    margin; the command line's ``--metric`` wins): one ranking page per supervision kind."""
     from pathlib import Path
 
     from . import leaderboard
 
-    metric = args.metric or leaderboard.DEFAULT_METRIC
+    metric = args.metric or request.get("metric") or leaderboard.DEFAULT_METRIC
+    args.margin = float(request.get("margin", args.margin))
     if "," in metric:
         raise ValueError(f"--leaderboard ranks on one metric, got {metric!r}; pass one, e.g. --metric ari")
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "leaderboard"
