@@ -315,7 +315,8 @@ def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
             ref = same_cell.reindex(idx).to_numpy(float)
             missing = np.isnan(ref)
             if missing.any():
-                ref[missing] = fallback.reindex(pd.MultiIndex.from_frame(g[["setting", "trial"]])).to_numpy(float)[missing]
+                by_trial = fallback.reindex(pd.MultiIndex.from_frame(g[["setting", "trial"]]))
+                ref[missing] = by_trial.to_numpy(float)[missing]
             d = sign * (g["value"].to_numpy(float) - ref)
             d = d[np.isfinite(d)]
             lo, hi = bootstrap_ci(d, seed=seed)
@@ -437,7 +438,8 @@ def _gain_heatmap(g: pd.DataFrame, metric: str):
                     ha="center", va="center", fontsize="xx-small")
     ax.set_xticks(range(gain.shape[1]), gain.columns, rotation=60, ha="right", fontsize="x-small")
     ax.set_yticks(range(gain.shape[0]), gain.index, fontsize="x-small")
-    fig.colorbar(image, ax=ax, label=f"gain in {report.axis_label(metric)} (* = 95% CI excludes 0)")
+    fig.colorbar(image, ax=ax, label="gain (* = 95% CI excludes 0)")
+    ax.set_title(f"gain in {report.axis_label(metric)} over the best unsupervised baseline", fontsize="medium")
     return fig
 
 
@@ -570,8 +572,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                ("md", "Fit time: seconds in `fit` per ok supervised trial. Peak memory: the row's `peak_rss_mb`, the "
                       "peak resident set size of the process that ran `fit`, reset right before it (Linux "
                       "/proc/self/clear_refs): with `trial_timeout` the worker process's, else the whole job "
-                      "process's (data and imports included); `fit_rss` is that peak minus the resident size just before "
-                      "`fit` (what the fit itself added). Empty for rows recorded before these columns existed."),
+                      "process's (data and imports included); `fit_rss` is that peak minus the resident size "
+                      "just before `fit` (what the fit itself added). Empty for rows recorded before these columns existed."),
                ("md", _md_frame(cost, floats="{:.3g}")),
                ("fig", f"{kind}_time", _scatter(cost, metric, colors))]
     counts = status_counts(frame)
