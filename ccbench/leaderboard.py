@@ -193,9 +193,10 @@ def _worst_filled(means: pd.DataFrame, metric: str) -> pd.DataFrame:
     sign = stats._sign(metric)
     finite = means.to_numpy(float)
     finite = finite[np.isfinite(finite)]
-    span = (finite.max() - finite.min() + 1.0) if finite.size else 1.0
-    worst = (finite.min() - span) if sign > 0 else (finite.max() + span) if finite.size else -sign
-    return means.fillna(worst)
+    if not finite.size:  # nobody completed anything: every method ties for last
+        return means.fillna(-sign)
+    span = finite.max() - finite.min() + 1.0
+    return means.fillna(finite.min() - span if sign > 0 else finite.max() + span)
 
 
 def rank_table(means: pd.DataFrame, metric: str) -> pd.DataFrame:
@@ -508,9 +509,15 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "(timeout, refused, error, skipped, infeasible, not found, or not run) ranks it last there, "
                       "tied with the other failures; averaged over all cells. The table is sorted by (b)."),
                ("md", _md_frame(ranks, floats="{:.2f}"))]
-    if n_cells >= 2 and means.shape[1] >= 3:
-        worst = _worst_filled(means, metric)
-        fr = stats.friedman(worst)
+    worst = _worst_filled(means, metric)
+    try:  # a degenerate table (every cell ranks the methods alike, all failed) has no test to draw
+        fr = stats.friedman(worst) if n_cells >= 2 and means.shape[1] >= 3 else None
+    except ValueError as exc:
+        fr, why = None, str(exc)
+    else:
+        why = ("it needs at least 3 methods and 2 cells" if fr is None else
+               "Friedman's statistic is undefined here (every method ties in every cell)")
+    if fr is not None and np.isfinite(fr["statistic"]):
         blocks.append(("md", f"Critical-difference diagram on convention (b): Friedman chi² = {fr['statistic']:.2f}, "
                              f"p = {fr['pvalue']:.3g} over {n_cells} cells and {means.shape[1]} methods; Nemenyi "
                              f"post-hoc test at alpha = {alpha}. The cells are the Friedman blocks; cells of one data "
@@ -522,7 +529,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                   f"a bar joins methods the Nemenyi test does not separate "
                   f"(CD = {stats.critical_difference(means.shape[1], n_cells, alpha):.2f})")))
     else:
-        blocks.append(("md", "No CD diagram: it needs at least 3 methods and 2 cells."))
+        blocks.append(("md", f"No CD diagram: {why}."))
     wtl = win_tie_loss_cells(cells, metric, margin=margin, alpha=alpha)
     blocks += [("h", 2, "2. Win/tie/loss"),
                ("md", f"Row method against column method, counted over the cells both completed (w/t/l). A cell is "

@@ -241,3 +241,16 @@ def test_pages_from_a_real_sweep(sweep, tmp_path, capsys):
     assert ranks.loc["ap", "cells_completed"] == 4 and ranks.loc["ap", "cells"] == 8  # refused on wine
     assert ranks.loc["cop_kmeans", "cells_completed"] == 7
     assert "pck_means" in set(tables.loc[tables["table"] == "gains", "method"])
+
+
+def test_a_page_without_a_cd_diagram_says_why(tmp_path):
+    # two methods only: ranks and win/tie/loss, but no Friedman test or CD diagram
+    data = _rows({("iris", 20, "pck_means"): [0.9, 0.8], ("iris", 20, "kmeans"): [0.5, 0.6],
+                  ("wine", 20, "pck_means"): [0.9, 0.8], ("wine", 20, "kmeans"): [0.5, 0.6]},
+                 statuses={("wine", 20, "kmeans"): "error"})
+    paths = lb.write_leaderboard(data, tmp_path, metric="ari")
+    text = paths["pairs_md"].read_text()
+    assert "No CD diagram: it needs at least 3 methods and 2 cells." in text
+    # kmeans completed iris only, 0.3 behind there: one loss; wine is no shared cell
+    assert "| kmeans |  | 0/0/1 |" in text and "| pck_means | 1/0/0 |  |" in text
+    assert "labels_md" not in paths  # no labeled_subsets rows: no labels page
