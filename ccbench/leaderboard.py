@@ -120,7 +120,8 @@ def _unsupervised(labels: pd.Series, names: pd.Series) -> dict:
 def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """One row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
     ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
-    ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``unconstrained``, ``unsupervised``.
+    ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
+    ``unsupervised``, ``row`` (the row's position in ``data``).
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it).
@@ -153,6 +154,7 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
            for c in ("peak_rss_mb", "fit_rss_mb")},
     })
     out["unconstrained"] = (scheme == UNCONSTRAINED) | (budget == 0)
+    out["row"] = data.index  # back to the full row (provenance, error messages)
     flags = _unsupervised(labels, data["method.name"])
     out["unsupervised"] = out["method"].map(flags).astype(bool)
     if "timestamp" in data:
@@ -488,8 +490,18 @@ def _headline(cells: pd.DataFrame) -> tuple:
     return float(cells.loc[cells["noise"] == noise, "budget"].max()), noise
 
 
+def ranks_by_condition(means: pd.DataFrame, metric: str) -> pd.DataFrame:
+    """Average rank (b) per method within each (budget, noise): where a method's standing moves with
+    the supervision budget or the noise. Columns ``budget / noise``, rows methods."""
+    ranks = _worst_filled(means, metric).rank(axis=1, ascending=stats._sign(metric) < 0, method="average")
+    keys = ranks.index.to_frame(index=False)
+    label = keys["budget"].map(report._fmt) + " / " + keys["noise"].astype(str)
+    order = keys.assign(label=label).sort_values(["noise", "budget"])["label"].unique()
+    return ranks.set_axis(label.to_numpy()).groupby(level=0).mean().T.reindex(columns=order)
+
+
 def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alpha: float, colors: dict,
-                 command: str | None) -> tuple[list, dict]:
+                 command: str | None, data: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The page as blocks: ``("h", level, text)``, ``("md", markdown)``, ``("fig", name, figure)``;
     and its tables for the parquet file."""
     cells = _cells(frame)
@@ -530,6 +542,10 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                   f"(CD = {stats.critical_difference(means.shape[1], n_cells, alpha):.2f})")))
     else:
         blocks.append(("md", f"No CD diagram: {why}."))
+    by_condition = ranks_by_condition(means, metric).reindex(ranks.index)
+    blocks += [("md", "Average rank (b) within each budget / noise (columns): how a method's standing moves "
+                      "with the amount of supervision and with noise."),
+               ("md", _md_frame(by_condition, floats="{:.2f}"))]
     wtl = win_tie_loss_cells(cells, metric, margin=margin, alpha=alpha)
     blocks += [("h", 2, "2. Win/tie/loss"),
                ("md", f"Row method against column method, counted over the cells both completed (w/t/l). A cell is "
@@ -590,7 +606,14 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "section 1 follow from these: (a) ignores the cells a method did not complete, (b) ranks them "
                       "last."),
                ("md", _md_frame(counts))]
-    tables = {"ranks": ranks.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
+    if data is not None:
+        rows = data.iloc[frame["row"].to_numpy()]
+        rows = rows if "error" in rows else rows.assign(error=None)  # rows made outside the harness
+        errors = report.error_summary(rows)
+        blocks += [("h", 2, "Problems"),
+                   ("md", "\n".join(report.md_text(e) for e in errors) if errors else "No failed trial."),
+                   ("h", 2, "Provenance"), ("md", report.provenance_markdown(rows))]
+    tables = {"ranks": ranks.reset_index(), "ranks_by_condition": by_condition.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
               "status": counts.reset_index(), "wtl": wtl["table"].rename_axis("method").reset_index()}
     return blocks, tables
 
@@ -654,7 +677,8 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
             rows = _of_kind(frame, kind)
             if _cells(rows[rows["kind"] == kind]).empty:
                 continue
-            blocks, kind_tables = _page_blocks(rows, kind, metric, margin, alpha, colors, command)
+            blocks, kind_tables = _page_blocks(rows, kind, metric, margin, alpha, colors, command,
+                                               data.reset_index(drop=True))
             paths[f"{kind}_md"] = out / f"{kind}.md"
             paths[f"{kind}_md"].write_text(_to_markdown(blocks, out))
             paths[f"{kind}_html"] = out / f"{kind}.html"
