@@ -15,7 +15,11 @@ pages in long form). Each page holds:
 4. the share of trials in which the supervision made a method worse than its own
    unconstrained run (:func:`hurt_share`);
 5. fit time and peak memory beside quality, and a quality-vs-time scatter plot;
-6. per method the count of every status, and the ranking both ways.
+6. per method the count of every status, and the ranking both ways;
+
+then the failure messages and the provenance (machines, code) of the kind's rows.
+Plain ``ccbench report DIR`` writes the leaderboard when the cells' ``paper`` block
+holds ``leaderboard: {metric: ..., margin: ...}`` (:func:`config_request`).
 
 Definitions (every one is stated on the page as well):
 

@@ -51,6 +51,10 @@ def test_ranks_equal_a_hand_computation():
     # (b) wine: cop last (3) although ranked on iris too: 3 and 3
     assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx(3.0)
     assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx(1.5)
+    means = lb.cell_means(frame)
+    by = lb.ranks_by_condition(means, "ari")  # one budget / noise: the same numbers
+    assert list(by.columns) == ["20 / none"]
+    assert by["20 / none"].to_dict() == pytest.approx(ranks["rank_failed_last"].to_dict())
     # the best method on iris fails on wine: (a) keeps its rank 1, (b) averages 1 and last
     best = {**values, ("iris", 20, "cop_kmeans"): [0.95, 0.95]}
     ranks = lb.rank_table(lb.cell_means(lb.long_frame(_rows(best, statuses={("wine", 20, "cop_kmeans"): "refused"}),
