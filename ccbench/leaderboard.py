@@ -63,6 +63,7 @@ __all__ = [
     "hurt_share",
     "status_counts",
     "cost_table",
+    "ranks_by_condition",
     "config_request",
     "write_leaderboard",
 ]
