@@ -58,6 +58,12 @@ def _report(args) -> int:
         kept = report.drop_not_converged(data)
         print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
         data = kept
+    from . import leaderboard
+
+    request = leaderboard.config_request(data)
+    if args.leaderboard or request is not None:
+        return _leaderboard(args, data, request or {})
+    args.metric = args.metric or report.DEFAULT_METRIC
     x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
     pool = [c.strip() for c in (args.pool or "").split(",") if c.strip()]
@@ -84,6 +90,27 @@ def _report(args) -> int:
         print(f"ccbench report: warning: {line}", file=sys.stderr)
     if args.utility:
         _print_utility(data, args.utility, metrics, x, pool)
+    print("wrote:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _leaderboard(args, data, request: dict) -> int:
+    """``--leaderboard``, or cells whose ``paper`` block asks for it (``request``: its metric and
+    margin; the command line's ``--metric`` wins): one ranking page per supervision kind."""
+    from pathlib import Path
+
+    from . import leaderboard
+
+    metric = args.metric or request.get("metric") or leaderboard.DEFAULT_METRIC
+    args.margin = float(request.get("margin", args.margin))
+    if "," in metric:
+        raise ValueError(f"--leaderboard ranks on one metric, got {metric!r}; pass one, e.g. --metric ari")
+    out = Path(args.out) if args.out else Path(args.dirs[0]) / "leaderboard"
+    command = "ccbench report " + " ".join([*map(str, args.dirs), "--leaderboard", f"--metric {metric}",
+                                            f"--margin {args.margin:g}"]
+                                           + (["--converged-only"] if args.converged_only else []))
+    paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command)
+    print(paths["index"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
 
@@ -165,7 +192,8 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rep = sub.add_parser("report", help="gather results.parquet files and write tables and plots")
     rep.add_argument("dirs", nargs="+", metavar="DIR", help="a run or multirun output directory")
-    rep.add_argument("--metric", default="modified_rand", help="metric column(s), comma-separated")
+    rep.add_argument("--metric", default=None,
+                     help="metric column(s), comma-separated (default modified_rand; ari with --leaderboard)")
     rep.add_argument("--x", default=None, help="x-axis column (default: the runs' x_axis, else constraints.n_constraints)")
     rep.add_argument("--out", default=None, help="output directory (default: DIR/report)")
     rep.add_argument("--pool", default=None,
@@ -180,6 +208,10 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--at", default=None,
                      help="x value at which methods are ranked and compared across data sets (report.html and "
                           "--compare; default: the largest x; x values are never pooled)")
+    rep.add_argument("--leaderboard", action="store_true",
+                     help="write the leaderboard instead (one page per supervision kind, pairs and labels, as "
+                          "<kind>.md and <kind>.html; default --out DIR/leaderboard): ranks with a CD diagram, "
+                          "win/tie/loss, gains over the best unsupervised baseline, share hurt, cost, status counts")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
     rep.add_argument("--format", default=None, metavar="latex,csv",
                      help="also export the tables: summary_<metric>.tex (booktabs) and/or summary.csv")

@@ -350,9 +350,11 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
         warnings.simplefilter("always")
         if inconsistent == "ignore":
             warnings.simplefilter("ignore", InconsistentConstraintsWarning)
+        rss_before = _reset_peak_rss()
         tic = time.perf_counter()
         est.fit(X, constraints=cons)
         out["fit_time"] = time.perf_counter() - tic
+        out.update(_peak_rss(rss_before))
     if caught:
         out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
     labels = np.asarray(est.labels_)
@@ -371,6 +373,40 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     out["n_iter"] = getattr(est, "n_iter_", None)
     out["converged"] = getattr(est, "converged_", None)
     return out
+
+
+def _status_kb(field: str) -> float:
+    """A ``kB`` field of /proc/self/status (``VmHWM``, ``VmRSS``), NaN where there is none."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return float(line.split()[1])
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _reset_peak_rss() -> float:
+    """Reset this process's peak resident set size (Linux >= 4.0: ``5`` to /proc/self/clear_refs),
+    return its current RSS in kB (NaN where the peak cannot be reset: no honest per-fit peak then)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+    except OSError:  # not Linux, or not allowed: getrusage's lifetime maximum would be the wrong number
+        return float("nan")
+    return _status_kb("VmRSS")
+
+
+def _peak_rss(rss_before: float) -> dict:
+    """``peak_rss_mb``: the process's peak RSS during ``fit`` (VmHWM after the reset above: the worker's
+    with ``trial_timeout``, else the whole job process's, data and imports included);
+    ``fit_rss_mb``: that peak minus the RSS just before ``fit`` (what the fit itself added). NaN
+    where the peak cannot be reset. Pages freed back to the allocator but kept by it do not count."""
+    if np.isnan(rss_before):
+        return {"peak_rss_mb": np.nan, "fit_rss_mb": np.nan}
+    peak = _status_kb("VmHWM")
+    return {"peak_rss_mb": peak / 1024.0, "fit_rss_mb": max(peak - rss_before, 0.0) / 1024.0}
 
 
 def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np.ndarray:

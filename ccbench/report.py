@@ -165,7 +165,17 @@ def method_labels(data: pd.DataFrame, x: str | None = None) -> pd.Series:
             lambda r: ", ".join(f"{c.removeprefix('method.')}={_fmt(v)}" for c, v in r.items()), axis=1
         )
         labels[rows.index] = name + "(" + text + ")"
-    return labels
+    return labels + _tuned_suffix(data)
+
+
+def _tuned_suffix(data: pd.DataFrame) -> pd.Series:
+    """``+tuner`` for rows whose root key ``tune`` names a model-selection procedure (``tune=cvcp``):
+    a tuned method is another entry than its defaults (``pck_means+cvcp`` beside ``pck_means``)."""
+    tune = data["tune"] if "tune" in data else data.get("tune.name")
+    if tune is None:
+        return pd.Series("", index=data.index, dtype=object)
+    text = tune.astype(object).where(tune.notna(), "none").astype(str)
+    return ("+" + text).where(~text.isin(["none", "None", "nan", "", "false", "False"]), "")
 
 
 def _settings(data: pd.DataFrame, x: str, pool=()) -> pd.Series:

@@ -1,0 +1,260 @@
+"""The leaderboard (ccbench.leaderboard): ranks both ways, win/tie/loss, gains with bootstrap
+intervals, the share hurt by supervision, status counts; pages built from a real harness sweep."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ccbench import leaderboard as lb
+from ccbench import report
+from ccbench.cli import main
+
+N = "constraints.n_constraints"
+
+
+def _rows(values: dict, statuses: dict | None = None, budget0: dict | None = None) -> pd.DataFrame:
+    """Harness-like rows: ``values[(dataset, budget, method)]`` = per-trial ari list (random_pairs, no
+    noise); ``statuses`` overrides the status of a (dataset, budget, method) cell; ``budget0`` adds
+    each method's unconstrained run ({(dataset, method): per-trial list})."""
+    statuses = statuses or {}
+    rows = []
+    cells = [((d, b, m), v) for (d, b, m), v in values.items()]
+    cells += [((d, 0, m), v) for (d, m), v in (budget0 or {}).items()]
+    for (d, b, m), vals in cells:
+        for t, v in enumerate(vals):
+            status = statuses.get((d, b, m), "ok")
+            rows.append({"dataset.name": d, "method.name": m, "constraints.name": "random_pairs", N: b,
+                         "noise.name": "none", "trial": t, "trial_seed": 100 * b + t, "status": status,
+                         "ari": v if status == "ok" else np.nan, "fit_time": 0.01 * (1 + t)})
+    data = pd.DataFrame(rows)
+    data["method_label"] = report.method_labels(data)
+    return data
+
+
+def test_ranks_equal_a_hand_computation():
+    # two cells; cop_kmeans, the worst on iris, times out on the second one
+    values = {("iris", 20, "pck_means"): [0.9, 0.9], ("iris", 20, "cop_kmeans"): [0.7, 0.7],
+              ("iris", 20, "kmeans"): [0.8, 0.8],
+              ("wine", 20, "pck_means"): [0.5, 0.5], ("wine", 20, "cop_kmeans"): [0.0, 0.0],
+              ("wine", 20, "kmeans"): [0.6, 0.6]}
+    frame = lb.long_frame(_rows(values, statuses={("wine", 20, "cop_kmeans"): "timeout"}), "ari")
+    ranks = lb.rank_table(lb.cell_means(frame), "ari")
+    # (a) iris: pck 1, km 2, cop 3; wine (cop absent): km 1, pck 2
+    assert ranks.loc["pck_means", "rank_completed"] == pytest.approx(1.5)
+    assert ranks.loc["kmeans", "rank_completed"] == pytest.approx(1.5)
+    assert ranks.loc["cop_kmeans", "rank_completed"] == pytest.approx(3.0)
+    assert ranks.loc["cop_kmeans", "cells_completed"] == 1
+    # (b) wine: cop last (3) although ranked on iris too: 3 and 3
+    assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx(3.0)
+    assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx(1.5)
+    means = lb.cell_means(frame)
+    by = lb.ranks_by_condition(means, "ari")  # one budget / noise: the same numbers
+    assert list(by.columns) == ["20 / none"]
+    assert by["20 / none"].to_dict() == pytest.approx(ranks["rank_failed_last"].to_dict())
+    # the best method on iris fails on wine: (a) keeps its rank 1, (b) averages 1 and last
+    best = {**values, ("iris", 20, "cop_kmeans"): [0.95, 0.95]}
+    ranks = lb.rank_table(lb.cell_means(lb.long_frame(_rows(best, statuses={("wine", 20, "cop_kmeans"): "refused"}),
+                                                      "ari")), "ari")
+    assert ranks.loc["cop_kmeans", "rank_completed"] == pytest.approx(1.0)
+    assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx(2.0)
+    assert ranks.loc["pck_means", "rank_completed"] == pytest.approx((2 + 2) / 2)
+    # one failed trial of two makes the cell not completed (a mean over survivors is not comparable)
+    part = _rows(values)
+    part.loc[(part["dataset.name"] == "iris") & (part["method.name"] == "pck_means") & (part["trial"] == 1),
+             ["status", "ari"]] = ["error", np.nan]
+    ranks = lb.rank_table(lb.cell_means(lb.long_frame(part, "ari")), "ari")
+    assert ranks.loc["pck_means", "cells_completed"] == 1
+    assert ranks.loc["pck_means", "rank_failed_last"] == pytest.approx((3 + 2) / 2)
+
+
+def test_ranks_follow_the_metric_direction():
+    values = {("iris", 20, "pck_means"): [0.1], ("iris", 20, "kmeans"): [0.3], ("iris", 20, "ap"): [0.2]}
+    data = _rows(values).rename(columns={"ari": "constraint_violations"})
+    ranks = lb.rank_table(lb.cell_means(lb.long_frame(data, "constraint_violations")), "constraint_violations")
+    assert list(ranks.index) == ["pck_means", "ap", "kmeans"]  # lower is better
+
+
+def _random_sweep(n_trials: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    values = {}
+    for d in ("iris", "wine", "glass"):
+        for b in (10, 40):
+            base = rng.uniform(0.3, 0.6, n_trials)
+            for shift, m in ((0.1, "pck_means"), (0.04, "cop_kmeans"), (0.0, "kmeans"), (-0.2, "ap")):
+                values[(d, b, m)] = list(base + shift + rng.normal(0, 0.05, n_trials))
+    budget0 = {(d, m): list(rng.uniform(0.3, 0.6, n_trials)) for d in ("iris", "wine", "glass")
+               for m in ("pck_means", "cop_kmeans", "kmeans", "ap")}
+    return _rows(values, statuses={("glass", 40, "cop_kmeans"): "refused"}, budget0=budget0)
+
+
+def test_win_tie_loss_is_antisymmetric_and_counts_shared_cells():
+    frame = lb.long_frame(_random_sweep(10), "ari")
+    wtl = lb.win_tie_loss_cells(lb._cells(frame), "ari", margin=0.03)
+    w, t, lo = wtl["wins"], wtl["ties"], wtl["losses"]
+    assert (w.to_numpy() == lo.T.to_numpy()).all() and (t.to_numpy() == t.T.to_numpy()).all()
+    done = lb.completed(lb._cells(frame))
+    for a in w.index:
+        for b in w.columns:
+            if a != b:
+                assert w.loc[a, b] + t.loc[a, b] + lo.loc[a, b] == int((done[a] & done[b]).sum())
+    # pck_means is 0.1 ahead of kmeans on every trial: a significant win in all 6 cells
+    assert w.loc["pck_means", "kmeans"] == 6 and wtl["table"].loc["kmeans", "pck_means"] == "0/0/6"
+    assert w.loc["kmeans", "ap"] == 6
+    # with a margin above every gap, everything ties
+    wide = lb.win_tie_loss_cells(lb._cells(frame), "ari", margin=1.0)
+    assert wide["wins"].to_numpy().sum() == 0
+
+
+def test_win_needs_a_significant_test_where_the_trials_allow_one():
+    # 8 trials: A ahead by 0.05 on average but with alternating signs -> Wilcoxon says no: a tie
+    a = [0.9, 0.3, 0.9, 0.3, 0.9, 0.3, 0.9, 0.3]
+    b = [0.5, 0.6, 0.5, 0.6, 0.5, 0.6, 0.5, 0.6]
+    frame = lb.long_frame(_rows({("iris", 20, "pck_means"): a, ("iris", 20, "kmeans"): b}), "ari")
+    wtl = lb.win_tie_loss_cells(frame, "ari", margin=0.03)
+    assert np.mean(a) - np.mean(b) >= 0.03 and wtl["ties"].loc["pck_means", "kmeans"] == 1
+
+
+def test_bootstrap_ci_contains_the_mean_and_shrinks_with_more_trials():
+    rng = np.random.default_rng(1)
+    widths = []
+    for n in (10, 40, 160):
+        d = rng.normal(0.05, 0.1, n)
+        lo, hi = lb.bootstrap_ci(d)
+        assert lo <= d.mean() <= hi
+        widths.append(hi - lo)
+        if n >= 40:  # the normal approximation of the mean: 2 z s / sqrt(n), a second route
+            assert hi - lo == pytest.approx(2 * 1.96 * d.std() / np.sqrt(n), rel=0.12)
+    assert widths[0] > widths[1] > widths[2]
+
+
+def test_gains_are_paired_differences_from_the_best_unsupervised_baseline():
+    frame = lb.long_frame(_random_sweep(10), "ari")
+    best = lb.best_baseline(frame, "ari")
+    assert set(best) == {"kmeans"}  # ap is 0.2 worse everywhere
+    g = lb.gains(frame, "ari").set_index(["dataset", "budget", "method"])
+    cells = lb._cells(frame).set_index(["dataset", "budget", "method", "trial"])["value"].sort_index()
+    direct = cells.loc[("wine", 40, "pck_means")] - cells.loc[("wine", 40, "kmeans")]  # paired by trial
+    assert g.loc[("wine", 40, "pck_means"), "gain"] == pytest.approx(direct.mean())
+    assert (g.loc[("wine", 40, "pck_means"), ["ci_low", "ci_high"]].to_numpy(float)
+            == pytest.approx(lb.bootstrap_ci(direct.to_numpy())))
+    assert (g["ci_low"] <= g["gain"]).all() and (g["gain"] <= g["ci_high"]).all()
+    assert "kmeans" not in g.index.get_level_values("method")  # no gain of an unsupervised method
+    assert ("glass", 40, "cop_kmeans") not in g.index  # refused: no trial to compare
+    more = lb.gains(lb.long_frame(_random_sweep(60), "ari"), "ari")
+    width = lambda t: (t["ci_high"] - t["ci_low"]).mean()  # noqa: E731
+    assert width(more) < width(g.reset_index())
+
+
+def test_hurt_share_equals_a_direct_count():
+    data = _random_sweep(10)
+    frame = lb.long_frame(data, "ari")
+    hurt = lb.hurt_share(frame, "ari").set_index("method")
+    ok = data[data["status"] == "ok"]
+    for m in ("pck_means", "cop_kmeans", "kmeans", "ap"):
+        own = ok[(ok["method.name"] == m)]
+        ref = own[own[N] == 0].set_index(["dataset.name", "trial"])["ari"]
+        sup = own[own[N] > 0]
+        worse = sum(v < ref[(d, t)] for d, t, v in zip(sup["dataset.name"], sup["trial"], sup["ari"]))
+        assert hurt.loc[m, "n_trials"] == len(sup)
+        assert hurt.loc[m, "n_worse"] == worse
+        assert hurt.loc[m, "share_worse"] == pytest.approx(worse / len(sup))
+
+
+def test_status_counts_account_for_every_trial_and_cell():
+    data = _random_sweep(3)
+    data = data[~((data["dataset.name"] == "iris") & (data[N] == 10) & (data["method.name"] == "ap"))]  # never run
+    frame = lb.long_frame(data, "ari")
+    counts = lb.status_counts(frame)
+    assert set(counts.index) == set(data["method_label"])
+    statuses = [c for c in counts.columns if c != "cells_missing"]
+    per_method = data.groupby("method_label").size()
+    assert (counts[statuses].sum(axis=1) == per_method.reindex(counts.index)).all()
+    assert counts.loc["cop_kmeans", "refused"] == 3 and counts.loc["ap", "cells_missing"] == 1
+    assert counts["cells_missing"].drop("ap").eq(0).all()
+
+
+def test_tuned_rows_are_their_own_method_label():
+    data = _rows({("iris", 20, "pck_means"): [0.5, 0.6]})
+    tuned = data.assign(tune="cvcp", ari=data["ari"] + 0.1)
+    both = pd.concat([data.assign(tune="none"), tuned], ignore_index=True)
+    labels = report.method_labels(both)
+    assert sorted(labels.unique()) == ["pck_means", "pck_means+cvcp"]
+    assert "kmeans" == report.method_labels(_rows({("iris", 20, "kmeans"): [0.5]})).iloc[0]  # no tune column
+
+
+def test_peak_rss_measures_the_fit_not_the_process_lifetime():
+    from ccbench import harness
+
+    big = bytearray(150_000_000)  # a peak before the fit must not count
+    del big
+    before = harness._reset_peak_rss()
+    if np.isnan(before):
+        pytest.skip("no /proc/self/clear_refs here")
+    block = np.ones(100_000_000 // 8)  # 100 MB touched during the "fit"
+    out = harness._peak_rss(before)
+    del block
+    assert 90 <= out["fit_rss_mb"] < 140
+    assert out["peak_rss_mb"] >= out["fit_rss_mb"]
+
+
+def test_an_unranked_metric_or_a_sweep_without_budgets_is_refused():
+    data = _rows({("iris", 20, "kmeans"): [0.5]}).assign(n_clusters_found=3)
+    with pytest.raises(ValueError, match="not ranked"):
+        lb.long_frame(data, "n_clusters_found")
+    with pytest.raises(ValueError, match="no leaderboard cells"):
+        lb.write_leaderboard(_rows({}, budget0={("iris", "kmeans"): [0.5]}), "/tmp/unused-lb", metric="ari")
+
+
+@pytest.fixture(scope="module")
+def sweep(tmp_path_factory):
+    from leaderboard_fixture import make_results
+
+    return make_results(tmp_path_factory.mktemp("lbsweep"))
+
+
+@pytest.mark.slow
+def test_pages_from_a_real_sweep(sweep, tmp_path, capsys):
+    out = tmp_path / "lb"
+    assert main(["report", str(sweep), "--leaderboard", "--metric", "ari", "--out", str(out)]) == 0
+    # the cells' paper block asks for the leaderboard on nmi: plain `ccbench report` writes it
+    assert main(["report", str(sweep), "--out", str(tmp_path / "by_config")]) == 0
+    assert "`nmi`" in (tmp_path / "by_config" / "pairs.md").read_text()
+    assert "`ari`" in (out / "pairs.md").read_text()
+    data = report.load(sweep)
+    assert {"peak_rss_mb", "fit_rss_mb"} <= set(data.columns)
+    assert (data.loc[data["status"] == "ok", "peak_rss_mb"] > 0).all()
+    for kind in ("pairs", "labels"):
+        md = (out / f"{kind}.md").read_text()
+        page = (out / f"{kind}.html").read_text(encoding="utf-8")
+        for section in ("1. Average ranks", "2. Win/tie/loss", "3. Gain over the best", "4. Did the supervision",
+                        "5. Cost beside quality", "6. Scale honesty"):
+            assert section in md and section in page
+        assert "http://" not in page and "https://" not in page and "<script" not in page
+        images = re.findall(r'src="data:image/png;base64,', page)
+        assert len(images) == 3  # CD diagram, gains, quality vs time
+        for name in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
+            assert (out / name).exists()
+    tables = pd.read_parquet(out / "leaderboard.parquet")
+    status = tables[(tables["table"] == "status") & (tables["kind"] == "pairs")].set_index("method")
+    assert status.loc["ap", "refused"] > 0 and status.loc["cop_kmeans", "timeout"] == 2
+    ranks = tables[(tables["table"] == "ranks") & (tables["kind"] == "pairs")].set_index("method")
+    assert ranks.loc["ap", "cells_completed"] == 4 and ranks.loc["ap", "cells"] == 8  # refused on wine
+    assert ranks.loc["cop_kmeans", "cells_completed"] == 7
+    assert "pck_means" in set(tables.loc[tables["table"] == "gains", "method"])
+
+
+def test_a_page_without_a_cd_diagram_says_why(tmp_path):
+    # two methods only: ranks and win/tie/loss, but no Friedman test or CD diagram
+    data = _rows({("iris", 20, "pck_means"): [0.9, 0.8], ("iris", 20, "kmeans"): [0.5, 0.6],
+                  ("wine", 20, "pck_means"): [0.9, 0.8], ("wine", 20, "kmeans"): [0.5, 0.6]},
+                 statuses={("wine", 20, "kmeans"): "error"})
+    paths = lb.write_leaderboard(data, tmp_path, metric="ari")
+    text = paths["pairs_md"].read_text()
+    assert "No CD diagram: it needs at least 3 methods and 2 cells." in text
+    # kmeans completed iris only, 0.3 behind there: one loss; wine is no shared cell
+    assert "| kmeans |  | 0/0/1 |" in text and "| pck_means | 1/0/0 |  |" in text
+    assert "labels_md" not in paths  # no labeled_subsets rows: no labels page
