@@ -357,13 +357,17 @@ def random_pairs(y, n_constraints: int | None = None, *, per_point: float | None
     return Constraints(pairs[same], pairs[~same], n_samples=n)
 
 
-def labeled_subsets(y, per_class, *, rng: np.random.Generator) -> Constraints:
+def labeled_subsets(y, per_class, *, small_classes: str = "raise", rng: np.random.Generator) -> Constraints:
     """Reveal ``per_class`` random labels of every class (-1 elsewhere).
 
     ``per_class`` is a count (int >= 1) or a fraction of each class (0 < float < 1,
     at least one point). The result carries the partial ``labels`` and every
-    pairwise constraint they imply.
+    pairwise constraint they imply. A class with fewer than ``per_class`` points
+    is an error (``small_classes="raise"``) or revealed whole (``"all"``: one
+    count across data sets whose smallest classes differ, as the leaderboard uses).
     """
+    if small_classes not in ("raise", "all"):
+        raise ValueError(f"small_classes must be 'raise' or 'all', got {small_classes!r}")
     y = _check_y(y)
     partial = np.full(len(y), -1, dtype=np.intp)
     classes, codes = np.unique(y, return_inverse=True)
@@ -375,10 +379,12 @@ def labeled_subsets(y, per_class, *, rng: np.random.Generator) -> Constraints:
             take = int(per_class)
             if take < 0:
                 raise ValueError(f"per_class must be >= 0, got {per_class}")
-            if take > len(members):
+            if take > len(members) and small_classes == "all":
+                take = len(members)
+            elif take > len(members):
                 raise ValueError(
                     f"per_class={take} but class {classes[c]!r} has only {len(members)} "
-                    f"points; lower per_class or pass a fraction"
+                    f"points; lower per_class, pass a fraction, or set small_classes=all"
                 )
         chosen = rng.choice(members, size=take, replace=False)
         partial[chosen] = c

@@ -71,13 +71,15 @@ __all__ = [
 #: The supervision kind of each constraint scheme.
 KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "labels": ("labeled_subsets",)}
 #: The column that holds each scheme's supervision budget.
+# random_pairs' budget is constraints.per_point instead where that is set (pairs per point)
 BUDGET = {"random_pairs": "constraints.n_constraints", "per_class_pairs": "constraints.n_pairs",
           "labeled_subsets": "constraints.per_class"}
 UNCONSTRAINED = "none"
 DEFAULT_METRIC = "ari"
 CELL = ["dataset", "setting", "budget", "noise"]
 # Columns that name a cell, not a setting of it (the setting is what else varies: preprocessing, evaluate_on).
-_NOT_SETTING = {"dataset.name", "constraints.name", "noise.name", "noise.rate", *BUDGET.values()}
+_NOT_SETTING = {"dataset.name", "constraints.name", "noise.name", "noise.rate", "constraints.per_point",
+                *BUDGET.values()}
 _SETTING_PREFIXES = ("dataset.", "constraints.", "evaluate_on")
 N_BOOT = 2000
 CI = 0.95
@@ -147,6 +149,9 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     for s, col in BUDGET.items():
         if col in data:
             budget[scheme == s] = pd.to_numeric(data.loc[scheme == s, col], errors="coerce")
+    if "constraints.per_point" in data:  # a budget that scales with n (pairs per point) wins
+        per_point = pd.to_numeric(data["constraints.per_point"], errors="coerce")
+        budget = budget.where(per_point.isna() | (scheme != "random_pairs"), per_point)
     labels = data["method_label"] if "method_label" in data else report.method_labels(data)
     ok = data["status"].eq("ok")
     out = pd.DataFrame({

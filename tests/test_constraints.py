@@ -179,3 +179,14 @@ def test_random_pairs_needs_exactly_one_budget():
         cgen.random_pairs(y, rng=np.random.default_rng(0))
     with pytest.raises(ValueError, match="per_point must be >= 0"):
         cgen.random_pairs(y, per_point=-0.1, rng=np.random.default_rng(0))
+
+
+def test_labeled_subsets_small_classes_all_reveals_a_smaller_class_whole():
+    y = np.array([0] * 10 + [1] * 2 + [2] * 6)
+    with pytest.raises(ValueError, match="small_classes=all"):
+        cgen.labeled_subsets(y, 5, rng=np.random.default_rng(0))
+    cons = cgen.labeled_subsets(y, 5, small_classes="all", rng=np.random.default_rng(0))
+    revealed = np.bincount(y[cons.labels >= 0], minlength=3)
+    np.testing.assert_array_equal(revealed, [5, 2, 5])
+    with pytest.raises(ValueError, match="small_classes must be"):
+        cgen.labeled_subsets(y, 5, small_classes="some", rng=np.random.default_rng(0))
