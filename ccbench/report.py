@@ -165,6 +165,22 @@ def method_labels(data: pd.DataFrame, x: str | None = None) -> pd.Series:
             lambda r: ", ".join(f"{c.removeprefix('method.')}={_fmt(v)}" for c, v in r.items()), axis=1
         )
         labels[rows.index] = name + "(" + text + ")"
+    return _tuned_suffix(data, labels)
+
+
+def _tuned_suffix(data: pd.DataFrame, labels: pd.Series) -> pd.Series:
+    """``pck_means+cvcp`` for rows whose method was tuned (``tune`` other than none), so the
+    defaults and the tuned variant of a method are two lines; ``+cvcp(folds=2)`` off the default folds."""
+    if "tune" not in data:
+        return labels
+    tuned = (data["tune"].notna() & (data["tune"] != "none")).to_numpy()
+    if not tuned.any():
+        return labels
+    folds = data["tune_folds"] if "tune_folds" in data else pd.Series(3, index=data.index)
+    suffix = "+" + data["tune"].astype(str) + folds.map(
+        lambda k: "" if pd.isna(k) or int(k) == 3 else f"(folds={int(k)})")
+    labels = labels.copy()
+    labels[tuned] = labels[tuned] + suffix[tuned]
     return labels
 
 
