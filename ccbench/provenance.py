@@ -230,12 +230,13 @@ def _distribution_of(module: str) -> tuple[str, str]:
     return dists[0], _dist_version(dists[0])
 
 
-def method_code(spec) -> dict:
+def method_code(spec, also: tuple[str, ...] = ()) -> dict:
     """``code.plugin_dist``, ``code.plugin_version``, ``code.method_hash`` and ``code.method_files``
-    of a loaded :class:`~ccbench.registry.MethodSpec` (see the module docstring for what counts)."""
+    of a loaded :class:`~ccbench.registry.MethodSpec` (see the module docstring for what counts).
+    ``also``: further modules that shape the results (the tuner of a ``tune=cvcp`` cell)."""
     from . import registry
 
-    roots = [spec.estimator.__module__]
+    roots = [spec.estimator.__module__, *also]
     for other in getattr(spec, "uses", ()) or ():
         roots.append(registry.get_method_spec(other).estimator.__module__)
     files: dict[str, str] = {}

@@ -257,6 +257,9 @@ def test_harness_with_tune_cvcp_records_the_choice(tmp_path):
     for text in tuned["tuned_params"]:
         assert set(json.loads(text)) == {"penalty"}
     assert "tuned_params" not in plain or plain["tuned_params"].isna().all()
+    # the tuner's code is part of a tuned cell's method hash (a change to it re-runs the cell)
+    assert "ccbench_plugins.selection.cvcp" in json.loads(tuned["code.method_files"].iloc[0])
+    assert "ccbench_plugins.selection.cvcp" not in json.loads(plain["code.method_files"].iloc[0])
     # a tuned cell is a cell of its own; a cell at tune=none hashes as before the key existed
     assert tuned["config_hash"].iloc[0] != plain["config_hash"].iloc[0]
     legacy = {k: v for k, v in to_cell(cell).items() if k not in ("tune", "tune_folds")}
