@@ -249,8 +249,9 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
         spec = registry.get_method_spec(cell["method"]["name"])
         tune = cell.get("tune", "none")
         # a tuned cell's numbers depend on the tuner's code too: it is part of the method hash
-        also = () if tune == "none" else (registry.get_tuner_spec(tune).select.__module__,)
-        return provenance.method_code(spec, also=also), None
+        if tune == "none":
+            return provenance.method_code(spec), None
+        return provenance.method_code(spec, also=(registry.get_tuner_spec(tune).select.__module__,)), None
     except Exception:  # an unknown method or a broken plugin: every trial says why
         return None, _error_text()
 
