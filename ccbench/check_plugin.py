@@ -411,7 +411,8 @@ def config_check(spec, searchpath: Iterable[str] | None = None) -> list[CheckRes
         problems = grid_problems(spec)
         assert not problems, "; ".join(problems)
 
-    return [_outcome("config", f"method/{spec.name}.yaml", run), _outcome("config", "grid", grid)]
+    checks = [_outcome("config", f"method/{spec.name}.yaml", run)]
+    return [*checks, _outcome("config", "grid", grid)] if spec.grid else checks
 
 
 def _file_values(name: str, overrides: list[str], searchpath: list[str], compose, yaml) -> tuple[dict, dict]:
