@@ -17,9 +17,10 @@ Folds (:func:`pair_folds`, :func:`label_folds`):
   pairs with no end in fold f; its held-out constraints are the pairs with at least one end
   among fold f's points (the paper's "constraints involving test objects").
 
-Score (the paper's constraint-satisfaction F-measure, Section 4): each held-out pair is a
-two-class classification instance, its class must-link or cannot-link, predicted must-link
-when the clustering puts its two points together. F_ML = 2 TP / (2 TP + FP + FN) with
+Score (the paper's constraint-satisfaction F-measure, read as follows; the paper was not at
+hand in this repository, so the reading is ours and pinned by a known-answer test): each
+held-out pair is a two-class classification instance, its class must-link or cannot-link,
+predicted must-link when the clustering puts its two points together. F_ML = 2 TP / (2 TP + FP + FN) with
 must-link the positive class, F_CL likewise with cannot-link positive, and the fold's score
 is their mean. A class absent from a fold's held-out pairs has no F-measure there; the
 fold's score is then the F of the class present (documented choice; the paper does not
@@ -34,13 +35,14 @@ Choices (documented, tested):
 - Fewer held-out units than ``n_folds`` (pairs, or labeled points): the folds drop to one per
   unit; fewer than two units: nothing can be held out, the default is kept and ``note`` says so.
 - Transitive closure: a held-out must-link may be implied by training must-links (a chain
-  through a third point); we do not remove such pairs, so the bias is shared by every
-  candidate (the paper discusses it; removing them would leave few pairs at small budgets).
+  through a third point); such pairs are kept (removing them would leave few pairs at small
+  budgets), so a method that enforces the closure satisfies them under every candidate.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import warnings
 
 import numpy as np
@@ -162,7 +164,7 @@ def select(make_estimator, X, constraints: Constraints, grid: dict, *, default: 
         Seeds the fold assignment.
     """
     keys = list(grid)
-    combos = [dict(zip(keys, values)) for values in _product(grid)]
+    combos = [dict(zip(keys, values)) for values in itertools.product(*grid.values())] if grid else []
     if not combos:
         return Selection(params={}, note="no grid: the defaults are fitted, nothing tuned")
     default = {k: default.get(k) for k in keys}
@@ -202,9 +204,3 @@ def select(make_estimator, X, constraints: Constraints, grid: dict, *, default: 
     tied = [c for c in range(len(combos)) if means[c] >= best - _TIE]
     chosen = next((c for c in tied if combos[c] == default), tied[0])
     return Selection(combos[chosen], scores, n_fits, n_failed, len(splits), "; ".join(notes))
-
-
-def _product(grid: dict):
-    import itertools
-
-    return itertools.product(*grid.values()) if grid else ()
