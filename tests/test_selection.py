@@ -138,6 +138,22 @@ def test_too_few_constraints_fall_back_and_say_so():
     assert sel.n_folds == 2 and "2 folds, not 3" in sel.note and sel.params == {"threshold": 15.0}
 
 
+def test_a_fold_without_held_out_pairs_is_left_out_and_said():
+    X, _, _ = _two_groups()
+    labels = np.full(40, -1)
+    labels[[0, 12, 30]] = [0, 0, 1]
+    make, grid = (lambda **p: Threshold(**p)), {"threshold": (5.0, 15.0)}
+    # labels but no pair at all: nothing to hold out
+    bare = Constraints(n_samples=40, labels=labels)
+    sel = cvcp.select(make, X, bare, grid, default={"threshold": 5.0}, n_folds=3, random_state=0)
+    assert sel.params == {"threshold": 5.0} and sel.n_fits == 0 and "no fold holds out" in sel.note
+    # one must-link (0, 12) only: the fold of point 30 holds out nothing and is left out, said so
+    one = Constraints([[0, 12]], n_samples=40, labels=labels)
+    sel = cvcp.select(make, X, one, grid, default={"threshold": 5.0}, n_folds=3, random_state=0)
+    assert sel.n_folds == 2 and "1 fold(s) held out no constraint" in sel.note
+    assert sel.params == {"threshold": 15.0}  # 5.0 splits x = 0 from x = 6
+
+
 def test_a_candidate_that_fails_loses_and_is_counted():
     X, _, cons = _two_groups()
 
@@ -190,9 +206,8 @@ SPY_CALLS = []
 
 
 def _spy_select(make_estimator, X, constraints, grid, *, default, n_folds, random_state):
-    est = make_estimator(**default)
-    SPY_CALLS.append({"args": (X, constraints, grid, default), "estimator": est,
-                      "params": inspect.signature(type(est)).parameters})
+    make_estimator(**default)
+    SPY_CALLS.append({"args": (X, constraints, grid, default)})
     return cvcp.Selection(params=dict(default))
 
 
@@ -221,8 +236,11 @@ def test_the_selection_never_gets_the_true_labels(spy_tuner):
 def test_the_chosen_params_do_not_depend_on_the_true_labels():
     ds = load_dataset("iris")
     cons = random_pairs(ds.y, 60, rng=np.random.default_rng(6))
-    run = lambda y: fit_and_score([], "pck_means", {}, 3, 3, ds.X, y, cons, ["ari", "constraint_violations"],  # noqa: E731
-                                  "warn", "all", "cvcp", 3)
+
+    def run(y):
+        return fit_and_score([], "pck_means", {}, 3, 3, ds.X, y, cons, ["ari", "constraint_violations"], "warn", "all",
+                             "cvcp", 3)
+
     a, b = run(ds.y), run(np.random.default_rng(0).permutation(ds.y))
     assert a["tuned_params"] == b["tuned_params"] and a["tune_score"] == b["tune_score"]
     assert a["constraint_violations"] == b["constraint_violations"] and a["ari"] != b["ari"]

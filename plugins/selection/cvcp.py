@@ -175,9 +175,12 @@ def select(make_estimator, X, constraints: Constraints, grid: dict, *, default: 
     folds_used = min(int(n_folds), units)
     notes = [] if folds_used == n_folds else [f"only {units} constraint units: {folds_used} folds, not {n_folds}"]
     splits = split(constraints, folds_used, np.random.default_rng(random_state))
-    splits = [(tr, te) for tr, te in splits if len(te)]  # labels route: a fold of lone points holds out no pair
-    if not splits:
+    kept = [(tr, te) for tr, te in splits if len(te)]  # labels route: a fold of lone points holds out no pair
+    if not kept:
         return Selection(params=default, note="no fold holds out a constraint: the defaults are fitted")
+    if len(kept) < len(splits):
+        notes.append(f"{len(splits) - len(kept)} fold(s) held out no constraint and were left out")
+    splits = kept
     table = np.full((len(combos), len(splits)), -np.inf)
     n_fits = n_failed = 0
     first_error = None
