@@ -127,12 +127,29 @@ def test_label_folds_hold_out_points_and_every_pair_touching_them():
         assert (train.labels[pts] == -1).all()
 
 
+def test_label_folds_leave_unlabeled_points_out():
+    labels = np.array([-1, 0, 0, -1, 1, 1, -1])
+    folds = cvcp.label_folds(labels, 2, np.random.default_rng(0))
+    assert (folds[labels < 0] == -1).all() and sorted(folds[labels >= 0].tolist()) == [0, 0, 1, 1]
+
+
+def test_pairs_with_an_empty_label_vector_take_the_pair_route():
+    y = np.repeat(np.arange(2), 20)
+    pairs = random_pairs(y, 12, rng=np.random.default_rng(5))
+    cons = Constraints(pairs.must_link, pairs.cannot_link, n_samples=40, labels=np.full(40, -1))
+    splits = cvcp.split(cons, 3, np.random.default_rng(0))
+    assert [len(held) for _, held in splits] == [4, 4, 4]  # the 12 pairs dealt out, not 0 labeled points
+    X, _, _ = _two_groups()
+    sel = cvcp.select(lambda **p: Threshold(**p), X, cons, {"threshold": (5.0, 15.0)}, default={"threshold": 5.0})
+    assert sel.n_folds == 3 and sel.n_fits == 6
+
+
 def test_too_few_constraints_fall_back_and_say_so():
     X, _, _ = _two_groups()
     grid = {"threshold": (5.0, 15.0)}
     one = Constraints([[0, 1]], n_samples=40)
     sel = cvcp.select(lambda **p: Threshold(**p), X, one, grid, default={"threshold": 5.0}, n_folds=3)
-    assert sel.params == {"threshold": 5.0} and sel.n_fits == 0 and "at least 2" in sel.note
+    assert sel.params == {"threshold": 5.0} and sel.n_fits == 0 and sel.n_folds == 0 and "at least 2" in sel.note
     two = Constraints([[0, 12]], [[0, 30]], n_samples=40)  # x = 0 and 6 together, 0 and 25 apart
     sel = cvcp.select(lambda **p: Threshold(**p), X, two, grid, default={"threshold": 5.0}, n_folds=3)
     assert sel.n_folds == 2 and "2 folds, not 3" in sel.note and sel.params == {"threshold": 15.0}
