@@ -246,12 +246,8 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
     """The method's ``code.*`` provenance, or ``(None, traceback)`` when it cannot be loaded."""
     try:
         registry.load_plugins(cell.get("plugins") or [])
-        spec = registry.get_method_spec(cell["method"]["name"])
-        tune = cell.get("tune", "none")
         # a tuned cell's numbers depend on the tuner's code too: it is part of the method hash
-        if tune == "none":
-            return provenance.method_code(spec), None
-        return provenance.method_code(spec, also=(registry.get_tuner_spec(tune).select.__module__,)), None
+        return provenance.cell_method_code(cell["method"]["name"], cell.get("tune", "none")), None
     except Exception:  # an unknown method or a broken plugin: every trial says why
         return None, _error_text()
 

@@ -250,6 +250,18 @@ def method_code(spec, also: tuple[str, ...] = ()) -> dict:
             METHOD_HASH: digest, METHOD_FILES: json.dumps(files, sort_keys=True)}
 
 
+def cell_method_code(method: str, tune: str | None = "none") -> dict:
+    """The ``code.*`` columns of a cell's method: :func:`method_code`, plus the tuner's module when the
+    cell is tuned (``tune=cvcp``: its numbers depend on the selection code too). The harness records
+    it and the report compares rows with it, so the two agree on what "the installed code" is."""
+    from . import registry
+
+    spec = registry.get_method_spec(method)
+    if tune is None or tune == "none" or (isinstance(tune, float) and tune != tune):  # NaN: a row from before tune
+        return method_code(spec)
+    return method_code(spec, also=(registry.get_tuner_spec(tune).select.__module__,))
+
+
 def job_provenance(spec) -> dict:
     """Every provenance column of a job's rows (the method's code, ccbench's, the environment)."""
     return {**ccbench_code(), **method_code(spec), **environment()}

@@ -25,7 +25,7 @@ from ccbench.datasets import load_dataset
 from ccbench.harness import fit_and_score, run_job
 from ccbench.hookspecs import hookimpl
 from ccbench.protocol import check_value
-from ccbench.report import method_labels
+from ccbench.report import method_labels, method_versions, stale_rows
 from ccbench.specs import MAX_GRID_SIZE, MethodSpec, TunerSpec
 from ccbench_plugins.selection import cvcp
 
@@ -304,5 +304,9 @@ def test_harness_with_tune_cvcp_records_the_choice(tmp_path):
     assert tuned["config_hash"].iloc[0] != plain["config_hash"].iloc[0]
     legacy = {k: v for k, v in to_cell(cell).items() if k not in ("tune", "tune_folds")}
     assert plain["config_hash"].iloc[0] == cell_hash(legacy)
-    labels = method_labels(pd.concat([tuned, plain], ignore_index=True))
-    assert set(labels) == {"pck_means", "pck_means+cvcp"}
+    both = pd.concat([tuned, plain], ignore_index=True)
+    assert set(method_labels(both)) == {"pck_means", "pck_means+cvcp"}
+    # the report judges tuned rows against the tuned code: none is stale
+    assert not stale_rows(both).any()
+    assert set(method_versions(both)["method"]) == {"pck_means", "pck_means+cvcp"}
+    assert (method_versions(both)["installed"] == "yes").all()
