@@ -30,6 +30,7 @@ _EXPORTS = {
     "MetricSpec": "registry",
     "NoiseSpec": "registry",
     "SchemeSpec": "registry",
+    "TunerSpec": "registry",
     "UnknownNameError": "registry",
     "get_plugin_manager": "registry",
     "list_methods": "registry",

@@ -360,6 +360,28 @@ def default_searchpath(spec) -> list[str]:
     return [f"pkg://{estimator_module(spec).split('.', 1)[0]}.conf"]
 
 
+def grid_problems(spec) -> list[str]:
+    """What is wrong with ``spec.grid`` (the model-selection grid, ``tune=cvcp``): a parameter the
+    estimator does not take, a default missing from its values, a combination that does not build."""
+    if not spec.grid:
+        return []
+    params = inspect.signature(spec.estimator).parameters
+    problems = []
+    for key, values in spec.grid.items():
+        if key not in params:
+            problems.append(f"grid parameter {key!r} is not a parameter of {spec.estimator.__name__}")
+        elif params[key].default is not inspect.Parameter.empty and params[key].default not in values:
+            problems.append(f"grid[{key!r}] = {values!r} lacks the default {params[key].default!r} "
+                            f"(tuning must be able to keep the defaults)")
+    if not problems:
+        for combo in spec.grid_combinations():
+            try:
+                spec.estimator(**combo)
+            except Exception as exc:  # noqa: BLE001 - any refusal is the finding
+                problems.append(f"grid combination {combo} does not build: {_first_line(exc)}")
+    return problems
+
+
 def config_check(spec, searchpath: Iterable[str] | None = None) -> list[CheckResult]:
     """Compose ``method=<name>`` (with ``searchpath`` added to Hydra's) and check it."""
     import yaml
@@ -385,7 +407,12 @@ def config_check(spec, searchpath: Iterable[str] | None = None) -> list[CheckRes
         problems = config_problems(spec, composed, own, parents)
         assert not problems, "; ".join(problems)
 
-    return [_outcome("config", f"method/{spec.name}.yaml", run)]
+    def grid():
+        problems = grid_problems(spec)
+        assert not problems, "; ".join(problems)
+
+    checks = [_outcome("config", f"method/{spec.name}.yaml", run)]
+    return [*checks, _outcome("config", "grid", grid)] if spec.grid else checks
 
 
 def _file_values(name: str, overrides: list[str], searchpath: list[str], compose, yaml) -> tuple[dict, dict]:

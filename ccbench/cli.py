@@ -159,6 +159,11 @@ def plugins_table(all: bool = False) -> str:
               for m in registry.list_methods(load=False)]
     parts.append("Size limits (memory refused above what is available; time refused above time_budget)\n"
                  + _table(limits, ["name", "memory", "time"]))
+    grids = [[m.name, len(m.grid_combinations()),
+              ", ".join(f"{k} in {'/'.join(map(str, v))}" for k, v in m.grid.items())]
+             for m in registry.list_methods(load=False) if m.grid]
+    parts.append("Model-selection grids (tune=cvcp fits each combination once per fold, then refits the choice)\n"
+                 + _table(grids, ["name", "combinations", "grid"]))
     if all:
         datasets = [
             [d.name, d.summary, f"{d.n_samples}x{d.n_features}" if d.n_samples else "?", d.n_classes or "?", d.source]
@@ -170,6 +175,8 @@ def plugins_table(all: bool = False) -> str:
         metrics = [[m.name, "not ranked" if m.direction == "none" else m.direction, m.summary]
                    for m in registry.list_metrics()]
         parts.append("Metrics\n" + _table(metrics, ["name", "better", "summary"]))
+        tuners = [[t.name, t.summary, t.paper] for t in registry.list_tuners()]
+        parts.append("Tuners (tune=...)\n" + _table(tuners, ["name", "summary", "paper"]))
     return "\n\n".join(parts)
 
 

@@ -88,6 +88,11 @@ class CellConfig:
     # (held-out, as the COBRAS papers score). Identity: it changes the recorded numbers, so a cell
     # scored both ways is two cells (two job directories), never one overwriting the other.
     evaluate_on: str = _identity("all", hash_default=False)
+    # model selection of the method's MethodSpec.grid from the supervision alone: none = the configured
+    # values; cvcp = cross-validation over the constraints (ccbench_plugins.selection), refitted on all of
+    # them. Identity (it changes the numbers); a cell left at none hashes as before the key existed.
+    tune: str = _identity("none", hash_default=False)
+    tune_folds: int = _identity(3, hash_default=False)  # folds of the supervision under tune=cvcp
 
 
 IDENTITY_KEYS = tuple(f.name for f in dataclasses.fields(CellConfig) if f.metadata.get("identity"))

@@ -70,7 +70,7 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on"):
+    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds"):
         message = protocol.check_value(key, cell[key])
         if message:
             raise ValueError(message)
@@ -246,7 +246,8 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
     """The method's ``code.*`` provenance, or ``(None, traceback)`` when it cannot be loaded."""
     try:
         registry.load_plugins(cell.get("plugins") or [])
-        return provenance.method_code(registry.get_method_spec(cell["method"]["name"])), None
+        # a tuned cell's numbers depend on the tuner's code too: it is part of the method hash
+        return provenance.cell_method_code(cell["method"]["name"], cell.get("tune", "none")), None
     except Exception:  # an unknown method or a broken plugin: every trial says why
         return None, _error_text()
 
@@ -317,7 +318,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             row.update(status="refused", error=refusal)
             return row
         job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
-               [m.name for m in setup["metrics"]], cell["inconsistent"], cell.get("evaluate_on", "all"))
+               [m.name for m in setup["metrics"]], cell["inconsistent"], cell.get("evaluate_on", "all"),
+               cell.get("tune", "none"), cell.get("tune_folds", 3))
         runner = setup.get("runner")
         outcome = fit_and_score(*job) if runner is None else runner.call(
             fit_and_score, *job, timeout=float(cell["trial_timeout"]))
@@ -336,16 +338,19 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
 
 
 def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent,
-                  evaluate_on="all") -> dict:
+                  evaluate_on="all", tune="none", tune_folds=3) -> dict:
     """Fit one trial's estimator and score it: the part of a trial that may run in a worker process.
 
     Module-level and given only picklable values, so :class:`~ccbench.isolation.IsolatedRunner`
-    can run it in a spawned process (``trial_timeout``).
+    can run it in a spawned process (``trial_timeout``). With ``tune`` other than ``none`` the
+    method's grid is first chosen from ``cons`` alone (:func:`_tune`; ``y`` is used only to score).
     """
     registry.load_plugins(plugins)
     spec = registry.get_method_spec(method)
-    est = protocol.build_estimator(spec, params, method_seed, n_clusters=n_clusters)
     out = {}
+    if tune != "none":
+        params, out = _tune(tune, tune_folds, spec, params, method_seed, n_clusters, X, cons)
+    est = protocol.build_estimator(spec, params, method_seed, n_clusters=n_clusters)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if inconsistent == "ignore":
@@ -407,6 +412,38 @@ def _peak_rss(rss_before: float) -> dict:
         return {"peak_rss_mb": np.nan, "fit_rss_mb": np.nan}
     peak = _status_kb("VmHWM")
     return {"peak_rss_mb": peak / 1024.0, "fit_rss_mb": max(peak - rss_before, 0.0) / 1024.0}
+
+
+def _tune(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) -> tuple[dict, dict]:
+    """The tuner's choice over ``spec.grid`` (the true labels are not among its inputs) and its row fields.
+
+    A grid parameter the method config sets explicitly is fixed, not tuned (``scssap_expq_0_1``
+    stays at its confidence). Returns the parameters to refit with and ``tuned_params`` (JSON of
+    the chosen combination, ``{}`` when nothing was tuned), ``tune_fits``, ``tune_time``,
+    ``tune_score`` (the chosen combination's mean held-out score) and ``tune_note``.
+    """
+    tuner = registry.get_tuner_spec(tune)
+    grid = {k: v for k, v in spec.grid.items() if k not in params}
+    fixed = sorted(set(spec.grid) - set(grid))
+    defaults = protocol.estimator_defaults(spec)
+    default = {k: defaults.get(k) for k in grid}
+
+    def make_estimator(**combination):
+        return protocol.build_estimator(spec, {**params, **combination}, method_seed, n_clusters=n_clusters)
+
+    tic = time.perf_counter()
+    sel = tuner.select(make_estimator, X, cons, grid, default=default, n_folds=int(n_folds),
+                       random_state=method_seed)
+    chosen = dict(sel.params) if grid else {}
+    notes = [sel.note] if sel.note else []
+    if not spec.grid:
+        notes = [f"method {spec.name!r} declares no grid: its defaults are fitted, nothing tuned"]
+    elif fixed:
+        notes.append(f"fixed by the method config, not tuned: {', '.join(fixed)}")
+    score = dict((canonical_json(c), s) for c, s in sel.scores).get(canonical_json(chosen))
+    fields = {"tuned_params": canonical_json(chosen), "tune_fits": int(sel.n_fits),
+              "tune_time": time.perf_counter() - tic, "tune_score": score, "tune_note": "; ".join(notes) or None}
+    return {**params, **chosen}, fields
 
 
 def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np.ndarray:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .specs import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, SchemeSpec
+    from .specs import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, SchemeSpec, TunerSpec
 
 hookspec = pluggy.HookspecMarker("ccbench")
 hookimpl = pluggy.HookimplMarker("ccbench")
@@ -35,6 +35,18 @@ def ccbench_methods() -> list[MethodSpec]:
     :return: a list of :class:`ccbench.registry.MethodSpec`.
 
     All implementations are called; their lists are concatenated.
+    """
+
+
+@hookspec
+def ccbench_tuners() -> list[TunerSpec]:
+    """Return model-selection procedures (the ``tune`` cell option: ``tune=cvcp``).
+
+    :return: a list of :class:`ccbench.registry.TunerSpec`.
+
+    All implementations are called; their lists are concatenated. A tuner chooses
+    among a method's :attr:`~ccbench.registry.MethodSpec.grid` from the supervision
+    alone (never the true labels).
     """
 
 

@@ -28,6 +28,7 @@ __all__ = [
     "skip_reason",
     "resolve_n_clusters",
     "build_estimator",
+    "estimator_defaults",
     "size_refusal",
     "memory_refusal",
     "report_safe_dataset_params",
@@ -173,6 +174,12 @@ def _accepts(estimator: type, name: str) -> bool:
     return name in inspect.signature(estimator).parameters
 
 
+def estimator_defaults(spec: registry.MethodSpec) -> dict:
+    """The estimator's ``__init__`` defaults (what a method config leaves out)."""
+    return {k: p.default for k, p in inspect.signature(spec.estimator).parameters.items()
+            if p.default is not inspect.Parameter.empty}
+
+
 def build_estimator(spec: registry.MethodSpec, params: dict, random_state: int, n_clusters=None):
     params = dict(params)
     # random_state null (the method configs' default) = the trial's derived seed;
@@ -262,6 +269,22 @@ INCONSISTENT = ("warn", "raise", "ignore")
 EVALUATE_ON = ("all", "unconstrained")
 
 
+def _tuner(value) -> str | None:
+    if value == "none":
+        return None
+    try:
+        registry.get_tuner_spec(value)
+    except (registry.UnknownNameError, ImportError) as exc:
+        return f"must be none or a registered tuner: {exc}"
+    return None
+
+
+def _folds(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 2:
+        return f"must be an int >= 2 (folds of the supervision), got {value!r}"
+    return None
+
+
 def _one_of(options, value) -> str | None:
     return None if value in options else f"must be {', '.join(options[:-1])} or {options[-1]}, got {value!r}"
 
@@ -288,6 +311,8 @@ VALUE_CHECKS = {
     "time_budget": _seconds,
     "inconsistent": lambda v: _one_of(INCONSISTENT, v),
     "evaluate_on": lambda v: _one_of(EVALUATE_ON, v),
+    "tune": _tuner,
+    "tune_folds": _folds,
 }
 
 
@@ -306,7 +331,7 @@ def check_cell(cell: dict) -> list[str]:
     on its own overrides before Hydra starts any job (``ccbench.cli``).
     """
     flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
-                                     "evaluate_on")
+                                     "evaluate_on", "tune", "tune_folds")
             if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})

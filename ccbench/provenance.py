@@ -230,12 +230,13 @@ def _distribution_of(module: str) -> tuple[str, str]:
     return dists[0], _dist_version(dists[0])
 
 
-def method_code(spec) -> dict:
+def method_code(spec, also: tuple[str, ...] = ()) -> dict:
     """``code.plugin_dist``, ``code.plugin_version``, ``code.method_hash`` and ``code.method_files``
-    of a loaded :class:`~ccbench.registry.MethodSpec` (see the module docstring for what counts)."""
+    of a loaded :class:`~ccbench.registry.MethodSpec` (see the module docstring for what counts).
+    ``also``: further modules that shape the results (the tuner of a ``tune=cvcp`` cell)."""
     from . import registry
 
-    roots = [spec.estimator.__module__]
+    roots = [spec.estimator.__module__, *also]
     for other in getattr(spec, "uses", ()) or ():
         roots.append(registry.get_method_spec(other).estimator.__module__)
     files: dict[str, str] = {}
@@ -247,6 +248,18 @@ def method_code(spec) -> dict:
     dist, dist_version = _distribution_of(roots[0])
     return {"code.plugin_dist": dist, "code.plugin_version": dist_version,
             METHOD_HASH: digest, METHOD_FILES: json.dumps(files, sort_keys=True)}
+
+
+def cell_method_code(method: str, tune: str | None = "none") -> dict:
+    """The ``code.*`` columns of a cell's method: :func:`method_code`, plus the tuner's module when the
+    cell is tuned (``tune=cvcp``: its numbers depend on the selection code too). The harness records
+    it and the report compares rows with it, so the two agree on what "the installed code" is."""
+    from . import registry
+
+    spec = registry.get_method_spec(method)
+    if tune is None or tune == "none" or (isinstance(tune, float) and tune != tune):  # NaN: a row from before tune
+        return method_code(spec)
+    return method_code(spec, also=(registry.get_tuner_spec(tune).select.__module__,))
 
 
 def job_provenance(spec) -> dict:

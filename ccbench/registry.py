@@ -34,6 +34,7 @@ from .specs import (  # noqa: F401 - re-exported: the registry is where plugins 
     NoiseSpec,
     SchemeSpec,
     TimeModel,
+    TunerSpec,
 )
 
 __all__ = [
@@ -44,6 +45,7 @@ __all__ = [
     "SchemeSpec",
     "NoiseSpec",
     "MetricSpec",
+    "TunerSpec",
     "DIRECTIONS",
     "get_plugin_manager",
     "register_plugin",
@@ -55,6 +57,8 @@ __all__ = [
     "get_scheme_spec",
     "get_noise_spec",
     "get_metric_spec",
+    "get_tuner_spec",
+    "list_tuners",
     "list_datasets",
     "list_schemes",
     "list_noise",
@@ -248,6 +252,18 @@ def list_methods(*, load: bool = True) -> list[MethodSpec]:
     if load:
         return [get_method_spec(name) for name in _specs("methods")]
     return list(_specs("methods").values())
+
+
+def get_tuner_spec(name: str) -> TunerSpec:
+    """The model-selection procedure registered as ``name``, its ``select`` imported."""
+    spec = _lookup("tuners", name, "tuner")
+    if isinstance(spec.select, str):
+        spec = _caches["tuners"][name] = spec.loaded()
+    return spec
+
+
+def list_tuners() -> list[TunerSpec]:
+    return list(_specs("tuners").values())
 
 
 def list_datasets() -> list[DatasetSpec]:

@@ -165,17 +165,23 @@ def method_labels(data: pd.DataFrame, x: str | None = None) -> pd.Series:
             lambda r: ", ".join(f"{c.removeprefix('method.')}={_fmt(v)}" for c, v in r.items()), axis=1
         )
         labels[rows.index] = name + "(" + text + ")"
-    return labels + _tuned_suffix(data)
+    return _tuned_suffix(data, labels)
 
 
-def _tuned_suffix(data: pd.DataFrame) -> pd.Series:
-    """``+tuner`` for rows whose root key ``tune`` names a model-selection procedure (``tune=cvcp``):
-    a tuned method is another entry than its defaults (``pck_means+cvcp`` beside ``pck_means``)."""
-    tune = data["tune"] if "tune" in data else data.get("tune.name")
-    if tune is None:
-        return pd.Series("", index=data.index, dtype=object)
-    text = tune.astype(object).where(tune.notna(), "none").astype(str)
-    return ("+" + text).where(~text.isin(["none", "None", "nan", "", "false", "False"]), "")
+def _tuned_suffix(data: pd.DataFrame, labels: pd.Series) -> pd.Series:
+    """``pck_means+cvcp`` for rows whose method was tuned (``tune`` other than none), so the
+    defaults and the tuned variant of a method are two lines; ``+cvcp(folds=2)`` off the default folds."""
+    if "tune" not in data:
+        return labels
+    tuned = (data["tune"].notna() & (data["tune"] != "none")).to_numpy()
+    if not tuned.any():
+        return labels
+    folds = data["tune_folds"] if "tune_folds" in data else pd.Series(3, index=data.index)
+    suffix = "+" + data["tune"].astype(str) + folds.map(
+        lambda k: "" if pd.isna(k) or int(k) == 3 else f"(folds={int(k)})")
+    labels = labels.copy()
+    labels[tuned] = labels[tuned] + suffix[tuned]
+    return labels
 
 
 def _settings(data: pd.DataFrame, x: str, pool=()) -> pd.Series:
@@ -614,25 +620,38 @@ def method_versions(data: pd.DataFrame) -> pd.DataFrame:
     """Per method: each ``code.method_hash`` found, its rows, and whether it is the installed code."""
     if "code.method_hash" not in data:
         return pd.DataFrame(columns=["method", "method_hash", "rows", "installed"])
-    current = _installed_hashes(tuple(data["method.name"].dropna().unique()))
+    keys = _code_keys(data)
+    current = _installed_hashes(tuple(keys.dropna().unique()))
     hashes = data["code.method_hash"].astype(object).where(data["code.method_hash"].notna(), "(none)")
-    out = (data.assign(_h=hashes).groupby(["method.name", "_h"], sort=True).size()
-           .rename("rows").reset_index().rename(columns={"method.name": "method", "_h": "method_hash"}))
+    out = (data.assign(_h=hashes, _k=keys).groupby(["_k", "_h"], sort=True).size()
+           .rename("rows").reset_index().rename(columns={"_k": "method", "_h": "method_hash"}))
     out["installed"] = [("?" if current.get(m) is None else "yes" if current[m] == h else "no")
                         for m, h in zip(out["method"], out["method_hash"])]
     return out
 
 
-def _installed_hashes(methods: tuple) -> dict:
-    """``code.method_hash`` of each method's code as installed here (None when not installed)."""
-    from . import provenance, registry
+def _code_keys(data: pd.DataFrame) -> pd.Series:
+    """Per row, whose code made it: ``method.name``, or ``name+tuner`` for a tuned cell (its hash
+    includes the tuner's code: :func:`ccbench.provenance.cell_method_code`)."""
+    keys = data["method.name"].astype(object)
+    if "tune" in data:
+        tuned = (data["tune"].notna() & (data["tune"] != "none")).to_numpy()
+        keys = keys.where(~tuned, keys + "+" + data["tune"].astype(str))
+    return keys
+
+
+def _installed_hashes(keys: tuple) -> dict:
+    """``code.method_hash`` of each method's (``name`` or ``name+tuner``) code as installed here
+    (None when not installed)."""
+    from . import provenance
 
     out = {}
-    for name in methods:
+    for key in keys:
+        name, _, tune = str(key).partition("+")
         try:
-            out[name] = provenance.method_code(registry.get_method_spec(name))[provenance.METHOD_HASH]
+            out[key] = provenance.cell_method_code(name, tune or "none")[provenance.METHOD_HASH]
         except Exception:  # noqa: BLE001 - a report must open without the method's package
-            out[name] = None
+            out[key] = None
     return out
 
 
@@ -641,9 +660,10 @@ def stale_rows(data: pd.DataFrame) -> pd.Series:
     recorded before provenance); False where the method is not installed (cannot be judged)."""
     if "method.name" not in data:
         return pd.Series(False, index=data.index)
-    current = _installed_hashes(tuple(data["method.name"].dropna().unique()))
+    keys = _code_keys(data)
+    current = _installed_hashes(tuple(keys.dropna().unique()))
     recorded = data["code.method_hash"] if "code.method_hash" in data else pd.Series(None, index=data.index)
-    installed = data["method.name"].map(current)
+    installed = keys.map(current)
     return (data["status"].eq("ok") & installed.notna() & (recorded.isna() | (recorded != installed))).astype(bool)
 
 

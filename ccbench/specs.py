@@ -10,11 +10,17 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import warnings
-from collections.abc import Callable
+import itertools
+import math
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec", "SchemeSpec",
-           "NoiseSpec", "MetricSpec"]
+__all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec",
+           "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec"]
+
+#: The most combinations a :attr:`MethodSpec.grid` may hold: model selection fits every one of them
+#: once per fold (``tune_folds`` + 1 fits per combination), so the leaderboard's cost grows with it.
+MAX_GRID_SIZE = 9
 
 SUPERVISION_KINDS = ("must_link", "cannot_link", "labels")
 
@@ -108,6 +114,11 @@ class MethodSpec:
         Registry names of the methods this one builds through ``make_method``
         (a composition across families): their code is part of this method's
         ``code.method_hash`` (:mod:`ccbench.provenance`).
+    grid : mapping of str to tuple
+        The hyper-parameters constraint-only model selection may choose (``tune=cvcp``):
+        ``{"penalty": (0.1, 1.0, 10.0)}``, 2-4 values each, at most :data:`MAX_GRID_SIZE`
+        combinations, the estimator's default among each parameter's values (a test
+        checks it). Empty: nothing to tune (the method's defaults are fitted).
     """
 
     name: str
@@ -120,8 +131,10 @@ class MethodSpec:
     memory: MemoryModel | None = None
     time: TimeModel | None = None
     uses: tuple[str, ...] = ()
+    grid: Mapping[str, tuple] = dataclasses.field(default_factory=dict, hash=False)
 
     def __post_init__(self):
+        self._check_grid()
         bad = set(self.supervision) - set(SUPERVISION_KINDS)
         if bad:
             raise ValueError(
@@ -138,6 +151,29 @@ class MethodSpec:
                 f"MethodSpec {self.name!r}: estimator {self.estimator!r} must be a class "
                 f"or a 'package.module:ClassName' string"
             )
+
+    def _check_grid(self):
+        if not isinstance(self.grid, Mapping):
+            raise TypeError(f"MethodSpec {self.name!r}: grid must be a mapping parameter -> tuple of values, "
+                            f"got {type(self.grid).__name__}")
+        grid = {}
+        for key, values in self.grid.items():
+            if isinstance(values, (str, bytes)) or not isinstance(values, (tuple, list)) or len(values) < 2:
+                raise ValueError(f"MethodSpec {self.name!r}: grid[{key!r}] must be a tuple of at least two "
+                                 f"values, got {values!r}")
+            if len(set(map(repr, values))) != len(values):
+                raise ValueError(f"MethodSpec {self.name!r}: grid[{key!r}] repeats a value: {values!r}")
+            grid[str(key)] = tuple(values)
+        size = math.prod(len(v) for v in grid.values()) if grid else 0
+        if size > MAX_GRID_SIZE:
+            raise ValueError(f"MethodSpec {self.name!r}: grid has {size} combinations, more than "
+                             f"MAX_GRID_SIZE={MAX_GRID_SIZE}; every one is fitted once per fold, so drop values")
+        object.__setattr__(self, "grid", grid)
+
+    def grid_combinations(self) -> list[dict]:
+        """Every combination of :attr:`grid`, in grid order (the last parameter varies fastest)."""
+        keys = list(self.grid)
+        return [dict(zip(keys, values)) for values in itertools.product(*self.grid.values())]
 
     def loaded(self) -> "MethodSpec":
         """This spec with ``estimator`` imported (a no-op when it is a class)."""
@@ -253,3 +289,32 @@ class MetricSpec:
         object.__setattr__(self, "greater_is_better", None if direction == "none" else direction == "higher")
         object.__setattr__(self, "bounds", (lo, hi))
         object.__setattr__(self, "label", self.label or self.name)
+
+
+@dataclasses.dataclass(frozen=True)
+class TunerSpec:
+    """A model-selection procedure: chooses a method's hyper-parameters from its supervision alone.
+
+    ``select(make_estimator, X, constraints, grid, *, default, n_folds, random_state)``
+    returns an object with ``params`` (the chosen combination, a dict), ``n_fits``,
+    ``scores`` and ``note`` (:class:`ccbench_plugins.selection.cvcp.Selection`).
+    ``make_estimator(**params)`` builds the method with ``params`` over its cell's
+    configuration; the selector is never given the true labels. ``select`` may be a
+    ``"module:function"`` string, imported on first use.
+    """
+
+    name: str
+    select: Callable[..., Any] | str
+    summary: str = ""
+    paper: str = ""
+
+    def loaded(self) -> "TunerSpec":
+        """This spec with ``select`` imported (a no-op when it is a function)."""
+        if not isinstance(self.select, str):
+            return self
+        modname, _, attr = self.select.partition(":")
+        try:
+            func = getattr(importlib.import_module(modname), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(f"tuner {self.name!r}: cannot import {self.select!r}: {exc}") from exc
+        return dataclasses.replace(self, select=func)

@@ -23,6 +23,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="scssap",
+            grid={"confidence": (None, 0.1, 0.5)},
             estimator=f"{__name__}.scssap:SCSSAP",
             summary="soft-constraint semi-supervised affinity propagation (penalised must/cannot-link factors)",
             paper=_ARZENO,
@@ -33,6 +34,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="scssap_ml",
+            grid={"confidence": (None, 0.1, 0.5)},
             estimator=f"{__name__}.scssap:SCSSAPMetricLearning",
             summary="SCSSAP alternated with closed-form diagonal metric learning (Algorithm 2)",
             paper=_ARZENO,

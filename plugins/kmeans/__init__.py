@@ -28,6 +28,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="pck_means",
+            grid={"penalty": (0.1, 1.0, 10.0)},
             estimator=f"{__name__}.pck_means:PCKMeans",
             summary="pairwise-constrained k-means: penalty w per violated constraint",
             paper="Basu, Banerjee & Mooney, SDM 2004",
@@ -37,6 +38,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="mpck_means",
+            grid={"penalty": (0.1, 1.0, 10.0)},
             estimator=f"{__name__}.mpck_means:MPCKMeans",
             summary="PCK-means with a learned diagonal metric per cluster",
             paper="Bilenko, Basu & Mooney, ICML 2004",
@@ -46,6 +48,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="constrained_em",
+            grid={"covariance_type": ("full", "diag", "spherical")},
             estimator=f"{__name__}.constrained_em:ConstrainedEM",
             summary="Gaussian-mixture EM with chunklets and a cannot-link Markov network",
             paper="Shental, Bar-Hillel, Hertz & Weinshall, NIPS 2003",

@@ -15,6 +15,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="fpc",
+            grid={"metric": ("euclidean", "lp_diag", "xing_diag")},
             estimator=f"{__name__}.fpc:FarthestPointClustering",
             summary="Gonzalez farthest-point clustering; metric= learns a metric from the pairs",
             paper="Gonzalez 1985; " + _YANG,
@@ -23,6 +24,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="nnc",
+            grid={"metric": ("euclidean", "lp_diag", "xing_diag")},
             estimator=f"{__name__}.nnc:NearestNeighbourClustering",
             summary="nearest-neighbour (dMax) clustering from labeled subsets (Algorithm 2); metric=",
             paper=_YANG,
@@ -34,6 +36,7 @@ def ccbench_methods() -> list[MethodSpec]:
         # through the registry. Names beyond DESIGN.md's list (method + metric pairs).
         MethodSpec(
             name="cop_kmeans_xing",
+            grid={"metric": ("xing_diag", "lp_diag", "euclidean")},
             estimator=f"{__name__}.xing_kmeans:COPKMeansXing",
             summary="COP-k-means in Xing et al.'s learned diagonal metric (the NNC paper's CopK Xing)",
             paper="Wagstaff et al. 2001; Xing et al. 2002; " + _YANG,
@@ -44,6 +47,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="pck_means_xing",
+            grid={"penalty": (0.1, 1.0, 10.0)},
             estimator=f"{__name__}.xing_kmeans:PCKMeansXing",
             summary="PCK-means in Xing et al.'s learned diagonal metric (the NNC paper's PCK Xing)",
             paper="Basu et al. 2004; Xing et al. 2002; " + _YANG,

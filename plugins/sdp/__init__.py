@@ -15,6 +15,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="rn_sdp",
+            grid={"sigma": (0.1, 0.3, 1.0)},
             estimator=f"{__name__}.rn_sdp:RNSDP",
             summary="SDP similarity learning with relational-neighbour bounds (t = 0: KK-means), k-medoids on K",
             paper=_OKABE,

@@ -15,6 +15,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="srcp",
+            grid={"mu": (0.05, 0.2, 1.0), "n_neighbors": (10, 20)},
             estimator=f"{__name__}.srcp:SRCP",
             summary="symmetric graph-regularised constraint propagation (Lyapunov eq. 5), adjusted W, spectral clustering",
             paper="Fu, Lu, Ip, Peng & Lu, AAAI 2011",
@@ -25,6 +26,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="e2cp",
+            grid={"alpha": (0.5, 0.8, 0.95), "n_neighbors": (10, 20)},
             estimator=f"{__name__}.e2cp:E2CP",
             summary="exhaustive and efficient constraint propagation (vertical + horizontal), adjusted W, spectral clustering",
             paper="Lu & Ip, ECCV 2010",
@@ -43,6 +45,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="spectral_learning",
+            grid={"n_neighbors": (10, 20, 40), "sigma": (1.0, None)},
             estimator=f"{__name__}.spectral_learning:SpectralLearning",
             summary="spectral learning: w_ij = 1 for must-links, 0 for cannot-links, then spectral clustering",
             paper="Kamvar, Klein & Manning, IJCAI 2003",

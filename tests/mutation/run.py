@@ -94,6 +94,7 @@ FAMILIES = {
         Family("nnc", ("tests/test_nnc*.py",), jit=False),
         Family("spectral", ("tests/test_spectral*.py",)),
         Family("sdp", ("tests/test_sdp*.py",)),
+        Family("selection", ("tests/test_selection*.py",)),  # model selection (tune=cvcp), not an algorithm family
     )
 }
 
