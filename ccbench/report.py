@@ -364,8 +364,12 @@ def axis_label(key: str) -> str:
         return AXIS_LABELS[key]
     from . import registry
 
-    try:
-        return registry.get_metric_spec(key).label
+    from .protocol import UNCONSTRAINED_SUFFIX
+
+    base = key.removesuffix(UNCONSTRAINED_SUFFIX)
+    try:  # <metric>_unconstrained (evaluate_on=both): the metric on the unconstrained points
+        label = registry.get_metric_spec(base).label
+        return label if base == key else f"{label}, unconstrained points"
     except Exception:  # noqa: BLE001 - not a registered metric
         pass
     group, _, name = key.rpartition(".")

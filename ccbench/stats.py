@@ -93,12 +93,17 @@ _COLUMNS = {"fit_time": ("lower", (0.0, np.inf))}
 
 
 def _spec(metric: str):
+    """The registry entry of ``metric``; ``<metric>_unconstrained`` (``evaluate_on=both``: the same
+    metric on the unconstrained points) has its base metric's direction and range."""
     from . import registry
+    from .protocol import UNCONSTRAINED_SUFFIX
 
-    try:
-        return registry.get_metric_spec(metric)
-    except Exception:  # noqa: BLE001 - a results column that is no registered metric
-        return None
+    for name in (metric, metric.removesuffix(UNCONSTRAINED_SUFFIX)):
+        try:
+            return registry.get_metric_spec(name)
+        except Exception:  # noqa: BLE001 - a results column that is no registered metric
+            continue
+    return None
 
 
 def direction(metric: str) -> str:
