@@ -55,8 +55,9 @@ __all__ = [
 DEFAULT_METRIC = "modified_rand"
 DEFAULT_X = DEFAULT_X_AXIS
 # Non-method column groups whose varying values make separate lines (settings) within a data set.
-# evaluate_on: the same method scored on all points and on held-out points is two lines
-_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
+# evaluate_on: the same method scored on all points and on held-out points is two lines;
+# share_unsupervised_fits: shared fits are seeded differently, so on and off are two lines too
+_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on", "share_unsupervised_fits")
 
 
 def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
