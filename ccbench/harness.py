@@ -23,6 +23,10 @@ Every row carries the provenance of its job (:mod:`ccbench.provenance`: the
 method's code hash, ccbench's commit, the environment). On resume an ``ok`` row
 whose ``code.method_hash`` differs from the current code's is *stale*: it is
 re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
+
+With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
+method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` under a
+lock (:func:`_shared_fit`) and re-scored with each cell's own constraints (:func:`score_labels`).
 """
 
 from __future__ import annotations
