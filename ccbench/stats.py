@@ -29,7 +29,8 @@ learning curve would pool x = 0, where supervision plays no role, with the
 supervised points.
 
 Only ``ok`` trials enter. Direction comes from the metric's registry entry
-(:attr:`ccbench.registry.MetricSpec.direction`); ``fit_time`` is "lower", any
+(:attr:`ccbench.registry.MetricSpec.direction`; ``<metric>_unconstrained``, written by
+``evaluate_on=both``, takes its base metric's); ``fit_time`` is "lower", any
 other column is not ranked. Unranked metrics (``n_clusters_found``: fewer
 clusters is not better) get per-cell tests of a *difference* ("A higher"),
 never "better", ranks, Friedman, CD diagrams or win/tie/loss.
