@@ -232,3 +232,21 @@ def test_unconstrained_metric_columns_have_their_base_metrics_direction():
     assert stats.direction("n_clusters_found_unconstrained") == stats.direction("n_clusters_found")
     assert stats.direction("not_a_metric_unconstrained") == "none"
     assert "unconstrained" in axis_label("ari_unconstrained")
+
+
+@pytest.mark.slow
+def test_a_sweep_through_the_command_shares_fits_in_its_sweep_dir(tmp_path):
+    """The app hands run_job ``<hydra.sweep.dir>/.fits``: two budgets x two noise levels under the
+    joblib launcher, one kmeans fit per trial."""
+    sweep = tmp_path / "sweep"
+    cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())", "-m",
+           "hydra/launcher=local", "method=kmeans", "constraints.n_constraints=10,30", "noise=none,constraint_flip",
+           "n_trials=2", "share_unsupervised_fits=true", f"hydra.sweep.dir={sweep}",
+           "hydra.sweep.subdir=jobs/${hydra.job.num}"]  # nested job dirs: the cache is still at the root
+    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    from ccbench.results import gather
+
+    rows = gather(sweep)
+    assert len(rows) == 8 and (rows["status"] == "ok").all()
+    assert (~rows["fit_reused"].astype(bool)).sum() == 2 and len(list((sweep / ".fits").glob("*.npz"))) == 2
