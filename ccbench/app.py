@@ -16,6 +16,7 @@ from pathlib import Path
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from hydra.experimental.callback import Callback
+from hydra.types import RunMode
 
 from .config import canonical_json, register_configs
 
@@ -63,9 +64,12 @@ def hydra_app(cfg) -> dict:
     from .harness import run_job
     from .results import ResultsCorruptError
 
-    out = HydraConfig.get().runtime.output_dir
+    hc = HydraConfig.get()
+    out = hc.runtime.output_dir
+    # shared unsupervised fits live beside the sweep's jobs, whatever the job directories' depth
+    fits = Path(hc.sweep.dir) / ".fits" if hc.mode == RunMode.MULTIRUN else None
     try:
-        rows = run_job(cfg, out_dir=out)
+        rows = run_job(cfg, out_dir=out, fits_dir=fits)
     except ResultsCorruptError as exc:  # one damaged job directory must not stop the others
         print(f"ccbench: {exc}", file=sys.stderr)
         _outcome.setdefault("job_errors", []).append(str(exc))

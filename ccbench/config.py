@@ -87,12 +87,20 @@ class CellConfig:
     # which points the label metrics score: all, or only those in no constraint and without a label
     # (held-out, as the COBRAS papers score). Identity: it changes the recorded numbers, so a cell
     # scored both ways is two cells (two job directories), never one overwriting the other.
+    # ``both`` scores once on all points (metric columns under their names) and once on the
+    # unconstrained points (``<metric>_unconstrained`` columns) from one fit.
     evaluate_on: str = _identity("all", hash_default=False)
     # model selection of the method's MethodSpec.grid from the supervision alone: none = the configured
     # values; cvcp = cross-validation over the constraints (ccbench_plugins.selection), refitted on all of
     # them. Identity (it changes the numbers); a cell left at none hashes as before the key existed.
     tune: str = _identity("none", hash_default=False)
     tune_folds: int = _identity(3, hash_default=False)  # folds of the supervision under tune=cvcp
+    # fit a method that uses no supervision (MethodSpec.supervision empty, or given an empty
+    # constraint set) once per (data set, method config, trial) and re-score the shared labels in
+    # every cell of the sweep (cache <sweep dir>/.fits/). Identity: such fits take their
+    # random_state from a seed without the constraints/noise configs (protocol.fit_seed), so the
+    # numbers differ from the default's.
+    share_unsupervised_fits: bool = _identity(False, hash_default=False)
 
 
 IDENTITY_KEYS = tuple(f.name for f in dataclasses.fields(CellConfig) if f.metadata.get("identity"))

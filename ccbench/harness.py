@@ -23,11 +23,17 @@ Every row carries the provenance of its job (:mod:`ccbench.provenance`: the
 method's code hash, ccbench's commit, the environment). On resume an ``ok`` row
 whose ``code.method_hash`` differs from the current code's is *stale*: it is
 re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
+
+With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
+method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` under a
+lock (:func:`_shared_fit`) and re-scored with each cell's own constraints (:func:`score_labels`).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
+import json
 import logging
 import os
 import sys
@@ -46,12 +52,13 @@ from .base import (
     InsufficientMemoryError,
     SolutionNotFoundError,
 )
-from .config import CELL_FILE, canonical_json, cell_hash, to_cell
+from .config import CELL_FILE, canonical_json, cell_hash, stable_hash, to_cell
 from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
-from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
+from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line, locked
 
-__all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "evaluation_mask"]
+__all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
+           "evaluation_mask"]
 
 ERROR_TAIL = 2000  # characters of traceback kept per error row
 # set by the command to the pid that runs the sweep: only that process draws progress bars
@@ -70,7 +77,7 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds"):
+    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits"):
         message = protocol.check_value(key, cell[key])
         if message:
             raise ValueError(message)
@@ -158,7 +165,7 @@ def _error_text() -> str:
     return traceback.format_exc()[-ERROR_TAIL:]
 
 
-def run_job(cell, out_dir=None) -> pd.DataFrame:
+def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     """Run one cell for ``n_trials`` trials into ``out_dir``; return this cell's rows.
 
     Parameters
@@ -169,6 +176,10 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
         fills the missing ones).
     out_dir : path-like, optional
         Where ``results.parquet`` and ``cell.json`` go. Default: ``cell["out_dir"]``.
+    fits_dir : path-like, optional
+        With ``share_unsupervised_fits``, where the shared fits are cached (one ``<key>.npz``
+        each). Default: ``<out_dir>/../.fits``, beside the job directories of a sweep (the app
+        passes ``<hydra.sweep.dir>/.fits``).
 
     Returns
     -------
@@ -213,6 +224,10 @@ def run_job(cell, out_dir=None) -> pd.DataFrame:
     try:
         if todo and setup_error is None:  # a finished cell resumes without loading any data
             setup = _setup(cell)
+            setup["code"] = code
+            setup["fits_dir"] = Path(fits_dir) if fits_dir is not None else out.parent / FITS_DIR
+            if cell.get("share_unsupervised_fits"):  # the shared fits are keyed by the data itself
+                setup["data_hash"] = _array_hash(setup["dataset"].X)
     except Exception:  # a bad option or a missing data file: every trial says why
         setup_error = _error_text()
     # once per job: the code (None when the method cannot be loaded) and the machine
@@ -290,6 +305,11 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         rng, method_seed = protocol.trial_streams(seed)
         cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
         n_conflicts = cons.n_conflicts()
+        shared = bool(cell.get("share_unsupervised_fits")) and protocol.fit_is_unsupervised(spec, cons)
+        if shared:  # one seed for every budget and noise level of this trial: one fit serves them all
+            _, method_seed = protocol.trial_streams(protocol.fit_seed(cell, t))
+        if cell.get("share_unsupervised_fits"):
+            row.update(fit_reused=False, fit_key=None)
         row.update(
             constraints_hash=protocol.constraints_hash(cons),
             n_must_link=cons.n_must_link,
@@ -317,12 +337,20 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         if refusal is not None:
             row.update(status="refused", error=refusal)
             return row
-        job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
-               [m.name for m in setup["metrics"]], cell["inconsistent"], cell.get("evaluate_on", "all"),
-               cell.get("tune", "none"), cell.get("tune_folds", 3))
         runner = setup.get("runner")
-        outcome = fit_and_score(*job) if runner is None else runner.call(
-            fit_and_score, *job, timeout=float(cell["trial_timeout"]))
+        timeout = float(cell["trial_timeout"]) if runner is not None else None
+        metric_names, evaluate_on = [m.name for m in setup["metrics"]], cell.get("evaluate_on", "all")
+        if shared:
+            fit_args = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, cons, cell["inconsistent"])
+            key = _fit_key(cell, setup, t, method_seed, k, None if not spec.supervision else row["constraints_hash"])
+            fit, reused = _shared_fit(setup, key, fit_args, runner, timeout)
+            row.update(fit_reused=reused, fit_key=key)
+            outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
+                             score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on))
+        else:
+            job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
+                   metric_names, cell["inconsistent"], evaluate_on, cell.get("tune", "none"), cell.get("tune_folds", 3))
+            outcome = fit_and_score(*job) if runner is None else runner.call(fit_and_score, *job, timeout=timeout)
         row.update(outcome)
     except TrialTimeout as exc:
         row.update(status="timeout", error=f"TrialTimeout: {exc}")
@@ -345,6 +373,25 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     can run it in a spawned process (``trial_timeout``). With ``tune`` other than ``none`` the
     method's grid is first chosen from ``cons`` alone (:func:`_tune`; ``y`` is used only to score).
     """
+    fit = fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, inconsistent, tune, tune_folds)
+    labels = fit.pop("labels")
+    return _merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on))
+
+
+def _merge(fit: dict, scores: dict) -> dict:
+    """A fit's fields and its scores in one row part; both may carry ``warnings``: keep both."""
+    notes = "; ".join(w for w in (fit.get("warnings"), scores.get("warnings")) if w)
+    out = {**fit, **scores}
+    if notes:
+        out["warnings"] = notes[:ERROR_TAIL]
+    return out
+
+
+def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, inconsistent, tune="none",
+               tune_folds=3) -> dict:
+    """Fit one estimator: ``labels`` plus what the fit reports (``fit_time``, ``n_iter``,
+    ``converged``, ``warnings`` when any, peak memory; the tuner's fields under ``tune``).
+    No true labels: a shared fit is scored per cell."""
     registry.load_plugins(plugins)
     spec = registry.get_method_spec(method)
     out = {}
@@ -362,22 +409,125 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
         out.update(_peak_rss(rss_before))
     if caught:
         out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
-    labels = np.asarray(est.labels_)
-    mask = evaluation_mask(cons, len(labels), evaluate_on)
-    out["n_evaluated"] = int(mask.sum())
-    y_eval, labels_eval = (y, labels) if mask.all() else (y[mask], labels[mask])
-    for name in metric_names:
-        m = registry.get_metric_spec(name)
-        # a constraint metric is about the given pairs: it always sees every point
-        out[m.name] = float(m.func(y, labels, constraints=cons) if m.needs_constraints
-                            else m.func(y_eval, labels_eval))
+    out["labels"] = np.asarray(est.labels_)
+    out["n_iter"] = getattr(est, "n_iter_", None)
+    out["converged"] = getattr(est, "converged_", None)
+    return out
+
+
+def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict:
+    """Score ``labels`` against the true ``y`` and the cell's constraints ``cons``.
+
+    Label metrics see the points ``evaluate_on`` selects (:func:`evaluation_mask`); with
+    ``both``, the metrics on all points keep their names and those on the unconstrained points
+    are ``<metric>_unconstrained`` (NaN, with a note in ``warnings``, when every point is
+    constrained). A constraint metric is about the given pairs: it always sees every point.
+    """
+    labels = np.asarray(labels)
+    views = [("", evaluate_on)] if evaluate_on != "both" else [("", "all"),
+                                                                 (protocol.UNCONSTRAINED_SUFFIX, "unconstrained")]
+    out = {}
+    for suffix, where in views:
+        if suffix and not _unconstrained(cons, len(labels)).any():
+            out[f"n_evaluated{suffix}"] = 0
+            out.update({f"{name}{suffix}": np.nan for name in metric_names
+                        if not registry.get_metric_spec(name).needs_constraints})
+            out["warnings"] = "evaluate_on=both: every point is constrained, so the *_unconstrained metrics are NaN"
+            continue
+        mask = evaluation_mask(cons, len(labels), where)
+        out[f"n_evaluated{suffix}"] = int(mask.sum())
+        y_eval, labels_eval = (y, labels) if mask.all() else (y[mask], labels[mask])
+        for name in metric_names:
+            m = registry.get_metric_spec(name)
+            if m.needs_constraints:
+                if not suffix:
+                    out[m.name] = float(m.func(y, labels, constraints=cons))
+            else:
+                out[f"{m.name}{suffix}"] = float(m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)
     # only the kinds the method uses count (SSAP-L ignores cannot-links by design)
     out["n_violated"] = split * ("must_link" in spec.supervision) + joined * ("cannot_link" in spec.supervision)
     out["constraint_kind"] = spec.constraint_kind
-    out["n_iter"] = getattr(est, "n_iter_", None)
-    out["converged"] = getattr(est, "converged_", None)
     return out
+
+
+def _unconstrained(constraints, n_samples: int) -> np.ndarray:
+    """Points in no must-link or cannot-link pair and without a revealed label."""
+    mask = np.ones(n_samples, dtype=bool)
+    mask[np.asarray(constraints.must_link, dtype=np.intp).ravel()] = False
+    mask[np.asarray(constraints.cannot_link, dtype=np.intp).ravel()] = False
+    if constraints.labels is not None:
+        mask[np.asarray(constraints.labels) >= 0] = False
+    return mask
+
+
+# -- shared unsupervised fits (share_unsupervised_fits) ----------------------------------
+
+FITS_DIR = ".fits"  # beside the job directories of a sweep
+
+
+def _array_hash(X) -> str:
+    X = np.ascontiguousarray(X)
+    digest = hashlib.sha256(f"{X.dtype.str}{X.shape}".encode())
+    digest.update(X.tobytes())
+    return digest.hexdigest()[:16]
+
+
+def _fit_key(cell: dict, setup: dict, t: int, method_seed: int, k, cons_hash: str | None) -> str:
+    """What makes a shared fit: the data (dataset as in the seed plus a hash of X), the method
+    config and code, the base seed, the trial, the seed and ``n_clusters`` given, and for a method
+    that declares supervision the (empty) constraint set's fingerprint."""
+    excluded = registry.get_dataset_spec(cell["dataset"]["name"]).not_in_seed
+    return stable_hash({
+        "dataset": {k_: v for k_, v in cell["dataset"].items() if k_ not in excluded},
+        "data": setup["data_hash"],
+        "method": cell["method"],
+        "plugins": cell.get("plugins") or [],
+        "method_hash": (setup.get("code") or {}).get(provenance.METHOD_HASH),
+        "seed": cell.get("seed", 0),
+        "trial": int(t),
+        "method_seed": int(method_seed),
+        "n_clusters": k,
+        "constraints": cons_hash,
+    }, length=24)
+
+
+def _shared_fit(setup: dict, key: str, fit_args: tuple, runner, timeout) -> tuple[dict, bool]:
+    """``(fit, reused)``: the cached fit of ``key``, else a new fit written to the cache.
+
+    Under an exclusive lock on the key, so of two processes racing on one key one fits and the
+    other waits and reads its file (where ``flock`` does not work, both fit and the last atomic
+    rename wins: the same labels, made from the same seed).
+    """
+    path = Path(setup["fits_dir"]) / f"{key}.npz"
+    with locked(path):
+        cached = _read_fit(path, key, fit_args[5].shape[0])
+        if cached is not None:
+            return cached, True
+        fit = fit_labels(*fit_args) if runner is None else runner.call(fit_labels, *fit_args, timeout=timeout)
+        _write_fit(path, key, fit)
+        return fit, False
+
+
+def _write_fit(path: Path, key: str, fit: dict) -> None:
+    meta = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in fit.items() if k != "labels"}
+    with atomically(path) as tmp, open(tmp, "wb") as handle:  # a file object: np.savez adds no suffix
+        np.savez(handle, labels=np.asarray(fit["labels"]), meta=np.array(canonical_json({"key": key, **meta})))
+
+
+def _read_fit(path: Path, key: str, n_samples: int) -> dict | None:
+    """The cached fit, or None when absent or unusable (damaged, another key, wrong length: refit)."""
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            labels, meta = data["labels"], json.loads(str(data["meta"]))
+        if meta.pop("key") != key or labels.shape != (n_samples,):
+            raise ValueError("it holds another fit")
+    except Exception as exc:  # noqa: BLE001 - a damaged cache entry is refitted, never trusted
+        log.warning("shared fit %s is unusable (%s: %s); fitting again", path, type(exc).__name__, exc)
+        return None
+    return {**meta, "labels": labels}
 
 
 def _status_kb(field: str) -> float:
@@ -455,13 +605,11 @@ def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np
     """
     if evaluate_on not in protocol.EVALUATE_ON:
         raise ValueError(f"evaluate_on must be one of {protocol.EVALUATE_ON}, got {evaluate_on!r}")
-    mask = np.ones(n_samples, dtype=bool)
     if evaluate_on == "all":
-        return mask
-    mask[np.asarray(constraints.must_link, dtype=np.intp).ravel()] = False
-    mask[np.asarray(constraints.cannot_link, dtype=np.intp).ravel()] = False
-    if constraints.labels is not None:
-        mask[np.asarray(constraints.labels) >= 0] = False
+        return np.ones(n_samples, dtype=bool)
+    if evaluate_on == "both":
+        raise ValueError("evaluate_on=both is two masks: score_labels takes all, then unconstrained")
+    mask = _unconstrained(constraints, n_samples)
     if not mask.any():
         raise ValueError("evaluate_on=unconstrained left no point to score: every point is in a constraint "
                          "or labeled; draw fewer constraints or use evaluate_on=all")

@@ -4,7 +4,10 @@ Pairing: trial ``t`` of a cell draws its label noise, constraints and
 constraint noise from :func:`trial_seed`, which hashes the base seed, the
 dataset, constraints and noise configs and ``t`` but never the method, so every
 method of a sweep sees the same constraint sets. The method's ``random_state``
-is a second child of the same seed (identical across methods too).
+is a second child of the same seed (identical across methods too). With
+``share_unsupervised_fits``, a fit that uses no supervision takes its
+``random_state`` from :func:`fit_seed` instead, which leaves out the constraints
+and noise, so one fit serves every budget and noise level of a trial.
 """
 
 from __future__ import annotations
@@ -22,6 +25,8 @@ from .constraints import Constraints
 __all__ = [
     "trial_seed",
     "trial_streams",
+    "fit_seed",
+    "fit_is_unsupervised",
     "group_params",
     "draw_supervision",
     "constraints_hash",
@@ -58,6 +63,30 @@ def trial_seed(conf: dict, trial: int) -> int:
         "trial": int(trial),
     }
     return int(stable_hash(key, length=16), 16) >> 1
+
+
+def fit_seed(conf: dict, trial: int) -> int:
+    """The seed of trial ``trial``'s *shared unsupervised* fit (``share_unsupervised_fits``).
+
+    :func:`trial_seed` without the constraints and noise configs (plus a marker, so it never
+    equals a trial seed): every budget and noise level of one (data set, trial) gets the same
+    seed, hence the same ``random_state`` (``trial_streams(fit_seed(...))[1]``) and, for a fit
+    that uses no supervision, the same clustering, which the harness then fits only once.
+    Independent of the method, like :func:`trial_seed`.
+    """
+    excluded = registry.get_dataset_spec(conf["dataset"]["name"]).not_in_seed
+    dataset = {k: v for k, v in conf["dataset"].items() if k not in excluded}
+    key = {"seed": conf.get("seed", 0), "dataset": dataset, "trial": int(trial), "fit": "unsupervised"}
+    return int(stable_hash(key, length=16), 16) >> 1
+
+
+def fit_is_unsupervised(spec: registry.MethodSpec, cons: Constraints) -> bool:
+    """Whether fitting ``spec`` on ``cons`` uses no supervision at all: the method declares none
+    (``MethodSpec.supervision`` empty) or the set holds no pair and no label. Such a fit is the
+    same for every constraint budget and noise level of a trial (``share_unsupervised_fits``)."""
+    if not spec.supervision:
+        return True
+    return cons.n_must_link == 0 and cons.n_cannot_link == 0 and cons.n_labeled == 0
 
 
 def trial_streams(seed: int) -> tuple[np.random.Generator, int]:
@@ -266,7 +295,10 @@ def _metrics(value) -> str | None:
 #: What a trial does with contradictory constraints (``inconsistent``).
 INCONSISTENT = ("warn", "raise", "ignore")
 #: Which points the label metrics score (``evaluate_on``; :func:`ccbench.harness.evaluation_mask`).
-EVALUATE_ON = ("all", "unconstrained")
+#: ``both`` writes the metrics on all points under their names and on the unconstrained points
+#: as ``<metric>_unconstrained`` (:data:`UNCONSTRAINED_SUFFIX`), from one fit.
+EVALUATE_ON = ("all", "unconstrained", "both")
+UNCONSTRAINED_SUFFIX = "_unconstrained"
 
 
 def _tuner(value) -> str | None:
@@ -313,6 +345,7 @@ VALUE_CHECKS = {
     "evaluate_on": lambda v: _one_of(EVALUATE_ON, v),
     "tune": _tuner,
     "tune_folds": _folds,
+    "share_unsupervised_fits": lambda v: None if isinstance(v, bool) else f"must be true or false, got {v!r}",
 }
 
 
@@ -331,7 +364,8 @@ def check_cell(cell: dict) -> list[str]:
     on its own overrides before Hydra starts any job (``ccbench.cli``).
     """
     flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
-                                     "evaluate_on", "tune", "tune_folds")
+                                     "evaluate_on", "tune", "tune_folds",
+                                     "share_unsupervised_fits")
             if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})

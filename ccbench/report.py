@@ -55,8 +55,9 @@ __all__ = [
 DEFAULT_METRIC = "modified_rand"
 DEFAULT_X = DEFAULT_X_AXIS
 # Non-method column groups whose varying values make separate lines (settings) within a data set.
-# evaluate_on: the same method scored on all points and on held-out points is two lines
-_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on")
+# evaluate_on: the same method scored on all points and on held-out points is two lines;
+# share_unsupervised_fits: shared fits are seeded differently, so on and off are two lines too
+_SETTING_PREFIXES = ("dataset.", "constraints.", "noise.", "evaluate_on", "share_unsupervised_fits")
 
 
 def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
@@ -380,8 +381,12 @@ def axis_label(key: str) -> str:
         return AXIS_LABELS[key]
     from . import registry
 
-    try:
-        return registry.get_metric_spec(key).label
+    from .protocol import UNCONSTRAINED_SUFFIX
+
+    base = key.removesuffix(UNCONSTRAINED_SUFFIX)
+    try:  # <metric>_unconstrained (evaluate_on=both): the metric on the unconstrained points
+        label = registry.get_metric_spec(base).label
+        return label if base == key else f"{label}, unconstrained points"
     except Exception:  # noqa: BLE001 - not a registered metric
         pass
     group, _, name = key.rpartition(".")

@@ -29,7 +29,8 @@ learning curve would pool x = 0, where supervision plays no role, with the
 supervised points.
 
 Only ``ok`` trials enter. Direction comes from the metric's registry entry
-(:attr:`ccbench.registry.MetricSpec.direction`); ``fit_time`` is "lower", any
+(:attr:`ccbench.registry.MetricSpec.direction`; ``<metric>_unconstrained``, written by
+``evaluate_on=both``, takes its base metric's); ``fit_time`` is "lower", any
 other column is not ranked. Unranked metrics (``n_clusters_found``: fewer
 clusters is not better) get per-cell tests of a *difference* ("A higher"),
 never "better", ranks, Friedman, CD diagrams or win/tie/loss.
@@ -93,12 +94,17 @@ _COLUMNS = {"fit_time": ("lower", (0.0, np.inf))}
 
 
 def _spec(metric: str):
+    """The registry entry of ``metric``; ``<metric>_unconstrained`` (``evaluate_on=both``: the same
+    metric on the unconstrained points) has its base metric's direction and range."""
     from . import registry
+    from .protocol import UNCONSTRAINED_SUFFIX
 
-    try:
-        return registry.get_metric_spec(metric)
-    except Exception:  # noqa: BLE001 - a results column that is no registered metric
-        return None
+    for name in (metric, metric.removesuffix(UNCONSTRAINED_SUFFIX)):
+        try:
+            return registry.get_metric_spec(name)
+        except Exception:  # noqa: BLE001 - a results column that is no registered metric
+            continue
+    return None
 
 
 def direction(metric: str) -> str:
