@@ -22,11 +22,11 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=("must_link", "cannot_link"),
             needs_n_clusters=True,
             constraint_kind="soft",  # K meets them exactly; k-medoids may still split a cannot-link
-            # scale table (docs/benchmarks.md), default solver="auto" (SDPA there), load 6-8:
-            # 4.1 s at 500, 45 s at 1,000, 118 s at 1,500 points; exponent 3: SDPA's dense
-            # m x m work per iteration (measured slopes 2.4-3.5)
-            time=TimeModel(n=1000, seconds=45, exponent=3.0),
-            # SDPA's route: 87 / 337 / 763 MB at n = 500 / 1,000 / 1,500 (42-44 n^2 doubles);
+            # scale table (docs/benchmarks.md), default solver="auto" (SDPA there), load 8-9:
+            # 5.2 s at 500, 35 s at 1,000, 60 s at 1,200, 92 s at 1,400 points (slopes 2.75-2.9;
+            # at load 0.8: 1.5 s at 500, 11 s at 1,000, 132 s at 2,000)
+            time=TimeModel(n=1200, seconds=60, exponent=2.8),
+            # SDPA's route: 87 / 337 / 486 / 763 MB at n = 500 / 1,000 / 1,200 / 1,500 (42-44 n^2 doubles);
             # the ADMM's: 79 MB at 500 (40 n^2)
             memory=MemoryModel(dense=44, alternative="subsample (the SDP holds dozens of n x n matrices)"),
         ),
