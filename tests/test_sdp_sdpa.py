@@ -131,14 +131,15 @@ def test_sdpa_rows_counts_the_rows_sdpa_is_given():
 def test_auto_route_follows_the_schur_threshold(monkeypatch):
     p = _iris_subset(30, j=2)
     rows = sdpa_rows(p)
-    assert rows <= _solvers.SDPA_MAX_ROWS and auto_solver(p, DEFAULT_RIDGE) == "sdpa"
+    assert rows <= 7.5 * p.m and auto_solver(p, DEFAULT_RIDGE) == "sdpa"
     assert auto_solver(p, 0.0) == "sdpa"
     assert auto_solver(p, 1e-2) == "admm"  # only the ADMM applies an explicit ridge
-    monkeypatch.setattr(_solvers, "SDPA_MAX_ROWS", rows - 1)
     monkeypatch.setattr(_solvers, "SDPA_ROWS_PER_CHUNKLET", (rows - 1) / p.m)
     assert auto_solver(p, DEFAULT_RIDGE) == "admm"
     monkeypatch.setattr(_solvers, "SDPA_ROWS_PER_CHUNKLET", rows / p.m)
     assert auto_solver(p, DEFAULT_RIDGE) == "sdpa"
+    monkeypatch.setattr(_solvers, "SDPA_MAX_ROWS", rows - 1)  # the memory cap
+    assert auto_solver(p, DEFAULT_RIDGE) == "admm"
 
 
 def test_auto_is_the_default_and_its_K_is_optimal_for_the_linear_objective():

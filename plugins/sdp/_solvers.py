@@ -412,20 +412,22 @@ def sdpa_rows(problem) -> int:
     return int(fixed.sum() + (np.isfinite(lo) & ~fixed).sum() + (np.isfinite(up) & ~fixed).sum())
 
 
-#: ``solver="auto"`` takes SDPA while ``sdpa_rows <= max(SDPA_MAX_ROWS, SDPA_ROWS_PER_CHUNKLET * m)``.
+#: ``solver="auto"`` takes SDPA while ``sdpa_rows <= min(SDPA_ROWS_PER_CHUNKLET * m, SDPA_MAX_ROWS)``.
 #: Why. Per iteration SDPA pays about ``m^3`` for its dense m x m matrices and ``rows^3 / 3`` for
-#: the Cholesky factor of the Schur complement (``8 rows^2`` bytes), in ~25-40 iterations; the
-#: ADMM pays one m x m eigendecomposition (~``10 m^3``) in thousands of iterations. Measured on
-#: this 2-core machine (iris, m = 135, bounds added): 4.2 s at 1,800 rows, 12.6 s at 2,800,
-#: 53 s at 4,800, against 12 s for the ADMM at m = 135 -- the crossover is ~3,000 rows where the
-#: ADMM is cheapest (small m), and it moves up with m (the ADMM took 177 s at m = 498, SDPA 1.5 s
-#: at 1,030 rows), so up to ``2 m`` rows the Cholesky costs no more than SDPA's own dense work.
-SDPA_MAX_ROWS = 3000
-SDPA_ROWS_PER_CHUNKLET = 2
+#: the Cholesky factor of the Schur complement (``8 rows^2`` bytes), in ~25-35 iterations; the
+#: ADMM pays one m x m (partial) eigendecomposition in hundreds to thousands of iterations,
+#: whatever the number of bounds. So the crossover is proportional to m. Measured on iris
+#: (j = 5, t = 3, m = 135, inactive bounds added so that the ADMM's work stays the same: 640
+#: iterations, 1.0-1.2 s CPU), SDPA's CPU time: 0.15 s at 316 rows, 0.62 s at 816, 1.86 s at
+#: 1,316, 7.4 s at 2,316 -- the crossover is ~1,050 rows, 7.5 m. At m = 498 (the scale table's
+#: n = 500) SDPA took 1.5 s at 1,030 rows against 177 s for the ADMM. ``SDPA_MAX_ROWS`` caps the
+#: Schur complement at 1.8 GB (the method's MemoryModel counts only the n x n arrays).
+SDPA_ROWS_PER_CHUNKLET = 7.5
+SDPA_MAX_ROWS = 15_000
 
 
 def auto_solver(problem, ridge: float) -> str:
-    """``"sdpa"`` or ``"admm"`` for ``solver="auto"`` (see :data:`SDPA_MAX_ROWS`).
+    """``"sdpa"`` or ``"admm"`` for ``solver="auto"`` (see :data:`SDPA_ROWS_PER_CHUNKLET`).
 
     The ADMM is taken also when ``sdpa-python`` is not installed, and when a ``ridge`` other
     than 0 or :data:`DEFAULT_RIDGE` is asked for (only the ADMM and cvxpy apply it)."""
@@ -435,7 +437,7 @@ def auto_solver(problem, ridge: float) -> str:
         import sdpap  # noqa: F401
     except ImportError:
         return "admm"
-    limit = max(SDPA_MAX_ROWS, SDPA_ROWS_PER_CHUNKLET * problem.C.shape[0])
+    limit = min(SDPA_ROWS_PER_CHUNKLET * problem.C.shape[0], SDPA_MAX_ROWS)
     return "sdpa" if sdpa_rows(problem) <= limit else "admm"
 
 
