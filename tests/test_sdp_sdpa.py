@@ -131,7 +131,7 @@ def test_sdpa_rows_counts_the_rows_sdpa_is_given():
 def test_auto_route_follows_the_schur_threshold(monkeypatch):
     p = _iris_subset(30, j=2)
     rows = sdpa_rows(p)
-    assert rows <= 7.5 * p.m and auto_solver(p, DEFAULT_RIDGE) == "sdpa"
+    assert rows <= _solvers.SDPA_ROWS_PER_CHUNKLET * p.m and auto_solver(p, DEFAULT_RIDGE) == "sdpa"
     assert auto_solver(p, 0.0) == "sdpa"
     assert auto_solver(p, 1e-2) == "admm"  # only the ADMM applies an explicit ridge
     monkeypatch.setattr(_solvers, "SDPA_ROWS_PER_CHUNKLET", (rows - 1) / p.m)

@@ -419,10 +419,14 @@ def sdpa_rows(problem) -> int:
 #: whatever the number of bounds. So the crossover is proportional to m. Measured on iris
 #: (j = 5, t = 3, m = 135, inactive bounds added so that the ADMM's work stays the same: 640
 #: iterations, 1.0-1.2 s CPU), SDPA's CPU time: 0.15 s at 316 rows, 0.62 s at 816, 1.86 s at
-#: 1,316, 7.4 s at 2,316 -- the crossover is ~1,050 rows, 7.5 m. At m = 498 (the scale table's
-#: n = 500) SDPA took 1.5 s at 1,030 rows against 177 s for the ADMM. ``SDPA_MAX_ROWS`` caps the
-#: Schur complement at 1.8 GB (the method's MemoryModel counts only the n x n arrays).
-SDPA_ROWS_PER_CHUNKLET = 7.5
+#: 1,316, 7.4 s at 2,316 -- the crossover is ~1,050 rows, 7.8 m, for an ADMM that needs only
+#: 640 iterations; it needs 1,000-5,000 elsewhere, which moves the crossover up as their cube
+#: root: glass (j = 10, t = 5, m = 158, 1,429 rows = 9.0 m): SDPA 2.3 s CPU, ADMM 3.2 s (1,065
+#: iterations); glass j = 5, t = 3: SDPA 0.61 s, ADMM 8.4 s (2,115). Hence 10 m. At m = 498 (the
+#: scale table's n = 500) SDPA took 1.5 s at 1,030 rows against 177 s for the ADMM.
+#: ``SDPA_MAX_ROWS`` caps the Schur complement at 1.8 GB (the method's MemoryModel counts only
+#: the n x n arrays).
+SDPA_ROWS_PER_CHUNKLET = 10.0
 SDPA_MAX_ROWS = 15_000
 
 

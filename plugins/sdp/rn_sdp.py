@@ -47,7 +47,7 @@ class RNSDP(ConstrainedClusterer):
         infeasible).
     solver : {"auto", "admm", "sdpa", "cvxpy"}, default="auto"
         ``"auto"``: ``"sdpa"`` while its Schur complement is affordable -- at most
-        ``min(7.5 m, 15000)`` rows (fixed entries + bounds of the chunklet-reduced problem,
+        ``min(10 m, 15000)`` rows (fixed entries + bounds of the chunklet-reduced problem,
         m chunklets; :data:`ccbench_plugins.sdp._solvers.SDPA_ROWS_PER_CHUNKLET` says
         why) -- else
         ``"admm"``; also ``"admm"`` when ``sdpa-python`` is missing or a ``ridge`` other
