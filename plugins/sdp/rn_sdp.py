@@ -49,15 +49,13 @@ class RNSDP(ConstrainedClusterer):
         ``"auto"``: ``"sdpa"`` while its Schur complement is affordable -- at most
         ``min(10 m, 15000)`` rows (fixed entries + bounds of the chunklet-reduced problem,
         m chunklets; :data:`ccbench_plugins.sdp._solvers.SDPA_ROWS_PER_CHUNKLET` says
-        why) -- else
-        ``"admm"``; also ``"admm"`` when ``sdpa-python`` is missing or a ``ridge`` other
-        than 0 and the default is asked for. ``solver_info_["solver"]`` names the route
-        taken. ``"sdpa"``: the exact interior-point solve of (6) by SDPA (the paper's
-        solver; ``sdpa-python``) in the form whose Schur complement is indexed by the
-        bounds (0.13 s on iris with 5 pairs per class, t = 3; the ADMM 2.6 s with the
-        ridge, 12 s without),
-        of the linear problem only: ``ridge`` is not applied, and ties go to SDPA's
-        interior-point limit, see Notes. ``"admm"``: the dedicated first-order method (PSD
+        why) -- else ``"admm"``; also ``"admm"`` when ``sdpa-python`` is missing or a
+        ``ridge`` other than 0 and the default is asked for. ``solver_info_["solver"]``
+        names the route taken. ``"sdpa"``: the exact interior-point solve of (6) by SDPA
+        (the paper's solver; ``sdpa-python``) in the form whose Schur complement is
+        indexed by the bounds (0.13 s on iris with 5 pairs per class, t = 3; the ADMM
+        2.6 s with the ridge, 12 s without), of the linear problem only: ``ridge`` is
+        not applied, and ties go to SDPA's interior-point limit, see Notes. ``"admm"``: the dedicated first-order method (PSD
         projection by a partial eigendecomposition alternating with the elementwise box
         projection, Anderson acceleration, residual balancing), with the ``ridge``
         tie-break. ``"cvxpy"``: the conic reference, with the ``ridge``.
