@@ -11,7 +11,14 @@ from scipy.linalg import sqrtm
 
 from ccbench import Constraints, load_dataset, make_method
 from ccbench.constraints import per_class_pairs, random_pairs
-from ccbench_plugins.sdp._solvers import box_violation, duality_gap, project_psd, solve_admm, solve_cvxpy
+from ccbench_plugins.sdp._solvers import (
+    box_violation,
+    duality_gap,
+    project_psd,
+    project_psd_partial,
+    solve_admm,
+    solve_cvxpy,
+)
 from ccbench_plugins.sdp.core import RNProblem, build_problem, kmedoids_swap, medoid_cost
 
 #: CLARABEL optimum of test_sdp's iris subset n = 60 (tolerances 1e-10)
@@ -143,11 +150,12 @@ def test_tie_break_makes_two_solvers_agree_elementwise():
     np.testing.assert_allclose(K1, R1, atol=1e-4)
 
 
-def test_estimator_uses_the_tie_break_by_default():
+def test_admm_uses_the_tie_break_by_default():
     ds = load_dataset("iris")
     idx = np.linspace(0, 149, 30).round().astype(int)
     cons = per_class_pairs(ds.y[idx], 2, rng=np.random.default_rng(0))
-    est = make_method("rn_sdp", n_clusters=3, sigma=0.271, random_state=0).fit(ds.X[idx], constraints=cons)
+    est = make_method("rn_sdp", n_clusters=3, sigma=0.271, solver="admm", random_state=0).fit(
+        ds.X[idx], constraints=cons)
     assert est.solver_info_["ridge"] == pytest.approx(1e-4)
 
 
@@ -191,6 +199,36 @@ def test_psd_projection_keeps_small_positive_eigenvalues():
     ref = (W + np.real(sqrtm(W @ W))) / 2
     np.testing.assert_allclose(project_psd(W), ref, atol=1e-9)
     assert np.linalg.eigvalsh(project_psd(W))[-2] == pytest.approx(1e-4, rel=1e-6)
+
+
+@pytest.mark.parametrize("n_pos", [0, 1, 7, 20, 39, 40])
+@pytest.mark.parametrize("negative_side", [False, True])
+def test_partial_psd_projection_equals_the_full_one(n_pos, negative_side):
+    # random symmetric matrices of every signature (0 .. all eigenvalues positive), either
+    # side asked for: the positive part to 1e-10, and the count of positive eigenvalues
+    rng = np.random.default_rng(n_pos)
+    Q, _ = np.linalg.qr(rng.normal(size=(40, 40)))
+    lam = np.r_[rng.uniform(0.01, 3, n_pos), -rng.uniform(0.01, 3, 40 - n_pos)]
+    W = (Q * lam) @ Q.T
+    W = (W + W.T) / 2
+    P, count = project_psd_partial(W, negative_side=negative_side)
+    np.testing.assert_allclose(P, project_psd(W), atol=1e-10, rtol=0)
+    np.testing.assert_array_equal(P, P.T)
+    assert count == n_pos
+    W2 = rng.normal(size=(40, 40))
+    W2 = W2 + W2.T  # a plain random symmetric matrix too
+    np.testing.assert_allclose(project_psd_partial(W2, negative_side)[0], project_psd(W2), atol=1e-10, rtol=0)
+
+
+def test_admm_with_the_partial_projection_matches_the_full_one():
+    ds = load_dataset("iris")
+    idx = np.linspace(0, 149, 30).round().astype(int)
+    p = build_problem(ds.X[idx], per_class_pairs(ds.y[idx], 2, rng=np.random.default_rng(0)),
+                      sigma=0.271, n_neighbors=3)
+    K1, i1 = solve_admm(p, ridge=1e-4, partial=True)
+    K0, i0 = solve_admm(p, ridge=1e-4, partial=False)
+    assert i1["status"] == i0["status"] == "optimal"
+    np.testing.assert_allclose(K1, K0, atol=1e-4)  # one unique optimum, both to tol 1e-5
 
 
 def test_crossing_bounds_on_a_chunklet_pair_are_dropped():

@@ -1,7 +1,8 @@
 """SDP family (Okabe & Yamada 2010): ``rn_sdp`` and ``kmedoids``.
 
 The RN-SDP problem, its reduction over must-link chunklets, its feasibility analysis and
-the k-medoids swap live in :mod:`.core`; the ADMM and cvxpy solvers in :mod:`._solvers`.
+the k-medoids swap live in :mod:`.core`; the SDPA, ADMM and cvxpy solvers (and
+``solver="auto"``'s choice between the first two) in :mod:`._solvers`.
 """
 
 from ccbench.hookspecs import hookimpl
@@ -22,8 +23,13 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=("must_link", "cannot_link"),
             needs_n_clusters=True,
             constraint_kind="soft",  # K meets them exactly; k-medoids may still split a cannot-link
-            time=TimeModel(n=500, seconds=177, exponent=2.32),  # scale table, docs/benchmarks.md (slope: 500 -> 1,000 points)
-            memory=MemoryModel(dense=36, alternative="subsample (the SDP holds dozens of n x n matrices)"),
+            # scale table (docs/benchmarks.md), default solver="auto" (SDPA there), load 8-9:
+            # 5.2 s at 500, 35 s at 1,000, 60 s at 1,200, 92 s at 1,400 points (slopes 2.75-2.9;
+            # at load 0.8: 1.5 s at 500, 11 s at 1,000, 132 s at 2,000)
+            time=TimeModel(n=1200, seconds=60, exponent=2.8),
+            # SDPA's route: 87 / 337 / 486 / 763 MB at n = 500 / 1,000 / 1,200 / 1,500 (42-44 n^2 doubles);
+            # the ADMM's: 79 MB at 500 (40 n^2)
+            memory=MemoryModel(dense=44, alternative="subsample (the SDP holds dozens of n x n matrices)"),
         ),
         MethodSpec(
             name="kmedoids",

@@ -5,7 +5,7 @@
 scaled-form ADMM (Boyd et al. 2011, section 3.1.1 and 3.4.3):
 
     X <- clip((rho (Z - U) - C) / (rho + ridge), lo, up)   elementwise prox on the box
-    Z <- Pi_PSD(alpha X + (1 - alpha) Z + U)                eigendecomposition, negative part cut
+    Z <- Pi_PSD(alpha X + (1 - alpha) Z + U)                partial eigendecomposition, negative part cut
     U <- U + alpha X + (1 - alpha) Z_old - Z
 
 with over-relaxation ``alpha`` and residual balancing of ``rho``. It stops when, in the
@@ -16,7 +16,8 @@ relative to the objective.
 
 ``sdpa``: the exact interior-point solve of the linear problem (``ridge`` 0) with SDPA
 (``sdpa-python``, the solver the paper used), written so that SDPA's Schur complement is
-indexed by the bounds: see :func:`solve_sdpa`.
+indexed by the bounds: see :func:`solve_sdpa`. ``auto`` (the estimator's default) takes it
+while the Schur complement is affordable (:func:`auto_solver`), else the ADMM.
 
 ``cvxpy``: the reference, any installed conic solver (the independent check).
 
@@ -45,7 +46,12 @@ from ccbench.base import ConvergenceWarning, InfeasibleConstraintsError
 
 
 def project_psd(W: np.ndarray) -> np.ndarray:
-    """Nearest PSD matrix in Frobenius norm (the positive part of symmetric ``W``)."""
+    """Nearest PSD matrix in Frobenius norm (the positive part of symmetric ``W``), by a
+    full eigendecomposition (the reference of :func:`project_psd_partial`)."""
+    return _project_full(W)[0]
+
+
+def _project_full(W):
     try:
         w, V = eigh(W, driver="evd", check_finite=False)
     except np.linalg.LinAlgError:
@@ -54,7 +60,46 @@ def project_psd(W: np.ndarray) -> np.ndarray:
         w, V = eigh(W, driver="evr", check_finite=False)
     pos = w > 0
     Vp = V[:, pos] * np.sqrt(w[pos])
-    return Vp @ Vp.T
+    return Vp @ Vp.T, int(pos.sum())
+
+
+def project_psd_partial(W: np.ndarray, negative_side: bool = False) -> tuple[np.ndarray, int]:
+    """:func:`project_psd` from the eigenpairs of one sign only; returns ``(P, n_pos)``.
+
+    ``W = W+ + W-`` (positive and negative parts), so ``Pi_PSD(W) = W+ = W - W-``: with
+    ``negative_side`` False, ``W+ = V+ diag(w+) V+^T`` from the positive eigenpairs; with
+    True, ``W - V- diag(w-) V-^T`` from the negative ones. LAPACK's syevr
+    (``subset_by_value``) computes only the requested eigenpairs after the common
+    tridiagonal reduction, so the cost above that reduction scales with their number
+    (the ADMM's iterates on iris have 7 positive eigenvalues of 135: 4.2 ms against
+    6.4 ms for the full divide-and-conquer). ``n_pos`` (the number of positive
+    eigenvalues) tells the caller which side to ask for next time.
+    """
+    m = W.shape[0]
+    bounds = (-np.inf, 0.0) if negative_side else (0.0, np.inf)
+    try:
+        w, V = eigh(W, driver="evr", subset_by_value=bounds, check_finite=False)
+    except np.linalg.LinAlgError:  # never seen; the full decomposition is the safe route
+        return _project_full(W)
+    if negative_side:
+        Vn = V * np.sqrt(-w)
+        P = W + Vn @ Vn.T
+        # W's rounding asymmetry (from Anderson's combinations) would survive in P
+        return (P + P.T) / 2, m - w.size
+    Vp = V * np.sqrt(w)
+    return Vp @ Vp.T, w.size
+
+
+class _PSDProjector:
+    """The ADMM's projection: asks :func:`project_psd_partial` for the side that had fewer
+    eigenvalues at the previous call (the count changes slowly between iterations)."""
+
+    def __init__(self, m: int):
+        self.m, self.n_pos = m, m
+
+    def __call__(self, W):
+        P, self.n_pos = project_psd_partial(W, negative_side=2 * self.n_pos > self.m)
+        return P
 
 
 def unit_diagonal(Z: np.ndarray) -> np.ndarray:
@@ -136,14 +181,16 @@ def solve_admm(problem, **options):
 
 
 def _admm(problem, *, tol=1e-5, gap_tol=None, max_iter=5000, ridge=0.0, rho=None, alpha=1.0,
-          anderson=10, mu=10.0, tau=2.0, gap_every=5, unit_box=False, callback=None):
+          anderson=10, mu=10.0, tau=2.0, gap_every=5, unit_box=False, partial=True, callback=None):
     """ADMM with Anderson acceleration on the reduced problem.
 
     The iteration is written on the single Douglas-Rachford state ``w = X + U``:
     ``Z = Pi_PSD(w)``, ``X = clip((rho (2 Z - w) - C) / (rho + ridge))``,
     ``T(w) = w + alpha (X - Z)``, which is the ADMM above (``ridge`` adds the tie-break
     ``ridge / 2 ||K||_F^2`` to the objective, see :func:`tie_break_weight`); ``X - Z`` is
-    the primal residual. ``anderson`` > 0 accelerates ``T`` (memory ``anderson``), with a
+    the primal residual. ``partial`` projects by the eigenpairs of one sign
+    (:func:`project_psd_partial`; False: the full eigendecomposition). ``anderson`` > 0
+    accelerates ``T`` (memory ``anderson``), with a
     safeguard: an accelerated step whose fixed-point residual exceeds the last plain one
     is replaced by the plain step.
 
@@ -164,7 +211,8 @@ def _admm(problem, *, tol=1e-5, gap_tol=None, max_iter=5000, ridge=0.0, rho=None
     # no feasible point, keeps X bounded and makes the dual bound of duality_gap finite
     lo_x, up_x = (np.clip(lo, -1.0, 1.0), np.clip(up, -1.0, 1.0)) if unit_box else (lo, up)
     w = np.clip(np.eye(m), lo_x, up_x)
-    Z = project_psd(w)
+    project = _PSDProjector(m) if partial else project_psd
+    Z = project(w)
     aa = _Anderson(anderson, m * m) if anderson else None
     r_abs = s_abs = viol = gap = np.inf
     converged = False
@@ -174,7 +222,7 @@ def _admm(problem, *, tol=1e-5, gap_tol=None, max_iter=5000, ridge=0.0, rho=None
     for it in range(1, max_iter + 1):
         Z_old = Z
         w_z, rho_z = w, rho  # Z projects w_z: rho_z (Z - w_z) is the PSD dual of the split
-        Z = project_psd(w)
+        Z = project(w)
         X = np.clip((rho * (2 * Z - w) - C) / (rho + ridge), lo_x, up_x)
         res = X - Z
         res_norm = np.linalg.norm(res)
@@ -354,6 +402,49 @@ def _quiet_stdout(quiet: bool):
         os.close(saved)
 
 
+def sdpa_rows(problem) -> int:
+    """Rows of :func:`solve_sdpa`'s SeDuMi form: one per fixed entry of K's upper triangle
+    (the unit diagonal, cannot-link zeros) and one per finite bound. SDPA's Schur complement
+    is dense ``sdpa_rows x sdpa_rows``."""
+    iu = np.triu_indices(problem.C.shape[0])
+    lo, up = problem.lo[iu], problem.up[iu]
+    fixed = lo == up
+    return int(fixed.sum() + (np.isfinite(lo) & ~fixed).sum() + (np.isfinite(up) & ~fixed).sum())
+
+
+#: ``solver="auto"`` takes SDPA while ``sdpa_rows <= min(SDPA_ROWS_PER_CHUNKLET * m, SDPA_MAX_ROWS)``.
+#: Why. Per iteration SDPA pays about ``m^3`` for its dense m x m matrices and ``rows^3 / 3`` for
+#: the Cholesky factor of the Schur complement (``8 rows^2`` bytes), in ~25-35 iterations; the
+#: ADMM pays one m x m (partial) eigendecomposition in hundreds to thousands of iterations,
+#: whatever the number of bounds. So the crossover is proportional to m. Measured on iris
+#: (j = 5, t = 3, m = 135, inactive bounds added so that the ADMM's work stays the same: 640
+#: iterations, 1.0-1.2 s CPU), SDPA's CPU time: 0.15 s at 316 rows, 0.62 s at 816, 1.86 s at
+#: 1,316, 7.4 s at 2,316 -- the crossover is ~1,050 rows, 7.8 m, for an ADMM that needs only
+#: 640 iterations; it needs 1,000-5,000 elsewhere, which moves the crossover up as their cube
+#: root: glass (j = 10, t = 5, m = 158, 1,429 rows = 9.0 m): SDPA 2.3 s CPU, ADMM 3.2 s (1,065
+#: iterations); glass j = 5, t = 3: SDPA 0.61 s, ADMM 8.4 s (2,115). Hence 10 m. At m = 498 (the
+#: scale table's n = 500) SDPA took 1.5 s at 1,030 rows against 177 s for the ADMM.
+#: ``SDPA_MAX_ROWS`` caps the Schur complement at 1.8 GB (the method's MemoryModel counts only
+#: the n x n arrays).
+SDPA_ROWS_PER_CHUNKLET = 10.0
+SDPA_MAX_ROWS = 15_000
+
+
+def auto_solver(problem, ridge: float) -> str:
+    """``"sdpa"`` or ``"admm"`` for ``solver="auto"`` (see :data:`SDPA_ROWS_PER_CHUNKLET`).
+
+    The ADMM is taken also when ``sdpa-python`` is not installed, and when a ``ridge`` other
+    than 0 or :data:`DEFAULT_RIDGE` is asked for (only the ADMM and cvxpy apply it)."""
+    if ridge not in (0, DEFAULT_RIDGE):
+        return "admm"
+    try:
+        import sdpap  # noqa: F401
+    except ImportError:
+        return "admm"
+    limit = min(SDPA_ROWS_PER_CHUNKLET * problem.C.shape[0], SDPA_MAX_ROWS)
+    return "sdpa" if sdpa_rows(problem) <= limit else "admm"
+
+
 def solve_sdpa(problem, *, eps=1e-7, max_iter=100, threads=1, verbose=False):
     """Exact solution of the linear problem (no ridge) by SDPA through ``sdpap``.
 
@@ -365,10 +456,17 @@ def solve_sdpa(problem, *, eps=1e-7, max_iter=100, threads=1, verbose=False):
     Schur complement is (#fixed entries + #bounds)^2, not (m^2)^2 as for a solver that
     keeps K's entries as the variables -- what makes it fast here (issue 29).
 
-    Ties. SDPA returns (approximately) the interior-point limit, near the analytic
-    centre of the optimal face; ``ridge`` is not applied (SDPA takes linear objectives
-    only), so this K can differ elementwise from the ADMM's and cvxpy's with ``ridge``
-    > 0 while the objective agrees.
+    Ties (the tie-break under SDPA). ``ridge`` cannot be applied (SDPA takes linear
+    objectives only). SDPA returns where its infeasible-start primal-dual path meets the
+    tolerance ``eps``: approximately a maximally complementary optimum (Halicka, de Klerk &
+    Roos 2002: the central path's limit lies in the relative interior of the optimal face,
+    i.e. K of the largest rank, with every bound the objective leaves undecided slack).
+    Which interior point depends on SDPA's start (``lambdaStar``), not only on the problem:
+    it is not the analytic centre (``C = 0``, ``k_01 >= 0.5`` on 3 points: SDPA gives
+    ``k_01 = 0.955``, the analytic centre is 0.768, the ridge's least-norm optimum 0.5).
+    It is deterministic for one problem and SDPA build. So ``<C, K>`` agrees with the ADMM
+    and cvxpy to the solvers' tolerances, while K can differ elementwise from the ridge's
+    (least-norm) choice on pairs the data leave undecided; the tests pin both facts.
     """
     from scipy import sparse
     from sdpap.param import param
@@ -436,6 +534,7 @@ def solve_sdpa(problem, *, eps=1e-7, max_iter=100, threads=1, verbose=False):
     info = {
         "solver": "sdpa",
         "status": status,
+        "schur_rows": int(n_rows),
         "sdpa_phase": phase,
         "n_iter": int(sinfo["iteration"]),
         "objective": problem.objective(Kv),
