@@ -332,8 +332,14 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             X=ds.X, constraints=cons, random_state=method_seed,
         )
         row["n_clusters_given"] = k
+        tune = cell.get("tune", "none")
+        fits = protocol.tuning_fits(spec, params, tune, cell.get("tune_folds", 3))
+        if tune != "none" and fits == 1:  # a tuned row equal to the defaults' row would count twice
+            row.update(status="skipped", error=f"tune={tune}: method {spec.name!r} has no free grid parameter "
+                                               f"(MethodSpec.grid), nothing to tune; its defaults are the tune=none rows")
+            return row
         refusal = protocol.size_refusal(spec, params, ds.X.shape[0], ds.X.shape[1],
-                                        time_budget=cell.get("time_budget"))
+                                        time_budget=cell.get("time_budget"), fits=fits)
         if refusal is not None:
             row.update(status="refused", error=refusal)
             return row

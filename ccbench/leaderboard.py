@@ -199,31 +199,40 @@ def cell_means(frame: pd.DataFrame) -> pd.DataFrame:
     return means.where(done)
 
 
-def _worst_filled(means: pd.DataFrame, metric: str) -> pd.DataFrame:
+def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
     """Convention (b): a cell a method did not complete holds a value worse than any real one, so it
-    ranks last there (several such methods tie for last)."""
+    ranks last there (several such methods tie for last). With ``attempted`` (cells x methods, True
+    where the method has rows in the cell), a cell outside the method's grid stays NaN: a variant the
+    experiment runs on some cells only (a tuned one) is not ranked last where it was never asked."""
     sign = stats._sign(metric)
     finite = means.to_numpy(float)
     finite = finite[np.isfinite(finite)]
-    if not finite.size:  # nobody completed anything: every method ties for last
-        return means.fillna(-sign)
-    span = finite.max() - finite.min() + 1.0
-    return means.fillna(finite.min() - span if sign > 0 else finite.max() + span)
+    worst = -sign if not finite.size else (  # nobody completed anything: every method ties for last
+        finite.min() - (finite.max() - finite.min() + 1.0) if sign > 0 else finite.max() + (finite.max() - finite.min() + 1.0))
+    filled = means.fillna(worst)
+    return filled if attempted is None else filled.where(attempted.reindex_like(means).fillna(False).astype(bool))
 
 
-def rank_table(means: pd.DataFrame, metric: str) -> pd.DataFrame:
+def attempted_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Index cells, columns methods: True where the method has any row (of any status) in the cell."""
+    return completed(frame).notna()
+
+
+def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
     """Average ranks both ways, per method (1 = best; ties share the average rank):
 
     ``rank_completed`` (a): per cell, ranks among the methods that completed it, averaged over the
     cells the method completed (``cells_completed``); ``rank_failed_last`` (b): per cell over every
     method, a cell not completed ranked last (tied with the other failures), averaged over all
-    ``cells``. Sorted by (b).
+    ``cells``. With ``attempted`` (:func:`attempted_cells`), (b) counts only the cells where the
+    method has rows (a sweep that runs a variant on some cells only). Sorted by (b).
     """
     ascending = stats._sign(metric) < 0
     a = means.rank(axis=1, ascending=ascending, method="average")
-    b = _worst_filled(means, metric).rank(axis=1, ascending=ascending, method="average")
+    worst = _worst_filled(means, metric, attempted)
+    b = worst.rank(axis=1, ascending=ascending, method="average")
     out = pd.DataFrame({"rank_completed": a.mean(), "cells_completed": means.notna().sum(),
-                        "rank_failed_last": b.mean(), "cells": len(means)})
+                        "rank_failed_last": b.mean(), "cells": worst.notna().sum()})
     out.index.name = "method"
     return out.sort_values(["rank_failed_last", "rank_completed"])
 
@@ -500,10 +509,10 @@ def _headline(cells: pd.DataFrame) -> tuple:
     return float(cells.loc[cells["noise"] == noise, "budget"].max()), noise
 
 
-def ranks_by_condition(means: pd.DataFrame, metric: str) -> pd.DataFrame:
+def ranks_by_condition(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
     """Average rank (b) per method within each (budget, noise): where a method's standing moves with
     the supervision budget or the noise. Columns ``budget / noise``, rows methods."""
-    ranks = _worst_filled(means, metric).rank(axis=1, ascending=stats._sign(metric) < 0, method="average")
+    ranks = _worst_filled(means, metric, attempted).rank(axis=1, ascending=stats._sign(metric) < 0, method="average")
     keys = ranks.index.to_frame(index=False)
     label = keys["budget"].map(report._fmt) + " / " + keys["noise"].astype(str)
     order = keys.assign(label=label).sort_values(["noise", "budget"])["label"].unique()
@@ -516,7 +525,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
     and its tables for the parquet file."""
     cells = _cells(frame)
     means = cell_means(cells)
-    ranks = rank_table(means, metric)
+    attempted = attempted_cells(cells).reindex_like(means).fillna(False).astype(bool)
+    ranks = rank_table(means, metric, attempted)
     n_cells, n_sets = len(means), cells["dataset"].nunique()
     blocks = [("h", 1, f"ccbench leaderboard: {kind} supervision"),
               ("md", f"{len(frame)} trials, {n_sets} data set(s), {n_cells} ranking cells (data set x budget x "
@@ -529,11 +539,18 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "is ok. (a) `rank_completed`: ranked only among the methods that completed the cell, "
                       "averaged over the cells it completed; (b) `rank_failed_last`: a cell it did not complete "
                       "(timeout, refused, error, skipped, infeasible, not found, or not run) ranks it last there, "
-                      "tied with the other failures; averaged over all cells. The table is sorted by (b)."),
+                      "tied with the other failures; averaged over the cells the method was run on (`cells`: a "
+                      "variant the experiment runs on some cells only, such as a tuned one, is ranked there only). "
+                      "The table is sorted by (b)."),
                ("md", _md_frame(ranks, floats="{:.2f}"))]
-    worst = _worst_filled(means, metric)
+    everywhere = attempted.all(axis=0)
+    worst = _worst_filled(means.loc[:, everywhere], metric)
+    if not everywhere.all():
+        blocks.append(("md", "The CD diagram ranks the methods run on every cell; left out (run on some cells "
+                             "only, ranked in the table above on those): "
+                             + ", ".join(f"`{m}`" for m in everywhere.index[~everywhere]) + "."))
     try:  # a degenerate table (every cell ranks the methods alike, all failed) has no test to draw
-        fr = stats.friedman(worst) if n_cells >= 2 and means.shape[1] >= 3 else None
+        fr = stats.friedman(worst) if n_cells >= 2 and worst.shape[1] >= 3 else None
     except ValueError as exc:
         fr, why = None, str(exc)
     else:
@@ -541,7 +558,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                "Friedman's statistic is undefined here (every method ties in every cell)")
     if fr is not None and np.isfinite(fr["statistic"]):
         blocks.append(("md", f"Critical-difference diagram on convention (b): Friedman chi² = {fr['statistic']:.2f}, "
-                             f"p = {fr['pvalue']:.3g} over {n_cells} cells and {means.shape[1]} methods; Nemenyi "
+                             f"p = {fr['pvalue']:.3g} over {n_cells} cells and {worst.shape[1]} methods; Nemenyi "
                              f"post-hoc test at alpha = {alpha}. The cells are the Friedman blocks; cells of one data "
                              f"set are not independent, so read the bars as optimistic (the CD with {n_sets} data "
                              f"sets as blocks would be wider)."))
@@ -549,10 +566,10 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
             worst, metric, alpha=alpha, colors=colors,
             title=f"{metric}, {kind}: average ranks over {n_cells} cells, failures ranked last (1 = best)\n"
                   f"a bar joins methods the Nemenyi test does not separate "
-                  f"(CD = {stats.critical_difference(means.shape[1], n_cells, alpha):.2f})")))
+                  f"(CD = {stats.critical_difference(worst.shape[1], n_cells, alpha):.2f})")))
     else:
         blocks.append(("md", f"No CD diagram: {why}."))
-    by_condition = ranks_by_condition(means, metric).reindex(ranks.index)
+    by_condition = ranks_by_condition(means, metric, attempted).reindex(ranks.index)
     blocks += [("md", "Average rank (b) within each budget / noise (columns): how a method's standing moves "
                       "with the amount of supervision and with noise."),
                ("md", _md_frame(by_condition, floats="{:.2f}"))]

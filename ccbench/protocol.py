@@ -162,10 +162,11 @@ def skip_reason(spec: registry.MethodSpec, cons: Constraints) -> str | None:
 
 
 def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_features: int,
-                 available: float | None = None, time_budget: float | None = None) -> str | None:
+                 available: float | None = None, time_budget: float | None = None, fits: int = 1) -> str | None:
     """Why ``spec`` must not fit an n x d problem here, or None: its declared
     :class:`~ccbench.registry.MemoryModel` exceeds the available memory, or its
-    :class:`~ccbench.registry.TimeModel` predicts more than ``time_budget`` seconds.
+    :class:`~ccbench.registry.TimeModel` predicts more than ``time_budget`` seconds
+    for ``fits`` fits (a tuned trial: :func:`tuning_fits`).
     The one place size limits are checked (the harness records a ``refused`` row)."""
     if spec.memory is not None:
         from .base import available_memory
@@ -177,15 +178,28 @@ def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_feat
             return (f"MemoryModel: method {spec.name!r} needs about {need / 2**30:.1f} GiB for n={n_samples}, "
                     f"d={n_features} but {free / 2**30:.1f} GiB is available{fix}")
     if spec.time is not None and time_budget is not None:
-        predicted = spec.time.predict(n_samples)
+        predicted = spec.time.predict(n_samples) * fits
         if predicted > time_budget:
+            tuned = f" ({fits} fits: tuning over its grid)" if fits > 1 else ""
             return (f"TimeModel: method {spec.name!r} is predicted to take about {predicted:,.0f} s for "
-                    f"n={n_samples} ({spec.time.describe()}), over time_budget={time_budget:g} s; subsample to "
-                    f"n <= {spec.time.largest_n(time_budget):,} or raise time_budget")
+                    f"n={n_samples}{tuned} ({spec.time.describe()}), over time_budget={time_budget:g} s; "
+                    f"subsample to n <= {spec.time.largest_n(time_budget / fits):,} or raise time_budget")
     return None
 
 
 memory_refusal = size_refusal  # the name issue 27 introduced
+
+
+def tuning_fits(spec: registry.MethodSpec, params: dict, tune: str, n_folds: int) -> int:
+    """Fits one trial takes: 1, or under ``tune`` one per fold and combination of the grid
+    parameters the method config leaves free, plus the refit (what the time budget is charged)."""
+    if tune == "none":
+        return 1
+    combinations = 1
+    for name, values in spec.grid.items():
+        if name not in params:
+            combinations *= len(values)
+    return 1 + int(n_folds) * combinations * (combinations > 1)
 
 
 # Dataset options that say *where* data lives, not what it is: never taken from a results

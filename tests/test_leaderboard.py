@@ -258,3 +258,24 @@ def test_a_page_without_a_cd_diagram_says_why(tmp_path):
     # kmeans completed iris only, 0.3 behind there: one loss; wine is no shared cell
     assert "| kmeans |  | 0/0/1 |" in text and "| pck_means | 1/0/0 |  |" in text
     assert "labels_md" not in paths  # no labeled_subsets rows: no labels page
+
+
+def test_a_variant_run_on_some_cells_is_ranked_there_only():
+    """A variant the experiment runs on one cell of two (a tuned one) is not ranked last on the
+    cell it was never asked for; a failure on a cell it was run on still ranks last."""
+    values = {("iris", 20, "pck_means"): [0.9, 0.9], ("iris", 20, "kmeans"): [0.8, 0.8],
+              ("iris", 20, "cop_kmeans"): [0.95, 0.95],
+              ("wine", 20, "pck_means"): [0.5, 0.5], ("wine", 20, "kmeans"): [0.6, 0.6]}
+    frame = lb.long_frame(_rows(values), "ari")
+    means = lb.cell_means(frame)
+    attempted = lb.attempted_cells(frame).reindex_like(means).fillna(False).astype(bool)
+    ranks = lb.rank_table(means, "ari", attempted)
+    assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx(1.0)
+    assert ranks.loc["cop_kmeans", "cells"] == 1 and ranks.loc["kmeans", "cells"] == 2
+    assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx((3 + 1) / 2)
+    # without the attempted mask the missing wine cell counts as a failure (ranked last there)
+    assert lb.rank_table(means, "ari").loc["cop_kmeans", "rank_failed_last"] == pytest.approx((1 + 3) / 2)
+    timed_out = lb.long_frame(_rows(values, statuses={("iris", 20, "cop_kmeans"): "timeout"}), "ari")
+    means = lb.cell_means(timed_out)
+    attempted = lb.attempted_cells(timed_out).reindex_like(means).fillna(False).astype(bool)
+    assert lb.rank_table(means, "ari", attempted).loc["cop_kmeans", "rank_failed_last"] == pytest.approx(3.0)

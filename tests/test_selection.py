@@ -310,3 +310,32 @@ def test_harness_with_tune_cvcp_records_the_choice(tmp_path):
     assert not stale_rows(both).any()
     assert set(method_versions(both)["method"]) == {"pck_means", "pck_means+cvcp"}
     assert (method_versions(both)["installed"] == "yes").all()
+
+
+def test_tuning_fits_charges_the_time_budget_for_every_fold_and_combination():
+    from ccbench import protocol
+    from ccbench.specs import TimeModel
+
+    spec = registry.get_method_spec("srcp")
+    free = 1
+    for values in spec.grid.values():
+        free *= len(values)
+    assert protocol.tuning_fits(spec, {}, "none", 3) == 1
+    assert protocol.tuning_fits(spec, {}, "cvcp", 3) == 1 + 3 * free
+    fixed = next(iter(spec.grid))  # a grid value the method config sets is not tuned
+    assert protocol.tuning_fits(spec, {fixed: spec.grid[fixed][0]}, "cvcp", 2) == \
+        1 + 2 * free // len(spec.grid[fixed])
+    assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3) == 1
+    timed = dataclasses.replace(spec, time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
+    assert protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0) is None
+    refusal = protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0, fits=19)
+    assert refusal is not None and "19 fits" in refusal and "n <= 512" in refusal
+
+
+def test_a_method_without_a_grid_is_skipped_under_tune(tmp_path):
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"},
+            "constraints": {"name": "random_pairs", "n_constraints": 20}, "noise": {"name": "none"},
+            "n_trials": 2, "metrics": ["ari"], "tune": "cvcp"}
+    rows = run_job(cell, out_dir=tmp_path)
+    assert rows["status"].eq("skipped").all()
+    assert rows["error"].str.contains("nothing to tune").all()
