@@ -106,9 +106,10 @@ class COBS(ConstrainedClusterer):
         ``grid`` (its grid coordinates: ``k``, ``quantile``, ``sigma_factor``),
         ``n_satisfied``, ``score``, ``n_clusters``.
     pool_ : list of dict
-        Every member tried, in pool order, with the keys of ``selected_`` plus ``converged``,
-        ``warnings`` (what its fit warned, recorded instead of repeated) and ``error`` (a
-        ``ValueError`` it raised, or None; such a member cannot win).
+        Every member tried, in pool order, with the keys of ``selected_`` plus ``labels``
+        (None for a failed member), ``converged``, ``seconds`` (its fit time), ``warnings``
+        (``(category, message)`` of what its fit warned, recorded instead of repeated) and
+        ``error`` (a ``ValueError`` it raised, or None; such a member cannot win).
     n_fits_ : int
         Member fits run (``len(pool_)``).
     n_satisfied_ : int
@@ -272,6 +273,7 @@ class COBS(ConstrainedClusterer):
                 entry["n_clusters"] = int(len(np.unique(entry["labels"])))
             else:
                 entry["n_satisfied"], entry["score"], entry["n_clusters"] = 0, -np.inf, 0
+            entry.setdefault("labels", None)
             pool.append(entry)
 
         if not pool or all(e["error"] is not None for e in pool):
@@ -289,7 +291,7 @@ class COBS(ConstrainedClusterer):
         self.converged_ = winner["converged"]
         keys = ("method", "params", "grid", "n_satisfied", "score", "n_clusters")
         self.selected_ = {k: winner[k] for k in keys}
-        self.pool_ = [{k: e[k] for k in keys + ("converged", "seconds", "warnings", "error")} for e in pool]
+        self.pool_ = [{k: e[k] for k in keys + ("labels", "converged", "seconds", "warnings", "error")} for e in pool]
         for category, message in dict.fromkeys(winner["warnings"]):  # the winner's problems, once each
             warnings.warn(f"COBS selected {winner['method']} {winner['grid']}, which warned: {message}",
                           category, stacklevel=2)
