@@ -60,7 +60,7 @@ def test_full_pool_finds_a_clustering_satisfying_every_constraint():
     est = _fit(X, cons, k_max=4, sigma_factors=(0.5, 2.0))
     assert {e["method"] for e in est.pool_} == {"kmeans", "ap", "ncuts"}
     assert est.n_fits_ == len(est.pool_) == 3 + 3 + 3 * 2
-    assert len(make_method("cobs")._grid(len(y))) == 9 + 3 + 9 * 3  # the default pool
+    assert len(make_method("cobs")._grid(len(y))) == 9 + 3 + 9 * 2  # the default pool
     assert est.n_satisfied_ == len(cons) and _same_partition(est.labels_, y)
     assert est.n_satisfied_ == max(e["n_satisfied"] for e in est.pool_)
 
@@ -230,3 +230,22 @@ def test_spec_declares_supervision_and_the_methods_it_uses():
     assert not spec.needs_n_clusters and spec.constraint_kind == "soft"
     assert set(spec.uses) == {"kmeans", "ap", "ncuts"}
     assert spec.memory is not None and spec.memory.dense >= get_method_spec("ap").memory.dense
+
+
+def test_peak_memory_stays_within_the_declared_model():
+    """The MemoryModel (5 n^2 float64, AP's messages) bounds a whole fit: members run one at a
+    time and the preference grid's similarity matrix is freed before AP allocates its own."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    n = 400
+    X = np.r_[rng.normal(0, 1, (n // 2, 3)), rng.normal(5, 1, (n // 2, 3))]
+    cons = Constraints([(0, 1)], [(0, n - 1)], n_samples=n)
+    _fit(X[:50], Constraints([(0, 1)], n_samples=50), k_max=3)  # numba compiles outside the measurement
+    tracemalloc.start()
+    try:
+        _fit(X, cons, k_max=4, ap_max_samples=None)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= get_method_spec("cobs").memory.bytes(n, X.shape[1]), peak

@@ -79,10 +79,14 @@ class COBS(ConstrainedClusterer):
         n = 2,000 and 14 s at 3,200 on the 2-core reference machine). Above this many points
         its members are skipped: noted in ``skipped_`` and with a ``UserWarning``. ``None``
         never skips; 0 always does.
-    sigma_factors : list of float > 0, default=(0.5, 1.0, 2.0)
+    sigma_factors : list of float > 0, default=(1.0, 2.0)
         NCuts's Gaussian widths, as multiples of the mean distance to the
         ``n_neighbors``-th neighbour (NCuts's own ``sigma=None`` width, so factor 1 is NCuts's
-        default graph and the grid is scale-free).
+        default graph and the grid is scale-free); 2 gives a smoother graph that joins
+        groups the default width leaves apart. Narrower widths make more k-NN weights
+        underflow (NCuts then warns of a degenerate graph), and every factor costs
+        ``k_max - 1`` NCuts fits: at n <= 2,000 NCuts takes its dense eigendecomposition
+        route, the pool's most expensive part there (docs/benchmarks.md).
     n_neighbors : int >= 1, default=20
         k of NCuts's k-NN graph (``ncuts``'s default).
     ncuts_n_init : int >= 1, default=3
@@ -178,7 +182,7 @@ class COBS(ConstrainedClusterer):
     }
 
     def __init__(self, n_clusters=None, *, k_max=10, ap_quantiles=(0.0, 0.1, 0.5), ap_max_samples=2000,
-                 sigma_factors=(0.5, 1.0, 2.0), n_neighbors=20, ncuts_n_init=3, members=MEMBERS,
+                 sigma_factors=(1.0, 2.0), n_neighbors=20, ncuts_n_init=3, members=MEMBERS,
                  random_state=None):
         self.n_clusters = n_clusters
         self.k_max = k_max
