@@ -249,3 +249,16 @@ def test_peak_memory_stays_within_the_declared_model():
     finally:
         tracemalloc.stop()
     assert peak <= get_method_spec("cobs").memory.bytes(n, X.shape[1]), peak
+
+
+def test_contradictory_constraints_warn_once_and_members_get_no_constraints():
+    from ccbench.base import InconsistentConstraintsWarning
+
+    X, _ = _blobs()
+    cons = Constraints([(0, 1), (1, 2)], [(0, 2)], n_samples=len(X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = make_method("cobs", members=("kmeans",), k_max=3, random_state=0).fit(X, constraints=cons)
+    assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1
+    assert all(not e["warnings"] for e in est.pool_)
+    assert est.n_satisfied_ == 2  # at most two of the three can hold

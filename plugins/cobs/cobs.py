@@ -214,13 +214,15 @@ class COBS(ConstrainedClusterer):
     def _skip_ap(self, n_samples: int) -> bool:
         return self.ap_max_samples is not None and n_samples > self.ap_max_samples
 
-    def _fit_member(self, name: str, params: dict, X, cons) -> dict:
+    def _fit_member(self, name: str, params: dict, X) -> dict:
         entry = {"method": name, "params": params, "error": None, "warnings": [], "converged": True}
         tic = time.perf_counter()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                est = make_method(name, **params).fit(X, constraints=cons)
+                # the members are unsupervised: they get no constraints (which they would ignore,
+                # after warning a second time about contradictory ones)
+                est = make_method(name, **params).fit(X)
             except ValueError as exc:
                 entry["error"] = f"{type(exc).__name__}: {exc}"
                 est = None
@@ -270,7 +272,7 @@ class COBS(ConstrainedClusterer):
                 params = {"n_clusters": coords["k"], "sigma": coords["sigma_factor"] * scale,
                           "n_neighbors": int(self.n_neighbors), "n_init": int(self.ncuts_n_init)}
             params["random_state"] = int(seed)
-            entry = self._fit_member(name, params, X, cons)
+            entry = self._fit_member(name, params, X)
             entry["grid"] = coords
             if entry["error"] is None:
                 entry["n_satisfied"], entry["score"] = satisfied(entry["labels"], cons)
