@@ -207,6 +207,7 @@ def test_same_random_state_same_result():
     ({"ap_max_samples": -1}, "ap_max_samples"),
     ({"n_clusters": 0}, "n_clusters"),
     ({"ncuts_n_init": 0}, "ncuts_n_init"),
+    ({"n_threads": 0}, "n_threads"),
 ])
 def test_bad_parameters_name_the_parameter(params, match):
     X, _ = _blobs()

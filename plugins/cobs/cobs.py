@@ -7,6 +7,7 @@ import time
 import warnings
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, check_random_state
 from ccbench.registry import make_method
@@ -94,6 +95,12 @@ class COBS(ConstrainedClusterer):
         is 10, but those restarts are half of an NCuts fit at n = 3,200 and the pool has
         ``(k_max - 1) * len(sigma_factors)`` NCuts members; 3 keeps a fit at n = 3,200
         affordable (docs/benchmarks.md, scale table).
+    n_threads : int >= 1 or None, default=1
+        BLAS / OpenMP threads of the member fits (``threadpoolctl``); ``None`` leaves the
+        libraries' defaults. The pool is many small fits, each starting thread pools that
+        then wait on each other and on other processes: on the shared 2-core machine under
+        load (load average 9), nine NCuts fits at n = 500 took 5 to 48 s with the default
+        two threads and 0.34 s with one; at n = 2,000, 16 to 38 s against 3.8 to 5.4 s.
     members : list of {"kmeans", "ap", "ncuts"}, default=("kmeans", "ap", "ncuts")
         Which algorithms make up the pool (pool order is always kmeans, ap, ncuts).
     random_state : int, Generator or None, default=None
@@ -177,13 +184,14 @@ class COBS(ConstrainedClusterer):
                                 "a non-empty list of positive finite reals")],
         "n_neighbors": [Interval(numbers.Integral, 1, None)],
         "ncuts_n_init": [Interval(numbers.Integral, 1, None)],
+        "n_threads": [Interval(numbers.Integral, 1, None), None],
         "members": [_Rule(_members, f"a non-empty list of distinct names from {MEMBERS}")],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_clusters=None, *, k_max=10, ap_quantiles=(0.0, 0.1, 0.5), ap_max_samples=2000,
-                 sigma_factors=(1.0, 2.0), n_neighbors=20, ncuts_n_init=3, members=MEMBERS,
-                 random_state=None):
+                 sigma_factors=(1.0, 2.0), n_neighbors=20, ncuts_n_init=3, n_threads=1,
+                 members=MEMBERS, random_state=None):
         self.n_clusters = n_clusters
         self.k_max = k_max
         self.ap_quantiles = ap_quantiles
@@ -191,6 +199,7 @@ class COBS(ConstrainedClusterer):
         self.sigma_factors = sigma_factors
         self.n_neighbors = n_neighbors
         self.ncuts_n_init = ncuts_n_init
+        self.n_threads = n_threads
         self.members = members
         self.random_state = random_state
 
@@ -217,7 +226,7 @@ class COBS(ConstrainedClusterer):
     def _fit_member(self, name: str, params: dict, X) -> dict:
         entry = {"method": name, "params": params, "error": None, "warnings": [], "converged": True}
         tic = time.perf_counter()
-        with warnings.catch_warnings(record=True) as caught:
+        with threadpool_limits(self.n_threads), warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
                 # the members are unsupervised: they get no constraints (which they would ignore,
