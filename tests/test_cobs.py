@@ -263,3 +263,11 @@ def test_contradictory_constraints_warn_once_and_members_get_no_constraints():
     assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1
     assert all(not e["warnings"] for e in est.pool_)
     assert est.n_satisfied_ == 2  # at most two of the three can hold
+
+
+def test_the_winners_warnings_are_issued_again_and_every_members_are_recorded():
+    X, _ = _blobs(n_per=40)  # three separate blobs: the 20-NN graph has 3 components, more than k = 2
+    with pytest.warns(UserWarning, match=r"COBS selected ncuts \{'k': 2, 'sigma_factor': 1.0\}, which warned"):
+        est = make_method("cobs", members=("ncuts",), k_max=3, sigma_factors=(1.0,), random_state=0).fit(X)
+    assert est.selected_["grid"] == {"k": 2, "sigma_factor": 1.0}
+    assert any("degenerate" in message for _, message in est.pool_[0]["warnings"])
