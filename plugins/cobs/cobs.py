@@ -68,7 +68,7 @@ class COBS(ConstrainedClusterer):
     k_max : int >= 2, default=10
         The k-means and NCuts members try k = 2..k_max (``k_max - 1`` values; with a hint,
         as many values centred on it). 10 covers the class counts of the built-in data sets
-        (2 to 10) while keeping the pool affordable (each k costs one k-means and
+        (2 to 10: the two-class UCI sets up to mfeat and yeast) while keeping the pool affordable (each k costs one k-means and
         ``len(sigma_factors)`` NCuts fits).
     ap_quantiles : list of float in [0, 1], default=(0.0, 0.1, 0.5)
         AP preferences as quantiles of the off-diagonal similarities -||x_i - x_j||^2: 0.5
@@ -76,10 +76,11 @@ class COBS(ConstrainedClusterer):
         0.1 between. AP with the median tends to find many clusters; the low quantiles give
         the pool AP clusterings with fewer.
     ap_max_samples : int >= 0 or None, default=2000
-        AP is the expensive member (dense n x n messages, about 5 s per preference at
-        n = 2,000 and 14 s at 3,200 on the 2-core reference machine). Above this many points
-        its members are skipped: noted in ``skipped_`` and with a ``UserWarning``. ``None``
-        never skips; 0 always does.
+        AP is the expensive member (dense n x n messages): per preference, 1.4 s at
+        n = 2,000 (load average 1.4, one thread) and 12 to 16 s at 3,200 (load average 2,
+        two threads) on the 2-core reference machine, so three preferences alone would take
+        most of a minute at 3,200. Above this many points its members are skipped: noted in
+        ``skipped_`` and with a ``UserWarning``. ``None`` never skips; 0 always does.
     sigma_factors : list of float > 0, default=(1.0, 2.0)
         NCuts's Gaussian widths, as multiples of the mean distance to the
         ``n_neighbors``-th neighbour (NCuts's own ``sigma=None`` width, so factor 1 is NCuts's
@@ -154,14 +155,15 @@ class COBS(ConstrainedClusterer):
     silent. A member that raises ``ValueError`` (e.g. a k no clustering of these points can
     have) is recorded and left out; if every member fails, ``fit`` raises.
 
-    The pool follows the paper's idea, not its exact pool (their pool also had DBSCAN and
-    other hyper-parameter ranges): it is built from ccbench's unsupervised methods.
+    The pool follows the paper's idea, not its exact pool: the paper was not available here,
+    so the algorithms and hyper-parameter ranges are ccbench's own unsupervised methods and
+    the grids above, and the tie rule is ours.
 
     References
     ----------
     T. Van Craenendonck and H. Blockeel, "Constraint-based clustering selection",
-    Machine Learning 106 (2017), 1497-1521 (sections 3-4: selection by the number of
-    satisfied constraints over a pool of algorithms and hyper-parameters).
+    Machine Learning (2017), doi:10.1007/s10994-017-5643-7: constraints select an
+    unsupervised algorithm and its hyper-parameters, by the number of constraints satisfied.
 
     Examples
     --------
