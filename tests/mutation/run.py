@@ -94,6 +94,7 @@ FAMILIES = {
         Family("nnc", ("tests/test_nnc*.py",), jit=False),
         Family("spectral", ("tests/test_spectral*.py",)),
         Family("sdp", ("tests/test_sdp*.py",)),
+        Family("cobs", ("tests/test_cobs*.py",)),
     )
 }
 
