@@ -60,7 +60,10 @@ def test_full_pool_finds_a_clustering_satisfying_every_constraint():
     est = _fit(X, cons, k_max=4, sigma_factors=(0.5, 2.0))
     assert {e["method"] for e in est.pool_} == {"kmeans", "ap", "ncuts"}
     assert est.n_fits_ == len(est.pool_) == 3 + 3 + 3 * 2
-    assert len(make_method("cobs")._grid(len(y))) == 9 + 3 + 9 * 2  # the default pool
+    default = make_method("cobs")._grid(len(y))
+    assert len(default) == 9 + 3 + 9 * 2  # the default pool
+    # NCuts's own width (factor 1) and a wider one, for every k
+    assert {c["sigma_factor"] for m, c in default if m == "ncuts"} == {1.0, 2.0}
     assert est.n_satisfied_ == len(cons) and _same_partition(est.labels_, y)
     assert est.n_satisfied_ == max(e["n_satisfied"] for e in est.pool_)
 
@@ -271,3 +274,23 @@ def test_the_winners_warnings_are_issued_again_and_every_members_are_recorded():
         est = make_method("cobs", members=("ncuts",), k_max=3, sigma_factors=(1.0,), random_state=0).fit(X)
     assert est.selected_["grid"] == {"k": 2, "sigma_factor": 1.0}
     assert any("degenerate" in message for _, message in est.pool_[0]["warnings"])
+
+
+def test_knn_scale_on_fewer_points_than_neighbours_uses_every_other_point():
+    X, _ = _blobs()
+    X = X[:6]
+    d = np.sqrt(((X[:, None] - X[None]) ** 2).sum(-1))
+    np.testing.assert_allclose(knn_scale(X, 20), d.max(axis=1).mean(), rtol=1e-12)  # k = n - 1 = 5
+
+
+def test_given_pairs_keep_their_weight_and_are_not_duplicated_by_the_labels():
+    from ccbench_plugins.cobs.core import pairs_with_labels
+
+    labels = np.array([0, 0, 1, 1, -1])
+    # (0, 1) is also implied by the labels; (2, 4) is not
+    cons = Constraints([(0, 1), (2, 4)], None, n_samples=5, must_link_weight=[0.5, 1.0], labels=labels)
+    merged = pairs_with_labels(cons)
+    keys = merged.must_link[:, 0] * 5 + merged.must_link[:, 1]
+    assert sorted(keys.tolist()) == sorted([0 * 5 + 1, 2 * 5 + 4, 2 * 5 + 3])
+    assert merged.must_link_weight[keys == 1].tolist() == [0.5]
+    assert len(merged.cannot_link) == 4  # {0, 1} x {2, 3}
