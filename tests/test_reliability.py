@@ -174,7 +174,7 @@ def test_two_concurrent_sweeps_with_different_grids_into_one_directory_lose_no_r
 # -- 4. memory models: declared per method, checked in one place -----------------------------
 
 DENSE = ("e2cp", "kmedoids", "ncuts", "rn_sdp", "scssap_ml", "spectral_learning", "srcp", "ssap_g",
-         "ap", "scssap", "scap", "ssap_l")
+         "ap", "scssap", "scap", "ssap_l", "cobs")
 
 
 @pytest.mark.parametrize("name", DENSE)

@@ -95,6 +95,7 @@ FAMILIES = {
         Family("spectral", ("tests/test_spectral*.py",)),
         Family("sdp", ("tests/test_sdp*.py",)),
         Family("selection", ("tests/test_selection*.py",)),  # model selection (tune=cvcp), not an algorithm family
+        Family("cobs", ("tests/test_cobs*.py",)),
     )
 }
 
