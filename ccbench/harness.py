@@ -31,6 +31,7 @@ lock (:func:`_shared_fit`) and re-scored with each cell's own constraints (:func
 
 from __future__ import annotations
 
+import atexit
 import datetime as _dt
 import hashlib
 import json
@@ -247,8 +248,6 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
         progress.close()
-        if setup is not None and setup["runner"] is not None:
-            setup["runner"].close()
     frame = store.frame()
     if frame.empty:
         return frame
@@ -286,8 +285,23 @@ def _setup(cell: dict) -> dict:
     registry.get_noise_spec(cell["noise"]["name"])
     metrics = [registry.get_metric_spec(n) for n in _metric_names(cell)]
     ds = load_dataset(cell["dataset"]["name"], **protocol.group_params(cell["dataset"]))
-    runner = IsolatedRunner(preload=("ccbench.harness", spec.estimator.__module__)) if cell.get("trial_timeout") else None
+    runner = _worker() if cell.get("trial_timeout") else None
     return {"spec": spec, "metrics": metrics, "dataset": ds, "runner": runner}
+
+
+_WORKER: IsolatedRunner | None = None
+
+
+def _worker() -> IsolatedRunner:
+    """This process's ``trial_timeout`` worker, kept from job to job (started on first use, replaced
+    after a kill, stopped at exit or with this process). A local sweep runs thousands of jobs in one
+    process; a new worker per job spent 1.5-3 s importing before each job's first trial, most of a
+    small data set's job. A method's module is imported by its first call (inside its time limit)."""
+    global _WORKER
+    if _WORKER is None:
+        _WORKER = IsolatedRunner(preload=("ccbench.harness",))
+        atexit.register(_WORKER.close)
+    return _WORKER
 
 
 def _run_trial(cell: dict, setup: dict, t: int) -> dict:

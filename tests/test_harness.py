@@ -529,3 +529,19 @@ def test_submitit_local_launcher(plugin_dir, tmp_path):
     rows = pd.concat([read_results(f) for f in tmp_path.rglob("results.parquet")])
     assert sorted(rows["constraints.n_constraints"]) == [10, 20]
     assert (rows["status"] == "ok").all()
+
+
+def test_the_trial_timeout_worker_is_kept_from_job_to_job(tmp_path):
+    """One worker serves every job of a process (a local sweep runs thousands of jobs); a new
+    one per job spent seconds importing before each job's first trial."""
+    from ccbench import harness
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"},
+            "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none"},
+            "n_trials": 1, "metrics": ["ari"], "trial_timeout": 60}
+    run_job(cell, out_dir=tmp_path / "a")
+    worker = harness._worker()._proc
+    assert worker is not None and worker.is_alive()
+    rows = run_job({**cell, "method": {"name": "pck_means"}}, out_dir=tmp_path / "b")
+    assert rows["status"].eq("ok").all()
+    assert harness._worker()._proc is worker and worker.is_alive()
