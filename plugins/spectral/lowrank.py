@@ -41,8 +41,12 @@ __all__ = [
     "warm_start_block",
 ]
 
-#: Entries per row block when W* is formed from the factors (32 MB of float64).
-BLOCK_ENTRIES = 1 << 22
+#: Entries of W* per row block when it is formed from the factors (the block's GEMM writes
+#: into W* itself, so this sets the GEMM's shape, not a temporary's size).
+BLOCK_ENTRIES = 1 << 24
+
+#: Entries of the gathered factor rows per chunk when W*'s graph entries are evaluated (8 MB).
+GATHER_ENTRIES = 1 << 20
 
 
 def normalized_adjacency(W) -> sparse.csr_matrix:
@@ -235,14 +239,19 @@ def adjust_similarity_lowrank(W, Z, C) -> np.ndarray:
     """
     W = sparse.csr_matrix(W, dtype=np.float64)
     n = W.shape[0]
+    if abs(W - W.T).max() if W.nnz else 0.0:
+        raise ValueError("adjust_similarity_lowrank needs a symmetric graph W (gaussian_knn_graph's are); "
+                         "symmetrise it first, e.g. (W + W.T) / 2")
     out = np.empty((n, n))
-    ZC = Z @ C
+    # C is block diagonal with sparse blocks (multiples of Yp): a sparse product, not a dense n r^2 GEMM
+    ZC = np.asarray(Z @ sparse.csr_matrix(C))
     step = max(1, BLOCK_ENTRIES // max(n, 1))
     for i0 in range(0, n, step):
         i1 = min(n, i0 + step)
         block = out[i0:i1, :i1]
-        # F[i0:i1, :i1]: the lower triangle's row block (and the diagonal block whole)
-        block[...] = ZC[i0:i1] @ Z[:i1].T
+        # F[i0:i1, :i1]: the lower triangle's row block (and the diagonal block whole), written
+        # by the GEMM straight into W* (numpy passes the strided view to BLAS: no temporary)
+        np.matmul(ZC[i0:i1], Z[:i1].T, out=block)
         np.clip(block, 0.0, 1.0, out=block)
         # mirror into the upper triangle (F symmetric, so W* is exactly symmetric too)
         out[:i0, i0:i1] = block[:, :i0].T
@@ -250,7 +259,7 @@ def adjust_similarity_lowrank(W, Z, C) -> np.ndarray:
     # upper triangle computed once and written to both (i, j) and (j, i)
     upper = sparse.triu(W, k=1).tocoo()
     rows, cols, w = upper.row, upper.col, upper.data
-    chunk = max(1, BLOCK_ENTRIES // max(Z.shape[1], 1))
+    chunk = max(1, GATHER_ENTRIES // max(Z.shape[1], 1))
     for s0 in range(0, rows.size, chunk):
         r, c, wb = rows[s0:s0 + chunk], cols[s0:s0 + chunk], w[s0:s0 + chunk]
         f = np.clip(np.einsum("ij,ij->i", ZC[r], Z[c]), -1.0, 1.0)
