@@ -244,7 +244,9 @@ def adjust_similarity_lowrank(W, Z, C) -> np.ndarray:
                          "symmetrise it first, e.g. (W + W.T) / 2")
     out = np.empty((n, n))
     # C is block diagonal with sparse blocks (multiples of Yp): a sparse product, not a dense n r^2 GEMM
-    ZC = np.asarray(Z @ sparse.csr_matrix(C))
+    # (built from np.nonzero: scipy's dense-to-sparse conversion allocates several r x r temporaries)
+    rows, cols = np.nonzero(C)
+    ZC = np.asarray(Z @ sparse.csr_matrix((C[rows, cols], (rows, cols)), shape=C.shape))
     step = max(1, BLOCK_ENTRIES // max(n, 1))
     for i0 in range(0, n, step):
         i1 = min(n, i0 + step)
@@ -255,6 +257,7 @@ def adjust_similarity_lowrank(W, Z, C) -> np.ndarray:
         np.clip(block, 0.0, 1.0, out=block)
         # mirror into the upper triangle (F symmetric, so W* is exactly symmetric too)
         out[:i0, i0:i1] = block[:, :i0].T
+        _mirror_lower(out[i0:i1, i0:i1])
     # the graph's entries: W + F (1 - W) where F >= 0, W + F W where F < 0 (core.adjust_similarity),
     # upper triangle computed once and written to both (i, j) and (j, i)
     upper = sparse.triu(W, k=1).tocoo()
@@ -273,6 +276,18 @@ def adjust_similarity_lowrank(W, Z, C) -> np.ndarray:
         f = np.clip(np.einsum("ij,ij->i", ZC[idx], Z[idx]), -1.0, 1.0)
         out[idx, idx] = diag[idx] + f * np.where(f >= 0, 1.0 - diag[idx], diag[idx])
     return out
+
+
+def _mirror_lower(D, tile: int = 256) -> None:
+    """Copy the lower triangle of the square view D onto its upper one, in tiles (no
+    temporary of D's size)."""
+    m = D.shape[0]
+    for s0 in range(0, m, tile):
+        s1 = min(m, s0 + tile)
+        D[s0:s1, s1:] = D[s1:, s0:s1].T
+        iu = np.triu_indices(s1 - s0, 1)
+        T = D[s0:s1, s0:s1]
+        T[iu] = T.T[iu]
 
 
 def leading_eigenvectors(M, k: int, *, v0=None, X0=None, tol: float = 1e-5, max_iter: int = 200) -> np.ndarray:
