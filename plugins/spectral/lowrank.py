@@ -78,13 +78,16 @@ def solve_shifted(S, R, c: float, *, tol: float = 1e-12, max_iter: int = 1000) -
     P = Rk.copy()
     rs = np.einsum("ij,ij->j", Rk, Rk)
     stop = (tol**2) * np.maximum(rs, np.finfo(float).tiny)
+    # preallocated n x p work arrays: a fresh temporary per update costs page faults at this size
+    AP, buf = np.empty_like(R), np.empty_like(R)
     for _ in range(max_iter):
         if np.all(rs <= stop):
             return X
-        AP = c * P - S @ P
+        np.multiply(P, c, out=AP)
+        AP -= S @ P
         alpha = rs / np.einsum("ij,ij->j", P, AP)
-        X += P * alpha
-        Rk -= AP * alpha
+        X += np.multiply(P, alpha, out=buf)
+        Rk -= np.multiply(AP, alpha, out=buf)
         rs_new = np.einsum("ij,ij->j", Rk, Rk)
         P *= rs_new / rs
         P += Rk
@@ -118,8 +121,10 @@ def solve_multishift(S, R, cs, *, tol: float = 1e-14, max_iter: int = 1000) -> l
     zeta_prev, zeta = np.ones((J, p)), np.ones((J, p))
     alpha_prev, beta_prev = np.ones(p), np.zeros(p)
     active = np.ones(J, dtype=bool)
+    AP, buf = np.empty_like(R), np.empty_like(R)  # work arrays, reused (see solve_shifted)
     for _ in range(max_iter):
-        AP = c0 * P - S @ P
+        np.multiply(P, c0, out=AP)
+        AP -= S @ P
         pAp = np.einsum("ij,ij->j", P, AP)
         # a column converged exactly (r = 0) has pAp = 0: it takes no further step
         alpha = np.divide(rs, pAp, out=np.zeros(p), where=pAp != 0)
@@ -127,13 +132,13 @@ def solve_multishift(S, R, cs, *, tol: float = 1e-14, max_iter: int = 1000) -> l
         for j in np.flatnonzero(active):
             denom = alpha * beta_prev * (zeta_prev[j] - zeta[j]) + zeta_prev[j] * alpha_prev * (1.0 + sigma[j] * alpha)
             zeta_next[j] = zeta[j] * zeta_prev[j] * alpha_prev / denom
-            X[j] += Pj[j] * (alpha * zeta_next[j] / zeta[j])
-        r -= AP * alpha
+            X[j] += np.multiply(Pj[j], alpha * zeta_next[j] / zeta[j], out=buf)
+        r -= np.multiply(AP, alpha, out=buf)
         rs_new = np.einsum("ij,ij->j", r, r)
         beta = np.divide(rs_new, rs, out=np.zeros(p), where=rs != 0)
         for j in np.flatnonzero(active):
             Pj[j] *= beta * (zeta_next[j] / zeta[j]) ** 2
-            Pj[j] += r * zeta_next[j]
+            Pj[j] += np.multiply(r, zeta_next[j], out=buf)
             zeta_prev[j], zeta[j] = zeta[j], zeta_next[j]
             if np.all(zeta[j] ** 2 * rs_new <= stop):
                 active[j] = False
