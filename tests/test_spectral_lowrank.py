@@ -257,3 +257,14 @@ def test_large_n_route_embeds_in_the_dense_routes_subspace(monkeypatch, method):
     assert np.abs(fast.embedding_ @ fast.embedding_.T - dense.embedding_ @ dense.embedding_.T).max() <= 1e-4
     assert np.max(scipy.linalg.subspace_angles(fast.embedding_, dense.embedding_)) <= 1e-4
     np.testing.assert_array_equal(fast.labels_, dense.labels_)
+
+
+def test_auto_propagates_low_rank_from_lowrank_min_n_but_embeds_densely_up_to_dense_max_n():
+    """Between LOWRANK_MIN_N and DENSE_MAX_N (n = 1,500): the low-rank propagation (the full
+    eigendecomposition was a fit's slowest step at n = 2,000), LAPACK's embedding."""
+    n = 1500
+    Y = core.constraint_matrix(cgen.random_pairs(np.arange(n) % 3, 15, rng=np.random.default_rng(0)), n)
+    assert core.LOWRANK_MIN_N < n <= core.DENSE_MAX_N
+    assert core.propagation_route("auto", Y, n, 1 / 16) == "lowrank"
+    assert core.propagation_route("auto", Y, core.LOWRANK_MIN_N, 1 / 16) == "eig"
+    assert core.propagation_route("eig", Y, n, 1 / 16) == "eig"

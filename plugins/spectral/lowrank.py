@@ -18,9 +18,21 @@ k-NN graph's S = D^{-1/2} W D^{-1/2}:
   well conditioned (kappa <= (mu + 2) / mu = 11 for mu = 0.2), so J is about 10.
 
 Each solve with c I - S (c > 1, spectrum of S in [-1, 1]) is conjugate gradients on
-all right-hand sides at once. W* of eq. (9) is formed in row blocks from the factors
-F = Z C Z^T, so F itself is never an n x n array. The spectral embedding then takes the k
-leading eigenvectors by LOBPCG (:func:`scipy.sparse.linalg.lobpcg`) instead of LAPACK.
+all right-hand sides at once. The ADI iterates are V_j = prod_{i<j} (A - q_i) /
+prod_{i<=j} (A + q_i) B, i.e. by partial fractions combinations of X_i = (A + q_i)^{-1} B,
+and all J of those come from one multi-shift CG run (:func:`solve_multishift`: the shifted
+systems share the seed system's Krylov space), so SRCP's propagation costs about one CG
+run's sparse products instead of J.
+
+W* of eq. (9) is the only n x n array: off the graph it is max(F, 0) (F clipped to [-1, 1]),
+so it is filled by one GEMM per row block of the lower triangle straight from the factors
+F = Z C Z^T, mirrored, and the graph's entries are then set by the full formula
+(:func:`adjust_similarity_lowrank`). The spectral embedding then takes the k leading
+eigenvectors by LOBPCG (:func:`scipy.sparse.linalg.lobpcg`) instead of LAPACK.
+
+Cost at 1 % of pairs constrained (p ~ 0.02 n, J = 9 for mu = 0.2): propagation O(nnz(S) p)
+per CG iteration (about 40 iterations), W* O(n^2 J p / 2) flops (the n^3 term that bounds
+the largest n), memory 8 n^2 bytes for W* plus 2 n J p for the factors.
 """
 
 from __future__ import annotations
@@ -33,6 +45,8 @@ from scipy.special import ellipj, ellipk
 __all__ = [
     "constrained_block",
     "solve_shifted",
+    "solve_multishift",
+    "adi_partial_fractions",
     "zolotarev_shifts",
     "propagate_srcp_lowrank",
     "propagate_e2cp_lowrank",
