@@ -9,8 +9,9 @@ from ccbench.registry import MemoryModel, MethodSpec, TimeModel
 
 _PAIRS = ("must_link", "cannot_link")
 
-# Measured for issue 29 (``python -m benchmarks.bench_spectral stages METHOD N``: blobs d = 10, 0.01 n pairs,
-# solver="auto", 2 cores under load 6-9): peak RSS minus ~200 MB of imports.
+# Measured for issue 29 (``cd tests && python -m benchmarks.bench_spectral stages METHOD N``: blobs d = 10,
+# 0.01 n pairs, solver="auto", the 2-core machine at load 2-4; under load 8-9 walls were 3-5x longer):
+# peak RSS minus ~200 MB of imports.
 # srcp: W* (8 n^2 B) + the ADI factor Z and Z C (2 x n x 9p, p ~ 0.02 n: 0.36 n^2 floats);
 #   1,295 MB at n = 10,000 and 4,480 MB at n = 20,000, i.e. ~1.35 n^2 floats.
 #   (solver="eig", forced or chosen by "auto" when more than n / 16 points are constrained, holds ~7 n^2.)
@@ -31,7 +32,7 @@ def ccbench_methods() -> list[MethodSpec]:
             needs_n_clusters=True,
             constraint_kind="soft",
             memory=_SRCP_MEMORY,
-            time=TimeModel(n=5000, seconds=6, exponent=2.5),  # 9.2 / 32 / 260 s wall at 5k / 10k / 20k under load 8-9
+            time=TimeModel(n=5000, seconds=3.2, exponent=2.0),  # 3.2 / 18 / 49 s wall at n = 5k / 10k / 20k
         ),
         MethodSpec(
             name="e2cp",
@@ -42,7 +43,7 @@ def ccbench_methods() -> list[MethodSpec]:
             needs_n_clusters=True,
             constraint_kind="soft",
             memory=_E2CP_MEMORY,
-            time=TimeModel(n=5000, seconds=3, exponent=2.1),  # 4.8 / 18.5 / 45 s wall at 5k / 10k / 20k (load 4-9)
+            time=TimeModel(n=5000, seconds=2.2, exponent=2.2),  # 2.2 / 8.4 / 45 s wall at n = 5k / 10k / 20k
         ),
         MethodSpec(
             name="ncuts",
