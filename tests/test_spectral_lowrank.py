@@ -268,3 +268,29 @@ def test_auto_propagates_low_rank_from_lowrank_min_n_but_embeds_densely_up_to_de
     assert core.propagation_route("auto", Y, n, 1 / 16) == "lowrank"
     assert core.propagation_route("auto", Y, core.LOWRANK_MIN_N, 1 / 16) == "eig"
     assert core.propagation_route("eig", Y, n, 1 / 16) == "eig"
+
+
+def test_spectral_learning_declares_its_sparse_memory_above_dense_max_n():
+    """Above DENSE_MAX_N spectral_learning keeps the k-NN graph sparse and embeds by LOBPCG:
+    its declared O(n d) model covers the traced peak at n = 3,000 and admits 60,000 points."""
+    import tracemalloc
+
+    from ccbench import protocol, registry
+
+    spec = registry.get_method_spec("spectral_learning")
+    rng = np.random.default_rng(0)
+    n = 3000
+    X, y = rng.normal(size=(n, 10)), rng.integers(0, 3, n)
+    cons = cgen.random_pairs(y, n_constraints=30, rng=rng)
+    est = make_method("spectral_learning", n_clusters=3, random_state=0)
+    tracemalloc.start()
+    try:
+        est.fit(X, constraints=cons)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= spec.memory.bytes(n, 10)
+    assert protocol.memory_refusal(spec, {}, 60_000, 10, available=24 * 2**30) is None
+    # srcp and e2cp hold W* (n x n) and still declare it
+    for name in ("srcp", "e2cp"):
+        assert registry.get_method_spec(name).memory.bytes(n, 10) >= 8 * n * n
