@@ -173,7 +173,8 @@ def test_two_concurrent_sweeps_with_different_grids_into_one_directory_lose_no_r
 
 # -- 4. memory models: declared per method, checked in one place -----------------------------
 
-DENSE = ("e2cp", "kmedoids", "ncuts", "rn_sdp", "scssap_ml", "spectral_learning", "srcp", "ssap_g",
+# (spectral_learning is sparse above 2,000 points since issue 29: tests/test_spectral_lowrank.py checks its model)
+DENSE = ("e2cp", "kmedoids", "ncuts", "rn_sdp", "scssap_ml", "srcp", "ssap_g",
          "ap", "scssap", "scap", "ssap_l", "cobs")
 
 

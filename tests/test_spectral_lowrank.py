@@ -154,3 +154,143 @@ def test_sparse_methods_use_lobpcg_above_dense_max_n(monkeypatch):
     fast = make_method("spectral_learning", n_clusters=2, n_neighbors=10, random_state=0).fit(X, constraints=cons)
     assert calls and sparse.issparse(fast.affinity_matrix_)
     np.testing.assert_array_equal(fast.labels_, dense.labels_)
+
+
+class _CountingS:
+    """S with a count of its sparse products (the propagation's dominant cost)."""
+
+    def __init__(self, S):
+        self.S, self.shape, self.products = S, S.shape, 0
+
+    def __matmul__(self, X):
+        self.products += 1
+        return self.S @ X
+
+
+def test_multishift_cg_solves_every_shift():
+    _, _, _, W, _ = _problem(150)
+    S = lr.normalized_adjacency(W)
+    R = np.random.default_rng(2).normal(size=(150, 6))
+    cs = [1.25, 1.4, 2.0, 3.3]
+    Xs = lr.solve_multishift(S, R, cs)
+    for c, X in zip(cs, Xs):
+        np.testing.assert_allclose(X, np.linalg.solve(c * np.eye(150) - S.toarray(), R), rtol=0, atol=1e-12)
+
+
+def test_adi_partial_fractions_reproduce_the_adi_recurrence():
+    """V_j = sum_i R[j, i] (A + q_i)^{-1} B equals the ADI recurrence (checked on scalars a)."""
+    q = lr.zolotarev_shifts(0.2, 2.2, 1e-9)
+    R = lr.adi_partial_fractions(q)
+    for a in (0.2, 0.7, 2.2):
+        v = 1.0 / (a + q[0])
+        for j in range(len(q)):
+            if j:
+                v = v - (q[j] + q[j - 1]) * v / (a + q[j])
+            # terms up to 1e4 cancel to sums down to 1e-5: the error is judged against V_1's size
+            assert abs(np.sum(R[j, : j + 1] / (a + q[: j + 1])) - v) <= 1e-10 / (a + q[0])
+
+
+def test_srcp_lowrank_takes_one_krylov_sequence_for_all_shifts():
+    """The ADI shifts share one multi-shift CG run: about as many sparse products as the
+    worst-conditioned shift alone needs (a CG run per shift took ~9x as many)."""
+    _, _, _, W, Y = _problem(400, 30)
+    S = lr.normalized_adjacency(W)
+    counting = _CountingS(S)
+    Z, C = lr.propagate_srcp_lowrank(counting, Y, mu=0.2)
+    hardest = _CountingS(S)
+    idx = np.unique(Y.nonzero()[0])
+    B = np.zeros((400, idx.size))
+    B[idx, np.arange(idx.size)] = 1.0
+    lr.solve_shifted(hardest, B, 1.2 + lr.zolotarev_shifts(0.2, 2.2, 1e-9).min())
+    assert counting.products <= 1.5 * hardest.products + 5
+    lam, U = core.laplacian_eigh(core.normalized_laplacian(W))
+    assert _rel(lr.lowrank_dense(Z, C), core.propagate_eig(lam, U, Y, mu=0.2)) <= 1e-8
+
+
+@pytest.mark.parametrize("blocks", ["one", "many"])
+def test_lowrank_W_star_is_eq9_exactly_symmetric_and_one_n_by_n_array(monkeypatch, blocks):
+    """W* from the factors: eq. (9) entrywise (both branches, the clip at +-1), exactly
+    symmetric, and no n x n temporary besides W* itself (tracemalloc peak)."""
+    import tracemalloc
+
+    _, _, _, W, Y = _problem(600, 10, seed=6)
+    Z, C = lr.propagate_srcp_lowrank(lr.normalized_adjacency(W), Y, mu=0.2)
+    C = C * 50
+    monkeypatch.setattr(lr, "GATHER_ENTRIES", 50 * Z.shape[1])  # 50 graph entries per gather chunk
+    if blocks == "many":  # 7 rows per GEMM block
+        monkeypatch.setattr(lr, "BLOCK_ENTRIES", 600 * 7)
+    tracemalloc.start()
+    A = lr.adjust_similarity_lowrank(W, Z, C)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    np.testing.assert_allclose(A, core.adjust_similarity(W, lr.lowrank_dense(Z, C)), rtol=0, atol=1e-12)
+    assert (A == A.T).all()
+    assert (np.abs(lr.lowrank_dense(Z, C)) > 1).any()
+    # W* plus Z C (a copy of the factor's size) plus small change; eq. (9) entrywise on dense
+    # blocks held 4-5 arrays of W*'s size at once
+    assert peak <= A.nbytes * 1.2 + 2 * Z.nbytes + C.nbytes + 2**19, peak / A.nbytes
+
+
+def test_lowrank_W_star_refuses_an_asymmetric_graph():
+    _, _, _, W, Y = _problem(100, 5)
+    Z, C = lr.propagate_srcp_lowrank(lr.normalized_adjacency(W), Y, mu=0.2)
+    W = W.tolil()
+    W[0, 1] += 0.5
+    with pytest.raises(ValueError, match="symmetric"):
+        lr.adjust_similarity_lowrank(W.tocsr(), Z, C)
+
+
+@pytest.mark.parametrize("method", ["srcp", "e2cp"])
+def test_large_n_route_embeds_in_the_dense_routes_subspace(monkeypatch, method):
+    """Above DENSE_MAX_N (lowered here): low-rank propagation, W* from the factors and LOBPCG
+    span the same k leading eigenvectors as eig + dense W* + LAPACK (subspace angle), and give
+    the same labels."""
+    import scipy.linalg
+
+    X, _, cons, _, _ = _problem(300, 8, seed=7)
+    dense = make_method(method, n_clusters=2, n_neighbors=10, solver="eig", random_state=0).fit(X, constraints=cons)
+    monkeypatch.setattr(core, "DENSE_MAX_N", 100)
+    fast = make_method(method, n_clusters=2, n_neighbors=10, random_state=0).fit(X, constraints=cons)
+    assert fast.solver_ == "lowrank"
+    np.testing.assert_allclose(fast.affinity_matrix_, dense.affinity_matrix_, rtol=0, atol=1e-9)
+    # the row-normalised embeddings: compare the unnormalised leading subspaces via their Gram
+    assert np.abs(fast.embedding_ @ fast.embedding_.T - dense.embedding_ @ dense.embedding_.T).max() <= 1e-4
+    assert np.max(scipy.linalg.subspace_angles(fast.embedding_, dense.embedding_)) <= 1e-4
+    np.testing.assert_array_equal(fast.labels_, dense.labels_)
+
+
+def test_auto_propagates_low_rank_from_lowrank_min_n_but_embeds_densely_up_to_dense_max_n():
+    """Between LOWRANK_MIN_N and DENSE_MAX_N (n = 1,500): the low-rank propagation (the full
+    eigendecomposition was a fit's slowest step at n = 2,000), LAPACK's embedding."""
+    n = 1500
+    Y = core.constraint_matrix(cgen.random_pairs(np.arange(n) % 3, 15, rng=np.random.default_rng(0)), n)
+    assert core.LOWRANK_MIN_N < n <= core.DENSE_MAX_N
+    assert core.propagation_route("auto", Y, n, 1 / 16) == "lowrank"
+    assert core.propagation_route("auto", Y, core.LOWRANK_MIN_N, 1 / 16) == "eig"
+    assert core.propagation_route("eig", Y, n, 1 / 16) == "eig"
+
+
+def test_spectral_learning_declares_its_sparse_memory_above_dense_max_n():
+    """Above DENSE_MAX_N spectral_learning keeps the k-NN graph sparse and embeds by LOBPCG:
+    its declared O(n d) model covers the traced peak at n = 3,000 and admits 60,000 points."""
+    import tracemalloc
+
+    from ccbench import protocol, registry
+
+    spec = registry.get_method_spec("spectral_learning")
+    rng = np.random.default_rng(0)
+    n = 3000
+    X, y = rng.normal(size=(n, 10)), rng.integers(0, 3, n)
+    cons = cgen.random_pairs(y, n_constraints=30, rng=rng)
+    est = make_method("spectral_learning", n_clusters=3, random_state=0)
+    tracemalloc.start()
+    try:
+        est.fit(X, constraints=cons)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak <= spec.memory.bytes(n, 10)
+    assert protocol.memory_refusal(spec, {}, 60_000, 10, available=24 * 2**30) is None
+    # srcp and e2cp hold W* (n x n) and still declare it
+    for name in ("srcp", "e2cp"):
+        assert registry.get_method_spec(name).memory.bytes(n, 10) >= 8 * n * n

@@ -5,9 +5,19 @@ adjustment toolkit and one normalised spectral clustering step (:mod:`.core`).
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec
+from ccbench.registry import MemoryModel, MethodSpec, TimeModel
 
 _PAIRS = ("must_link", "cannot_link")
+
+# Measured for issue 29 (``cd tests && python -m benchmarks.bench_spectral stages METHOD N``: blobs d = 10,
+# 0.01 n pairs, solver="auto", the 2-core machine at load 2-4; under load 8-9 walls were 3-5x longer):
+# peak RSS minus ~200 MB of imports.
+# srcp: W* (8 n^2 B) + the ADI factor Z and Z C (2 x n x 9p, p ~ 0.02 n: 0.36 n^2 floats);
+#   1,295 MB at n = 10,000 and 4,480 MB at n = 20,000, i.e. ~1.35 n^2 floats.
+#   (solver="eig", forced or chosen by "auto" when more than n / 16 points are constrained, holds ~7 n^2.)
+# e2cp: W* + Z, Z C (n x p each): 1,031 MB at n = 10,000, ~1.05 n^2 floats.
+_SRCP_MEMORY = MemoryModel(dense=1.5, alternative="subsample, or fewer constrained points (the factor grows with them)")
+_E2CP_MEMORY = MemoryModel(dense=1.2, alternative="subsample, or fewer constrained points (the factor grows with them)")
 
 
 @hookimpl
@@ -22,7 +32,9 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="soft",
-            memory=MemoryModel(dense=7, alternative="subsample (dense n x n propagation and graph)"),
+            memory=_SRCP_MEMORY,
+            # 3.2 / 18 / 49 s wall at n = 5k / 10k / 20k (load 2-3); 55 s at 15k, 104 s at 20k (load 4)
+            time=TimeModel(n=5000, seconds=3.2, exponent=2.2),
         ),
         MethodSpec(
             name="e2cp",
@@ -33,7 +45,8 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="soft",
-            memory=MemoryModel(dense=7, alternative="subsample (dense n x n propagation and graph)"),
+            memory=_E2CP_MEMORY,
+            time=TimeModel(n=5000, seconds=2.2, exponent=2.2),  # 2.2 / 8.4 / 45 s wall at n = 5k / 10k / 20k
         ),
         MethodSpec(
             name="ncuts",
@@ -52,6 +65,9 @@ def ccbench_methods() -> list[MethodSpec]:
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="soft",
-            memory=MemoryModel(dense=3, alternative="subsample (dense n x n graph)"),
+            # sparse graph and LOBPCG above 2,000 points (226 MB RSS at n = 10,000, imports
+            # included); at most ~2 n^2 floats (64 MB) on the dense route below
+            memory=MemoryModel(linear=30, alternative="subsample"),  # 6.3 MB traced at n = 3,000, d = 10
+            time=TimeModel(n=5000, seconds=1.7, exponent=1.2),  # 1.7 s at 5,000, 2.5 s at 10,000 (k-means dominates)
         ),
     ]

@@ -36,7 +36,7 @@ class E2CP(SpectralBase):
         ``"eig"``: the closed form in the eigenbasis of L (O(n^3)); ``"lowrank"``:
         F = X ((1 - alpha)^2 Yp) X^T with X = (I - alpha S)^{-1} B from sparse
         conjugate-gradient solves, one per constrained point (exact up to the solves'
-        1e-12 tolerance; W* formed from the factors). ``"auto"``: ``"eig"`` up to 2,000
+        1e-12 tolerance; W* formed from the factors). ``"auto"``: ``"eig"`` up to 1,000
         points, ``"lowrank"`` above when at most n / 4 points are constrained.
     n_init : int, default=10
     random_state : int, Generator or None, default=None

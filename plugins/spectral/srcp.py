@@ -41,15 +41,16 @@ class SRCP(SpectralBase):
         W = (W + W^T) / 2 (the paper) or the elementwise maximum.
     solver : {"auto", "eig", "lowrank", "spreading", "lyapunov"}, default="auto"
         How eq. (5) is solved: ``"eig"`` diagonalises mu I + L once (closed form
-        elementwise in its eigenbasis, O(n^3)); ``"lowrank"`` runs low-rank ADI with
-        sparse conjugate-gradient solves on the constrained columns of Y
+        elementwise in its eigenbasis, O(n^3)); ``"lowrank"`` runs low-rank ADI on the
+        constrained columns of Y, all its shifted solves from one sparse multi-shift
+        conjugate-gradient run
         (:mod:`.lowrank`; F agrees with ``"eig"`` to about 1e-10 relative, and W* is formed
         from F's factors, so F is never an n x n array); ``"spreading"`` iterates eq. (7)
         with alpha = 1 / (1 + mu) until ``tol``; ``"lyapunov"`` calls
         ``scipy.linalg.solve_continuous_lyapunov`` (the reference, about 8x slower than
-        ``"eig"``). ``"auto"`` is ``"eig"`` up to 2,000 points, and ``"lowrank"`` above
-        when at most n / 16 points are constrained (the ADI factor has about 12 columns
-        per constrained point).
+        ``"eig"``). ``"auto"`` is ``"eig"`` up to 1,000 points, and ``"lowrank"`` above
+        when at most n / 16 points are constrained (the ADI factor has J columns per
+        constrained point, J = 9 for mu = 0.2).
     tol : float, default=1e-10
         ``"spreading"`` only: stop when max |F(t+1) - F(t)| <= tol.
     max_iter : int, default=1000

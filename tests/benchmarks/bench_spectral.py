@@ -195,6 +195,9 @@ class SRCPRoutes:
         cd tests && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ../.venv/bin/python -m benchmarks.bench_spectral routes
         # one whole fit per process (METHOD: srcp, e2cp, ..., or dense = the route before):
         cd tests && OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 ../.venv/bin/python -m benchmarks.bench_spectral fit srcp 5000
+        # one fit on the scale table's data with wall / CPU per stage (graph, propagation, W*,
+        # embedding, k-means) and peak RSS:
+        cd tests && ../.venv/bin/python -m benchmarks.bench_spectral stages srcp 5000
     """
 
     param_names = ["n"]
@@ -294,9 +297,73 @@ def _fit_once(method: str, n: int) -> None:
           f"peak RSS {peak:.0f} MB, ARI {metrics.adjusted_rand(data.y, labels):.3f}")
 
 
+def _stages(method: str, n: int) -> None:
+    """One fit of ``method`` (default parameters, ``n_clusters=5``) on the scale table's data
+    (``scale_table.py``: blobs d = 10, 5 centres, standardised, ``random_pairs`` of 0.01 n),
+    with wall / CPU seconds per stage: graph, propagation, W*, embedding, k-means (issue 29).
+    Propagation and W* are split for the low-rank route only (the eig route's show as their sum)."""
+    import functools
+    import resource
+    import warnings
+
+    from sklearn.datasets import make_blobs
+
+    from ccbench import constraints as cgen
+    from ccbench import metrics, registry
+    from ccbench_plugins.spectral import core, lowrank
+
+    X, y = make_blobs(n_samples=n, n_features=10, centers=5, random_state=0)
+    X = (X - X.mean(0)) / X.std(0)
+    cons = cgen.random_pairs(y, n_constraints=max(1, n // 100), rng=np.random.default_rng(0))
+    est = registry.make_method(method, n_clusters=5, random_state=0)
+    stages: dict[str, list[float]] = {}
+
+    def timed(label, f):
+        @functools.wraps(f)
+        def g(*args, **kw):
+            c0, t0 = time.process_time(), time.perf_counter()
+            try:
+                return f(*args, **kw)
+            finally:
+                acc = stages.setdefault(label, [0.0, 0.0])
+                acc[0] += time.perf_counter() - t0
+                acc[1] += time.process_time() - c0
+        return g
+
+    patches = [(type(est), "_graph", "graph"), (core, "check_graph", "graph"),
+               (type(est), "_affinity", "propagation+W*"),
+               (lowrank, "normalized_adjacency", "propagation"), (lowrank, "propagate_srcp_lowrank", "propagation"),
+               (lowrank, "propagate_e2cp_lowrank", "propagation"), (lowrank, "adjust_similarity_lowrank", "W*"),
+               (lowrank, "leading_eigenvectors", "embedding"), (lowrank, "warm_start_block", "embedding"),
+               (core.scipy.linalg, "eigh", "embedding"), (core.KMeans, "fit", "k-means")]
+    saved = [(obj, name, getattr(obj, name)) for obj, name, _ in patches]
+    for obj, name, label in patches:
+        setattr(obj, name, timed(label, getattr(obj, name)))
+    # scipy.linalg.eigh is the embedding only with subset_by_index (the eig route's full one is propagation)
+    eigh, full_eigh = core.scipy.linalg.eigh, saved[-2][2]
+    core.scipy.linalg.eigh = lambda *a, **kw: (eigh if "subset_by_index" in kw else full_eigh)(*a, **kw)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c0, t0 = time.process_time(), time.perf_counter()
+            est.fit(X, constraints=cons)
+            wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    finally:
+        for obj, name, f in saved:
+            setattr(obj, name, f)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"{method} n={n} solver={getattr(est, 'solver_', '-')}: wall {wall:.2f} s, CPU {cpu:.2f} s, "
+          f"peak RSS {peak:.0f} MB, ARI {metrics.adjusted_rand(y, est.labels_):.3f}")
+    print("  " + ", ".join(f"{k} {w:.2f}/{c:.2f}" for k, (w, c) in stages.items()) + "  (wall/CPU s)")
+
+
 if __name__ == "__main__":
     import sys
 
+    if sys.argv[1:2] == ["stages"]:
+        # one fit per process with a per-stage breakdown (issue 29)
+        _stages(sys.argv[2], int(sys.argv[3]))
+        sys.exit(0)
     if sys.argv[1:2] == ["fit"]:
         # one whole fit per process: wall, CPU, peak RSS (issue 29's scale goals)
         _fit_once(sys.argv[2], int(sys.argv[3]))
