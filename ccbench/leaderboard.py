@@ -179,8 +179,12 @@ def _of_kind(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
 
 
 def _cells(frame: pd.DataFrame) -> pd.DataFrame:
-    """The ranking cells' rows: supervised budgets only (an unconstrained run ranks nothing)."""
-    return frame[~frame["unconstrained"]]
+    """The ranking cells' rows: supervised budgets only (an unconstrained run ranks nothing), and
+    only methods with some row that is not ``skipped``: a variant every one of whose trials was
+    skipped by design (``ap+cvcp``: nothing to tune) is no entry; section 6 still counts its rows."""
+    supervised = frame[~frame["unconstrained"]]
+    ran = supervised.groupby("method")["status"].transform(lambda s: bool((s != "skipped").any()))
+    return supervised[ran.astype(bool)]
 
 
 # -- per cell -----------------------------------------------------------------------------

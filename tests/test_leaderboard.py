@@ -279,3 +279,14 @@ def test_a_variant_run_on_some_cells_is_ranked_there_only():
     means = lb.cell_means(timed_out)
     attempted = lb.attempted_cells(timed_out).reindex_like(means).fillna(False).astype(bool)
     assert lb.rank_table(means, "ari", attempted).loc["cop_kmeans", "rank_failed_last"] == pytest.approx(3.0)
+
+
+def test_a_variant_skipped_in_every_trial_is_no_entry():
+    """``kmeans+cvcp`` (nothing to tune: every trial skipped) is not ranked, not even last."""
+    values = {("iris", 20, "pck_means"): [0.9, 0.9], ("iris", 20, "kmeans"): [0.8, 0.8],
+              ("iris", 20, "cop_kmeans"): [0.7, 0.7]}
+    data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "skipped"})
+    cells = lb._cells(lb.long_frame(data, "ari"))
+    assert set(cells["method"]) == {"pck_means", "kmeans"}
+    data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "timeout"})  # a failure still ranks last
+    assert "cop_kmeans" in set(lb._cells(lb.long_frame(data, "ari"))["method"])

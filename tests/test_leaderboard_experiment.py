@@ -1,0 +1,66 @@
+"""The leaderboard experiment end to end, in its smoke version (CI runs it so it cannot rot):
+`ccbench experiment=leaderboard_smoke` then `ccbench report`, through the real commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTIONS = ("## 1. Average ranks", "## 2. Win/tie/loss", "## 3. Gain over the best unsupervised baseline",
+            "## 4. Did the supervision hurt?", "## 6. Scale honesty")
+
+
+def _ccbench(*args, cwd):
+    env = {**os.environ, "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "ccbench.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1200)
+
+
+def _experiment(name):
+    return yaml.safe_load((ROOT / "conf" / "experiment" / f"{name}.yaml").read_text())
+
+
+def test_the_smoke_version_keeps_the_full_protocol():
+    """The smoke config inherits every protocol choice of the leaderboard; it only shrinks the grid."""
+    full, smoke = _experiment("leaderboard"), _experiment("leaderboard_smoke")
+    assert smoke["defaults"] == ["leaderboard"]
+    assert set(smoke) <= {"defaults", "n_trials", "hydra"}
+    assert set(smoke["hydra"]["sweeper"]["params"]) == {"dataset", "supervision"}
+    for key in ("dataset", "supervision"):
+        assert set(smoke["hydra"]["sweeper"]["params"][key].split(",")) < \
+            set(full["hydra"]["sweeper"]["params"][key].split(","))
+    assert full["n_trials"] >= 10 and full["evaluate_on"] == "both" and full["share_unsupervised_fits"]
+
+
+@pytest.mark.slow
+def test_leaderboard_smoke_then_report(tmp_path):
+    sweep = tmp_path / "sweep"
+    run = _ccbench("experiment=leaderboard_smoke", f"hydra.sweep.dir={sweep}", cwd=tmp_path)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    report = _ccbench("report", str(sweep), cwd=tmp_path)
+    assert report.returncode == 0, report.stderr[-3000:]
+    out = sweep / "leaderboard"
+    methods = _experiment("leaderboard")["hydra"]["sweeper"]["params"]["method"].split(",")
+    tables = pd.read_parquet(out / "leaderboard.parquet")
+    for kind in ("pairs", "labels"):
+        page = (out / f"{kind}.md").read_text()
+        for section in SECTIONS:
+            assert section in page, (kind, section)
+        assert (out / f"{kind}_cd.png").stat().st_size > 0 and (out / f"{kind}_time.png").stat().st_size > 0
+        html = (out / f"{kind}.html").read_text()
+        assert html.count("data:image/png;base64,") >= 3  # offline: the figures are embedded
+        # every method is accounted for with its statuses; cobs and the tuned variants are ranked
+        counted = tables[(tables["kind"] == kind) & (tables["table"] == "status")]
+        assert set(methods) <= set(counted["method"])
+        ranked = set(tables[(tables["kind"] == kind) & (tables["table"] == "ranks")]["method"])
+        assert "cobs" in ranked
+        if kind == "pairs":  # the smoke grid tunes at pairs_mid only
+            assert "pck_means+cvcp" in ranked
+            assert "kmeans+cvcp" not in ranked  # nothing to tune: skipped, no entry
