@@ -20,7 +20,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-__all__ = ["Constraints", "random_pairs", "labeled_subsets", "per_class_pairs"]
+__all__ = ["Constraints", "pairs_with_labels", "random_pairs", "labeled_subsets", "per_class_pairs"]
 
 
 def _as_pairs(pairs, what: str) -> np.ndarray:
@@ -317,6 +317,30 @@ def _decode_pair_index(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
     i[k < i * n - i * (i + 1) // 2] -= 1
     i[k >= (i + 1) * n - (i + 1) * (i + 2) // 2] += 1
     return i, k - (i * n - i * (i + 1) // 2) + i + 1
+
+
+def pairs_with_labels(constraints: Constraints) -> Constraints:
+    """The constraints plus every pair their partial labels imply (for methods built from pairs:
+    SRCP/E2CP's Y of eq. 2, COBS's count of satisfied pairs).
+
+    ``Constraints(labels=...)`` without pairs would otherwise leave such a
+    method nothing to use, silently. Given pairs keep their weights; implied
+    pairs (same label: must-link, different labels: cannot-link, as
+    :meth:`Constraints.from_labels`) get weight 1. A given pair that contradicts
+    the labels raises ``ValueError``.
+    """
+    if constraints.labels is None or np.count_nonzero(constraints.labels >= 0) < 2:
+        return constraints
+    n = constraints.n_samples
+    implied = Constraints.from_labels(constraints.labels, n_samples=n)
+
+    def merged(given, given_w, extra):
+        new = ~np.isin(extra[:, 0] * n + extra[:, 1], given[:, 0] * n + given[:, 1])
+        return np.concatenate([given, extra[new]]), np.concatenate([given_w, np.ones(int(new.sum()))])
+
+    ml, ml_w = merged(constraints.must_link, constraints.must_link_weight, implied.must_link)
+    cl, cl_w = merged(constraints.cannot_link, constraints.cannot_link_weight, implied.cannot_link)
+    return constraints.with_pairs(ml, cl, must_link_weight=ml_w, cannot_link_weight=cl_w)
 
 
 def random_pairs(y, n_constraints: int | None = None, *, per_point: float | None = None,

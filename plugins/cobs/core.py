@@ -11,33 +11,10 @@ from __future__ import annotations
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
-from ccbench.constraints import Constraints
+from ccbench.constraints import Constraints, pairs_with_labels  # noqa: F401 (cobs counts label-implied pairs)
 from ccbench.similarity import negative_sq_euclidean
 
 __all__ = ["pairs_with_labels", "k_grid", "preference_grid", "knn_scale", "satisfied", "select"]
-
-
-def pairs_with_labels(constraints: Constraints) -> Constraints:
-    """The constraints plus every pair their partial labels imply.
-
-    Label supervision counts as the pairs :meth:`Constraints.from_labels` derives from it
-    (same label: must-link, different labels: cannot-link), the rule of the rest of ccbench
-    (``labeled_subsets`` returns exactly those pairs; the spectral family merges them the
-    same way). Given pairs keep their weights, implied ones get weight 1. Without this,
-    ``Constraints(labels=...)`` with no pairs would leave nothing to count.
-    """
-    if constraints.labels is None or np.count_nonzero(constraints.labels >= 0) < 2:
-        return constraints
-    n = constraints.n_samples
-    implied = Constraints.from_labels(constraints.labels, n_samples=n)
-
-    def merged(given, given_w, extra):
-        new = ~np.isin(extra[:, 0] * n + extra[:, 1], given[:, 0] * n + given[:, 1])
-        return np.concatenate([given, extra[new]]), np.concatenate([given_w, np.ones(int(new.sum()))])
-
-    ml, ml_w = merged(constraints.must_link, constraints.must_link_weight, implied.must_link)
-    cl, cl_w = merged(constraints.cannot_link, constraints.cannot_link_weight, implied.cannot_link)
-    return constraints.with_pairs(ml, cl, must_link_weight=ml_w, cannot_link_weight=cl_w)
 
 
 def k_grid(k_max: int, n_samples: int, hint: int | None = None) -> list[int]:

@@ -22,7 +22,7 @@ from sklearn.cluster import KMeans
 from sklearn.neighbors import NearestNeighbors
 
 from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
-from ccbench.constraints import Constraints
+from ccbench.constraints import pairs_with_labels  # noqa: F401 (moved to ccbench.constraints; used here and by srcp, e2cp)
 
 __all__ = [
     "DegenerateGraphWarning",
@@ -157,29 +157,6 @@ def constraint_matrix(constraints, n_samples: int) -> sparse.csr_matrix:
     ml_c, cl_c = constraints.must_link_weight, constraints.cannot_link_weight
     v = np.concatenate([ml_c, ml_c, -cl_c, -cl_c]).astype(np.float64)
     return sparse.csr_matrix((v, (i, j)), shape=(n_samples, n_samples))
-
-
-def pairs_with_labels(constraints: Constraints) -> Constraints:
-    """The constraints plus every pair their partial labels imply (eq. 2 is built from pairs).
-
-    ``Constraints(labels=...)`` without pairs would otherwise give Y = 0 and
-    silently ignore the supervision. Given pairs keep their weights; implied
-    pairs (same label: must-link, different labels: cannot-link, as
-    :meth:`Constraints.from_labels`) get weight 1. A given pair that contradicts
-    the labels raises ``ValueError``.
-    """
-    if constraints.labels is None or np.count_nonzero(constraints.labels >= 0) < 2:
-        return constraints
-    n = constraints.n_samples
-    implied = Constraints.from_labels(constraints.labels, n_samples=n)
-
-    def merged(given, given_w, extra):
-        new = ~np.isin(extra[:, 0] * n + extra[:, 1], given[:, 0] * n + given[:, 1])
-        return np.concatenate([given, extra[new]]), np.concatenate([given_w, np.ones(int(new.sum()))])
-
-    ml, ml_w = merged(constraints.must_link, constraints.must_link_weight, implied.must_link)
-    cl, cl_w = merged(constraints.cannot_link, constraints.cannot_link_weight, implied.cannot_link)
-    return constraints.with_pairs(ml, cl, must_link_weight=ml_w, cannot_link_weight=cl_w)
 
 
 # --------------------------------------------------------------------------- propagation
