@@ -45,12 +45,16 @@ __all__ = [
     "last_line",
     "ResultsCorruptError",
     "FAILED_STATUSES",
+    "MEASURED_COLUMNS",
 ]
 
 RESULTS_FILE = "results.parquet"
 STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused")
 # statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
 FAILED_STATUSES = ("error", "timeout")
+#: Columns that measure the run rather than the result (they differ between two runs of the same
+#: trial): leave them out when comparing rows for equality
+MEASURED_COLUMNS = ("fit_time", "tune_time", "peak_rss_mb", "fit_rss_mb", "timestamp")
 # (not_found, like infeasible, is a recorded outcome: the same seed repeats the same search)
 KEY = ("config_hash", "trial")
 _CONTENT_KEY = b"ccbench.content_sha256"

@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 import ccbench
+from ccbench.results import MEASURED_COLUMNS
 from ccbench.check_plugin import (
     HOSTILE_CASES as CASES,
     builtin_methods,
@@ -65,8 +66,8 @@ def test_same_cell_gives_bit_identical_rows(method, tmp_path):
             "noise": {"name": "none"}, "n_trials": 1}
     if spec.needs_n_clusters:
         cell["method"]["n_clusters"] = "true_k"
-    a = run_job(cell, out_dir=tmp_path / "a").drop(columns=["fit_time", "timestamp"], errors="ignore")
-    b = run_job(cell, out_dir=tmp_path / "b").drop(columns=["fit_time", "timestamp"], errors="ignore")
+    a = run_job(cell, out_dir=tmp_path / "a").drop(columns=list(MEASURED_COLUMNS), errors="ignore")
+    b = run_job(cell, out_dir=tmp_path / "b").drop(columns=list(MEASURED_COLUMNS), errors="ignore")
     pd.testing.assert_frame_equal(a, b)
 
 

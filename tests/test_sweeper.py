@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_module
 
-from ccbench.results import read_results
+from ccbench.results import MEASURED_COLUMNS, read_results
 from hydra_plugins.ccbench_sweeper import ccbench_sweeper
 
 
@@ -92,7 +92,7 @@ def _sweep(tmp_path, sweeper):
     assert proc.returncode == 0, proc.stderr[-3000:]
     composed = int(proc.stdout.rsplit("COMPOSED", 1)[1].split()[0])
     rows = pd.concat([read_results(f) for f in sorted(sweep_dir.rglob("results.parquet"))])
-    rows = rows.drop(columns=["fit_time", "timestamp"]).sort_values(["config_hash", "trial"])
+    rows = rows.drop(columns=list(MEASURED_COLUMNS), errors="ignore").sort_values(["config_hash", "trial"])
     rows = rows.drop(columns=[c for c in rows if c.startswith("env.")])  # the process, not the result
     return composed, rows.reset_index(drop=True)
 
