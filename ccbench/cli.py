@@ -109,7 +109,8 @@ def _leaderboard(args, data, request: dict) -> int:
     command = "ccbench report " + " ".join([*map(str, args.dirs), "--leaderboard", f"--metric {metric}",
                                             f"--margin {args.margin:g}"]
                                            + (["--converged-only"] if args.converged_only else []))
-    paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command)
+    paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
+                                          coverage=leaderboard.sweep_coverage(args.dirs, data))
     print(paths["index"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0

@@ -290,3 +290,21 @@ def test_a_variant_skipped_in_every_trial_is_no_entry():
     assert set(cells["method"]) == {"pck_means", "kmeans"}
     data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "timeout"})  # a failure still ranks last
     assert "cop_kmeans" in set(lb._cells(lb.long_frame(data, "ari"))["method"])
+
+
+def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
+    """A partial sweep says how much of its grid is done (suites expanded, command-line sweeps counted)."""
+    import yaml
+
+    conf = {"hydra": {"sweeper": {"params": {"dataset": "iris,wine", "method": "kmeans"}},
+                      "overrides": {"task": ["method=kmeans,ap", "n_trials=2"], "hydra": []}}}
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b", "c"], "trial": [0, 1, 0, 1, 0], "n_trials": 2})
+    text = lb.sweep_coverage([tmp_path], rows)
+    assert "2 of the 4 jobs" in text and "incomplete" in text
+    done = pd.concat([rows, pd.DataFrame({"config_hash": ["c", "d", "d"], "trial": [1, 0, 1], "n_trials": 2})])
+    assert "4 of the 4 jobs" in lb.sweep_coverage([tmp_path], done)
+    conf["hydra"]["sweeper"]["params"]["dataset"] = "uci_all"
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    assert "of the 48 jobs" in lb.sweep_coverage([tmp_path], done)
+    assert lb.sweep_coverage([tmp_path / "nowhere"], done) is None
