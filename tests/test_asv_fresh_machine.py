@@ -72,7 +72,7 @@ def test_smoke_run_declares_tiny_grids_and_full_runs_keep_theirs():
     assert not common.SMOKE, "run the tests without CCBENCH_BENCH_SMOKE"
     full = collect_grids()
     assert smoke.keys() == full.keys()
-    # 24 benchmark classes (COBSFit and RNSDPDefaultFit came with issues 29/31); the phase takes ~1 min
+    # COBSFit and RNSDPDefaultFit came with issues 29/31; the smoke phase takes about a minute
     assert sum(c for c, _ in smoke.values()) <= 50, smoke
     big = {k: n for k, (_, n) in smoke.items() if n > 1000}
     assert not big, f"smoke-run sizes above 1000: {big}"
