@@ -28,6 +28,7 @@ __all__ = [
     "check_memory",
     "Interval",
     "Options",
+    "InsufficientSupervisionError",
     "check_X",
     "check_constraints",
     "check_n_clusters",
@@ -42,6 +43,11 @@ class InfeasibleConstraintsError(ValueError):
 class SolutionNotFoundError(RuntimeError):
     """A method's search met no clustering satisfying its hard constraints, which does not
     prove that none exists (a greedy or budgeted search gave up; harness status ``not_found``)."""
+
+
+class InsufficientSupervisionError(ValueError):
+    """The supervision a trial drew gives the method nothing to work with (metric learning without
+    a single cannot-link pair): harness status ``skipped``, not a failure, and not retried."""
 
 
 class InsufficientMemoryError(ValueError, MemoryError):

@@ -51,6 +51,7 @@ from .base import (
     InconsistentConstraintsWarning,
     InfeasibleConstraintsError,
     InsufficientMemoryError,
+    InsufficientSupervisionError,
     SolutionNotFoundError,
 )
 from .config import CELL_FILE, canonical_json, cell_hash, stable_hash, to_cell
@@ -378,6 +379,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         row.update(status="infeasible", error=f"{type(exc).__name__}: {exc}")
     except SolutionNotFoundError as exc:
         row.update(status="not_found", error=f"{type(exc).__name__}: {exc}")
+    except InsufficientSupervisionError as exc:  # this draw gives the method nothing to use: not a failure
+        row.update(status="skipped", error=f"{type(exc).__name__}: {exc}")
     except InsufficientMemoryError as exc:  # a method's own guard, beside its declared MemoryModel
         row.update(status="refused", error=f"{type(exc).__name__}: {exc}")
     except Exception as exc:

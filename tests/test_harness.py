@@ -545,3 +545,19 @@ def test_the_trial_timeout_worker_is_kept_from_job_to_job(tmp_path):
     rows = run_job({**cell, "method": {"name": "pck_means"}}, out_dir=tmp_path / "b")
     assert rows["status"].eq("ok").all()
     assert harness._worker()._proc is worker and worker.is_alive()
+
+
+def test_a_draw_without_cannot_links_skips_metric_learning_instead_of_failing(tmp_path):
+    """One random pair on iris is a must-link in about a third of the trials: Xing's metric has
+    nothing to separate there (InsufficientSupervisionError), a skipped trial, not a failed one."""
+    from ccbench.base import InsufficientSupervisionError
+
+    assert issubclass(InsufficientSupervisionError, ValueError)  # callers catching ValueError still do
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "pck_means_xing"},
+            "constraints": {"name": "random_pairs", "n_constraints": 1}, "noise": {"name": "none"},
+            "n_trials": 8, "metrics": ["ari"]}
+    rows = run_job(cell, out_dir=tmp_path)
+    assert set(rows["status"]) == {"ok", "skipped"}, rows["status"].tolist()
+    skipped = rows[rows["status"] == "skipped"]
+    assert skipped["error"].str.startswith("InsufficientSupervisionError").all()
+    assert (skipped["n_cannot_link"] == 0).all() and (rows.loc[rows["status"] == "ok", "n_cannot_link"] == 1).all()

@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import linprog, minimize
 
+from ccbench.base import InsufficientSupervisionError
+
 __all__ = [
     "METRICS",
     "LearnedMetric",
@@ -118,7 +120,7 @@ def _split_pairs(X, must_link, cannot_link):
         )
     dcl = dcl[keep]
     if len(dcl) == 0:
-        raise ValueError(
+        raise InsufficientSupervisionError(
             "metric learning needs at least one cannot-link pair of distinct points "
             "(labeled points from two or more classes); got none. Use metric='euclidean' "
             "or supply cannot-link pairs / labels of several classes"
