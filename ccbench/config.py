@@ -81,6 +81,9 @@ class CellConfig:
     # seconds per trial; set, each fit runs in a worker process that is killed at the limit
     # (status timeout) -- a numba kernel or a C solver cannot be stopped inside the process
     trial_timeout: Optional[float] = None
+    # once a trial of the cell times out, record its later trials as timeout without fitting them (each
+    # would cost trial_timeout seconds to learn the same); a resume retries them like any timeout
+    timeout_stops_cell: bool = False
     # seconds a fit may be predicted to take (MethodSpec.time); set, a longer cell is refused
     # before fitting (status refused) instead of running into trial_timeout
     time_budget: Optional[float] = None

@@ -79,7 +79,8 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits"):
+    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits",
+                "timeout_stops_cell"):
         message = protocol.check_value(key, cell[key])
         if message:
             raise ValueError(message)
@@ -234,13 +235,20 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         setup_error = _error_text()
     # once per job: the code (None when the method cannot be loaded) and the machine
     origin = {**provenance.ccbench_code(), **(code or {}), **provenance.environment()}
+    timed_out = None  # the first trial of this job that timed out, under timeout_stops_cell
     try:
         for i, t in enumerate(todo, 1):
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
             if setup_error is not None:
                 row.update(status="error", error=setup_error)
+            elif timed_out is not None:
+                row.update(status="timeout", error=f"TrialTimeout: not fitted: trial {timed_out} of this cell timed "
+                                                   f"out at trial_timeout={cell['trial_timeout']:g} s "
+                                                   f"(timeout_stops_cell=true)")
             else:
                 row.update(_run_trial(cell, setup, t))
+                if row["status"] == "timeout" and cell.get("timeout_stops_cell"):
+                    timed_out = t
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(i)

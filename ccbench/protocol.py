@@ -341,6 +341,10 @@ def _seconds(value) -> str | None:
     return f"must be a positive number of seconds, got {value!r}"
 
 
+def _boolean(value) -> str | None:
+    return None if isinstance(value, bool) else f"must be true or false, got {value!r}"
+
+
 #: Checks of single values that need no data: ``key -> check(value) -> message or None``.
 VALUE_CHECKS = {
     "n_trials": _positive_int,
@@ -359,7 +363,8 @@ VALUE_CHECKS = {
     "evaluate_on": lambda v: _one_of(EVALUATE_ON, v),
     "tune": _tuner,
     "tune_folds": _folds,
-    "share_unsupervised_fits": lambda v: None if isinstance(v, bool) else f"must be true or false, got {v!r}",
+    "share_unsupervised_fits": _boolean,
+    "timeout_stops_cell": _boolean,
 }
 
 
@@ -379,7 +384,7 @@ def check_cell(cell: dict) -> list[str]:
     """
     flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
                                      "evaluate_on", "tune", "tune_folds",
-                                     "share_unsupervised_fits")
+                                     "share_unsupervised_fits", "timeout_stops_cell")
             if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})

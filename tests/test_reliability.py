@@ -136,6 +136,25 @@ def test_timeouts_fail_the_command_and_are_retried_with_a_larger_limit(plugin_di
     assert rows["status"].tolist() == ["ok"]
 
 
+def test_timeout_stops_cell_records_later_trials_as_timeouts_without_fitting_them(plugin_dir, tmp_path):
+    sweep = tmp_path / "sweep"
+    args = _nap_args(plugin_dir, sweep, "method.seconds=4", "n_trials=3", "trial_timeout=1")
+    started = time.perf_counter()
+    proc = _ccbench([*args, "timeout_stops_cell=true"], plugin_dir, tmp_path)
+    elapsed = time.perf_counter() - started
+    assert proc.returncode == 1, proc.stderr[-2000:]
+    rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")]).sort_values("trial")
+    assert rows["status"].tolist() == ["timeout"] * 3
+    assert "not fitted: trial 0 of this cell timed out" in rows["error"].iloc[1]
+    assert "not fitted" not in rows["error"].iloc[0]
+    assert elapsed < 20, elapsed  # one 1 s timeout, not three; the rest is start-up
+    # the default fits every trial: each times out on its own
+    other = tmp_path / "other"
+    _ccbench(_nap_args(plugin_dir, other, "method.seconds=4", "n_trials=2", "trial_timeout=1"), plugin_dir, tmp_path)
+    rows = pd.concat([read_results(f) for f in other.rglob("results.parquet")])
+    assert rows["error"].str.contains("not fitted").sum() == 0 and len(rows) == 2
+
+
 # -- 3. two processes writing one job directory lose nothing ---------------------------------
 
 
