@@ -40,7 +40,6 @@ Definitions (every one is stated on the page as well):
 from __future__ import annotations
 
 import html
-import itertools
 from pathlib import Path
 
 import numpy as np
@@ -243,9 +242,9 @@ def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None 
 
 def _paired(frame: pd.DataFrame) -> pd.DataFrame:
     """Index (cell, trial), columns methods: the metric of completed cells only."""
-    keep = frame.groupby([*CELL, "method"])["status"].transform(lambda s: bool((s == "ok").all()))
-    return frame[keep.astype(bool)].pivot_table(index=[*CELL, "trial"], columns="method", values="value",
-                                                aggfunc="first")
+    not_ok = (frame["status"] != "ok").groupby([frame[c] for c in [*CELL, "method"]]).transform("any")
+    return frame[~not_ok.astype(bool)].pivot_table(index=[*CELL, "trial"], columns="method", values="value",
+                                                   aggfunc="first")
 
 
 def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: float = 0.05) -> dict:
@@ -262,25 +261,27 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
     sign = stats._sign(metric)
     wide = _paired(frame)
     methods = sorted(wide.columns)
-    counts = {k: pd.DataFrame(0, index=methods, columns=methods) for k in ("wins", "ties", "losses")}
+    wide = wide[methods]
+    first, second = np.triu_indices(len(methods), k=1)
+    wins, ties = np.zeros((len(methods),) * 2, dtype=int), np.zeros((len(methods),) * 2, dtype=int)
     need = stats.min_pairs(alpha)
     for _, rows in wide.groupby(level=CELL, sort=False):
-        for a, b in itertools.combinations(methods, 2):
-            both = rows[[a, b]].dropna()
-            if both.empty:
-                continue
-            d = sign * (both[a].to_numpy(float) - both[b].to_numpy(float))
-            p = stats._wilcoxon(both[a].to_numpy(float), both[b].to_numpy(float))[1] if len(d) >= need else 0.0
-            decided = abs(d.mean()) >= margin and p < alpha
-            if decided and d.mean() > 0:
-                counts["wins"].loc[a, b] += 1
-                counts["losses"].loc[b, a] += 1
-            elif decided:
-                counts["wins"].loc[b, a] += 1
-                counts["losses"].loc[a, b] += 1
-            else:
-                counts["ties"].loc[a, b] += 1
-                counts["ties"].loc[b, a] += 1
+        values = rows.to_numpy(float)
+        d = sign * (values[:, first] - values[:, second])  # trials x pairs, NaN where either is missing
+        n = np.isfinite(d).sum(axis=0)
+        mean = np.nansum(d, axis=0) / np.maximum(n, 1)
+        decided = (n > 0) & (np.abs(mean) >= margin)
+        for j in np.flatnonzero(decided & (n >= need)):  # the test only where the margin is met
+            both = np.isfinite(d[:, j])
+            decided[j] = stats._wilcoxon(d[both, j], np.zeros(both.sum()))[1] < alpha
+        a_wins, b_wins = decided & (mean > 0), decided & (mean < 0)
+        np.add.at(wins, (first[a_wins], second[a_wins]), 1)
+        np.add.at(wins, (second[b_wins], first[b_wins]), 1)
+        tied = (n > 0) & ~decided
+        np.add.at(ties, (first[tied], second[tied]), 1)
+        np.add.at(ties, (second[tied], first[tied]), 1)
+    counts = {k: pd.DataFrame(v, index=methods, columns=methods)
+              for k, v in (("wins", wins), ("ties", ties), ("losses", wins.T.copy()))}
     w, t, lo = (counts[k].to_numpy() for k in ("wins", "ties", "losses"))
     text = np.char.add(np.char.add(np.char.add(np.char.add(w.astype(str), "/"), t.astype(str)), "/"), lo.astype(str))
     text = text.astype(object)

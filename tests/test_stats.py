@@ -423,3 +423,24 @@ def test_utility_end_to_end_informativeness_from_the_baseline_and_coherence_redr
                  "--out", str(out)]) == 0
     page = (out / "report.html").read_text()
     assert "Constraint-set utility against kmeans" in page and "cop_kmeans" in page
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_fast_signed_rank_test_gives_scipys_answer_with_ties_zeros_and_without(seed):
+    """Our enumeration of the 2**n sign patterns (n <= 13) against scipy.stats.wilcoxon, which takes its
+    permutation route when there are ties or zeros and its exact distribution otherwise."""
+    rng = np.random.default_rng(seed)
+    for n in range(1, 14):
+        for decimals in (1, 6):  # coarse values tie, fine ones do not
+            a, b = np.round(rng.normal(size=n), decimals), np.round(rng.normal(size=n), decimals)
+            b[: n // 3] = a[: n // 3]  # zero differences
+            if np.all(a == b):
+                continue
+            ours, theirs = stats._wilcoxon(a, b), scipy.stats.wilcoxon(a, b)
+            assert ours[0] == pytest.approx(float(theirs.statistic))
+            assert ours[1] == pytest.approx(float(theirs.pvalue), rel=1e-12, abs=1e-15), (a - b)
+
+
+def test_signed_rank_p_value_known_answer():
+    # 6 positive differences, no ties: only the all-positive and all-negative of 64 patterns are as extreme
+    assert stats._wilcoxon(np.arange(1.0, 7.0), np.zeros(6))[1] == pytest.approx(2 / 64)
