@@ -357,6 +357,8 @@ VALUE_CHECKS = {
     "constraints.n_constraints": _count,
     "constraints.per_class": _count,
     "constraints.n_pairs": _count,
+    "constraints.per_point": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0)
+    else f"must be a number of pairs per point >= 0, got {v!r}",
     "trial_timeout": _seconds,
     "time_budget": _seconds,
     "inconsistent": lambda v: _one_of(INCONSISTENT, v),
@@ -390,6 +392,12 @@ def check_cell(cell: dict) -> list[str]:
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})
     problems = [msg for msg in (check_value(k, v) for k, v in flat.items()) if msg]
     m = cell["constraints"].get("n_constraints")
+    if cell["constraints"].get("per_point") is not None and m is not None:
+        problems.append(
+            f"constraints.per_point={cell['constraints']['per_point']!r} and constraints.n_constraints={m!r} "
+            f"are both set: {cell['constraints'].get('name')} takes one budget; add constraints.n_constraints=null "
+            f"to scale it with the data set (per_point), or drop per_point"
+        )
     try:
         n_samples = registry.get_dataset_spec(cell["dataset"]["name"]).n_samples
     except registry.UnknownNameError:

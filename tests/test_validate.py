@@ -127,6 +127,20 @@ def test_typos_in_group_keys_stop_a_multirun_before_any_job(tmp_path):
     assert not list(tmp_path.rglob("results.parquet")) and not sweep.exists()
 
 
+def test_a_per_point_budget_beside_the_default_count_is_refused_before_any_job():
+    from ccbench.protocol import check_cell
+
+    def cell(**constraints):
+        return {"n_trials": 1, "metrics": ["ari"], "dataset": {"name": "iris"}, "method": {"name": "kmeans"},
+                "constraints": {"name": "random_pairs", **constraints}, "noise": {"name": "none"}}
+
+    problems = check_cell(cell(n_constraints=60, per_point=0.1))
+    assert len(problems) == 1 and "add constraints.n_constraints=null" in problems[0]
+    assert check_cell(cell(n_constraints=None, per_point=0.1)) == []
+    assert check_cell(cell(n_constraints=60)) == []
+    assert "per_point must be a number" in check_cell(cell(n_constraints=None, per_point=-1))[0]
+
+
 @pytest.mark.slow
 def test_a_single_run_typo_stops_too(tmp_path):
     proc = _ccbench(["method=scssap", "method.penalti=3", "n_trials=1", f"hydra.sweep.dir={tmp_path / 's'}"],
