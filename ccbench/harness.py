@@ -26,15 +26,13 @@ re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
 
 With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
 method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` under a
-lock (:func:`_shared_fit`) and re-scored with each cell's own constraints (:func:`score_labels`).
+lock (:mod:`ccbench.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
 """
 
 from __future__ import annotations
 
 import atexit
 import datetime as _dt
-import hashlib
-import json
 import logging
 import os
 import sys
@@ -46,7 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import protocol, provenance, registry
+from . import protocol, provenance, registry, shared_fits
 from .base import (
     InconsistentConstraintsWarning,
     InfeasibleConstraintsError,
@@ -54,10 +52,10 @@ from .base import (
     InsufficientSupervisionError,
     SolutionNotFoundError,
 )
-from .config import CELL_FILE, canonical_json, cell_hash, stable_hash, to_cell
+from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from .datasets import load_dataset
 from .isolation import IsolatedRunner, TrialTimeout
-from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line, locked
+from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
            "evaluation_mask"]
@@ -228,9 +226,9 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         if todo and setup_error is None:  # a finished cell resumes without loading any data
             setup = _setup(cell)
             setup["code"] = code
-            setup["fits_dir"] = Path(fits_dir) if fits_dir is not None else out.parent / FITS_DIR
+            setup["fits_dir"] = Path(fits_dir) if fits_dir is not None else out.parent / shared_fits.FITS_DIR
             if cell.get("share_unsupervised_fits"):  # the shared fits are keyed by the data itself
-                setup["data_hash"] = _array_hash(setup["dataset"].X)
+                setup["data_hash"] = shared_fits.array_hash(setup["dataset"].X)
     except Exception:  # a bad option or a missing data file: every trial says why
         setup_error = _error_text()
     # once per job: the code (None when the method cannot be loaded) and the machine
@@ -371,8 +369,11 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         metric_names, evaluate_on = [m.name for m in setup["metrics"]], cell.get("evaluate_on", "all")
         if shared:
             fit_args = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, cons, cell["inconsistent"])
-            key = _fit_key(cell, setup, t, method_seed, k, None if not spec.supervision else row["constraints_hash"])
-            fit, reused = _shared_fit(setup, key, fit_args, runner, timeout)
+            key = shared_fits.fit_key(cell, setup["data_hash"], setup.get("code"), t, method_seed, k,
+                                      None if not spec.supervision else row["constraints_hash"])
+            fit, reused = shared_fits.shared_fit(
+                setup["fits_dir"], key, ds.X.shape[0],
+                lambda: fit_labels(*fit_args) if runner is None else runner.call(fit_labels, *fit_args, timeout=timeout))
             row.update(fit_reused=reused, fit_key=key)
             outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
                              score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on))
@@ -490,75 +491,6 @@ def _unconstrained(constraints, n_samples: int) -> np.ndarray:
     if constraints.labels is not None:
         mask[np.asarray(constraints.labels) >= 0] = False
     return mask
-
-
-# -- shared unsupervised fits (share_unsupervised_fits) ----------------------------------
-
-FITS_DIR = ".fits"  # beside the job directories of a sweep
-
-
-def _array_hash(X) -> str:
-    X = np.ascontiguousarray(X)
-    digest = hashlib.sha256(f"{X.dtype.str}{X.shape}".encode())
-    digest.update(X.tobytes())
-    return digest.hexdigest()[:16]
-
-
-def _fit_key(cell: dict, setup: dict, t: int, method_seed: int, k, cons_hash: str | None) -> str:
-    """What makes a shared fit: the data (dataset as in the seed plus a hash of X), the method
-    config and code, the base seed, the trial, the seed and ``n_clusters`` given, and for a method
-    that declares supervision the (empty) constraint set's fingerprint."""
-    excluded = registry.get_dataset_spec(cell["dataset"]["name"]).not_in_seed
-    return stable_hash({
-        "dataset": {k_: v for k_, v in cell["dataset"].items() if k_ not in excluded},
-        "data": setup["data_hash"],
-        "method": cell["method"],
-        "plugins": cell.get("plugins") or [],
-        "method_hash": (setup.get("code") or {}).get(provenance.METHOD_HASH),
-        "seed": cell.get("seed", 0),
-        "trial": int(t),
-        "method_seed": int(method_seed),
-        "n_clusters": k,
-        "constraints": cons_hash,
-    }, length=24)
-
-
-def _shared_fit(setup: dict, key: str, fit_args: tuple, runner, timeout) -> tuple[dict, bool]:
-    """``(fit, reused)``: the cached fit of ``key``, else a new fit written to the cache.
-
-    Under an exclusive lock on the key, so of two processes racing on one key one fits and the
-    other waits and reads its file (where ``flock`` does not work, both fit and the last atomic
-    rename wins: the same labels, made from the same seed).
-    """
-    path = Path(setup["fits_dir"]) / f"{key}.npz"
-    with locked(path):
-        cached = _read_fit(path, key, fit_args[5].shape[0])
-        if cached is not None:
-            return cached, True
-        fit = fit_labels(*fit_args) if runner is None else runner.call(fit_labels, *fit_args, timeout=timeout)
-        _write_fit(path, key, fit)
-        return fit, False
-
-
-def _write_fit(path: Path, key: str, fit: dict) -> None:
-    meta = {k: (v.item() if isinstance(v, np.generic) else v) for k, v in fit.items() if k != "labels"}
-    with atomically(path) as tmp, open(tmp, "wb") as handle:  # a file object: np.savez adds no suffix
-        np.savez(handle, labels=np.asarray(fit["labels"]), meta=np.array(canonical_json({"key": key, **meta})))
-
-
-def _read_fit(path: Path, key: str, n_samples: int) -> dict | None:
-    """The cached fit, or None when absent or unusable (damaged, another key, wrong length: refit)."""
-    if not path.exists():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            labels, meta = data["labels"], json.loads(str(data["meta"]))
-        if meta.pop("key") != key or labels.shape != (n_samples,):
-            raise ValueError("it holds another fit")
-    except Exception as exc:  # noqa: BLE001 - a damaged cache entry is refitted, never trusted
-        log.warning("shared fit %s is unusable (%s: %s); fitting again", path, type(exc).__name__, exc)
-        return None
-    return {**meta, "labels": labels}
 
 
 def _status_kb(field: str) -> float:
