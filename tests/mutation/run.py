@@ -73,8 +73,11 @@ class Family:
     name: str
     tests: tuple[str, ...]  # glob patterns relative to the repository root
     jit: bool = True  # False: run the tests with NUMBA_DISABLE_JIT=1
+    paths: tuple[str, ...] = ()  # modules outside plugins/<name>/ (relative to the repository root)
 
     def modules(self) -> list[Path]:
+        if self.paths:
+            return sorted(REPO / p for p in self.paths)
         folder = REPO / "plugins" / self.name
         return sorted(p for p in folder.glob("*.py") if p.name not in EXCLUDED_MODULES)
 
@@ -96,6 +99,8 @@ FAMILIES = {
         Family("sdp", ("tests/test_sdp*.py",)),
         Family("selection", ("tests/test_selection*.py",)),  # model selection (tune=cvcp), not an algorithm family
         Family("cobs", ("tests/test_cobs*.py",)),
+        # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
+        Family("leaderboard", ("tests/test_leaderboard.py",), paths=("ccbench/leaderboard.py",)),
     )
 }
 
