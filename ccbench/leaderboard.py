@@ -9,13 +9,17 @@ pages in long form). Each page holds:
    (default ``ari``), ranked two ways (see *Scale honesty*), with a
    critical-difference diagram (:func:`ccbench.stats.cd_diagram`: Friedman blocks
    are the cells, Nemenyi's test between methods);
-2. a win/tie/loss matrix over all pairs of methods (:func:`win_tie_loss_cells`);
+2. a win/tie/loss matrix over all pairs of methods (:func:`win_tie_loss_cells`), and the cells
+   where nothing beats a method (:func:`unbeaten`; for ``cobs``: where no semi-supervised method
+   is better than choosing among unsupervised clusterings by the constraints);
 3. per data set, the gain of every supervised method over the best unsupervised
    baseline, with a bootstrap 95 % confidence interval (:func:`gains`);
 4. the share of trials in which the supervision made a method worse than its own
    unconstrained run (:func:`hurt_share`);
-5. fit time and peak memory beside quality, and a quality-vs-time scatter plot;
-6. per method the count of every status, and the ranking both ways;
+5. what noise does: each noisy cell against the method's noiseless twin, per method and
+   family, with bootstrap intervals (:func:`noise_effect`);
+6. fit time and peak memory beside quality, and a quality-vs-time scatter plot;
+7. per method the count of every status, and the ranking both ways;
 
 then the failure messages and the provenance (machines, code) of the kind's rows.
 Plain ``ccbench report DIR`` writes the leaderboard when the cells' ``paper`` block
@@ -58,6 +62,8 @@ __all__ = [
     "rank_table",
     "win_tie_loss_cells",
     "bootstrap_ci",
+    "unbeaten",
+    "noise_effect",
     "gains",
     "hurt_share",
     "status_counts",
@@ -123,11 +129,27 @@ def _unsupervised(labels: pd.Series, names: pd.Series) -> dict:
     return out
 
 
+def _families(names: pd.Series) -> dict:
+    """{method name: its family}: the plugin package its estimator lives in (``ccbench_plugins.affinity.ap``
+    -> ``affinity``; a third-party package's top-level name), ``?`` for a method not installed here."""
+    from . import registry
+
+    out = {}
+    for name in pd.unique(names.astype(str)):
+        try:
+            module = registry.get_method_spec(name).estimator.__module__.split(".")
+        except Exception:  # noqa: BLE001 - a report must open without the method's package
+            out[name] = "?"
+            continue
+        out[name] = module[1] if module[0] == "ccbench_plugins" and len(module) > 1 else module[0]
+    return out
+
+
 def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """One row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
     ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
     ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
-    ``unsupervised``, ``row`` (the row's position in ``data``).
+    ``unsupervised``, ``family`` (:func:`_families`), ``row`` (the row's position in ``data``).
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it).
@@ -166,6 +188,7 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["row"] = data.index  # back to the full row (provenance, error messages)
     flags = _unsupervised(labels, data["method.name"])
     out["unsupervised"] = out["method"].map(flags).astype(bool)
+    out["family"] = data["method.name"].astype(str).map(_families(data["method.name"]))
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
     out = out[out["kind"].notna()]
@@ -180,7 +203,7 @@ def _of_kind(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
 def _cells(frame: pd.DataFrame) -> pd.DataFrame:
     """The ranking cells' rows: supervised budgets only (an unconstrained run ranks nothing), and
     only methods with some row that is not ``skipped``: a variant every one of whose trials was
-    skipped by design (``ap+cvcp``: nothing to tune) is no entry; section 6 still counts its rows."""
+    skipped by design (``ap+cvcp``: nothing to tune) is no entry; section 7 still counts its rows."""
     supervised = frame[~frame["unconstrained"]]
     ran = supervised.groupby("method")["status"].transform(lambda s: bool((s != "skipped").any()))
     return supervised[ran.astype(bool)]
@@ -256,7 +279,9 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
     differences says p < ``alpha`` (one test per pair and cell, not corrected: each matrix entry
     is about one pair); a *loss* when the same holds for B; a *tie* otherwise. The rule is
     symmetric, so wins(A, B) = losses(B, A). Returns ``{"wins", "ties", "losses"}`` square
-    DataFrames (row method against column method) and ``"table"`` with ``w/t/l`` text.
+    DataFrames (row method against column method), ``"table"`` with ``w/t/l`` text, and ``"beaten_by"``:
+    index cells, columns methods, how many methods win over the method in that cell (NaN where it did
+    not complete the cell; 0 = unbeaten there).
     """
     sign = stats._sign(metric)
     wide = _paired(frame)
@@ -265,7 +290,8 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
     first, second = np.triu_indices(len(methods), k=1)
     wins, ties = np.zeros((len(methods),) * 2, dtype=int), np.zeros((len(methods),) * 2, dtype=int)
     need = stats.min_pairs(alpha)
-    for _, rows in wide.groupby(level=CELL, sort=False):
+    beaten_by = {}
+    for cell, rows in wide.groupby(level=CELL, sort=False):
         values = rows.to_numpy(float)
         d = sign * (values[:, first] - values[:, second])  # trials x pairs, NaN where either is missing
         n = np.isfinite(d).sum(axis=0)
@@ -280,6 +306,8 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
         tied = (n > 0) & ~decided
         np.add.at(ties, (first[tied], second[tied]), 1)
         np.add.at(ties, (second[tied], first[tied]), 1)
+        beaten = np.bincount(second[a_wins], minlength=len(methods)) + np.bincount(first[b_wins], minlength=len(methods))
+        beaten_by[cell] = np.where(np.isfinite(values).any(axis=0), beaten, np.nan)
     counts = {k: pd.DataFrame(v, index=methods, columns=methods)
               for k, v in (("wins", wins), ("ties", ties), ("losses", wins.T.copy()))}
     w, t, lo = (counts[k].to_numpy() for k in ("wins", "ties", "losses"))
@@ -287,7 +315,26 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
     text = text.astype(object)
     np.fill_diagonal(text, "")
     table = pd.DataFrame(text, index=pd.Index(methods, name="method"), columns=methods)
-    return {**counts, "table": table}
+    beaten = pd.DataFrame.from_dict(beaten_by, orient="index", columns=methods)
+    if len(beaten):
+        beaten.index = pd.MultiIndex.from_tuples(beaten.index, names=CELL)
+    return {**counts, "table": table, "beaten_by": beaten}
+
+
+def unbeaten(beaten_by: pd.DataFrame) -> pd.DataFrame:
+    """Per method: ``cells`` it completed, ``unbeaten`` (cells where no method wins over it, by the rule
+    of :func:`win_tie_loss_cells`) and their share; per data set as ``unbeaten_sets`` (data sets where
+    it is unbeaten in every cell it completed)."""
+    if beaten_by.empty:
+        return pd.DataFrame(columns=["cells", "unbeaten", "share_unbeaten", "unbeaten_sets"])
+    done = beaten_by.notna()
+    zero = beaten_by.eq(0) & done
+    per_set = zero.groupby(level="dataset").all() & done.groupby(level="dataset").any()
+    out = pd.DataFrame({"cells": done.sum(), "unbeaten": zero.sum()})
+    out["share_unbeaten"] = out["unbeaten"] / out["cells"].where(out["cells"] > 0)
+    out["unbeaten_sets"] = [", ".join(per_set.index[per_set[m]]) for m in out.index]
+    out.index.name = "method"
+    return out.sort_values(["share_unbeaten", "unbeaten"], ascending=False)
 
 
 # -- gains over the best unsupervised baseline -----------------------------------------------
@@ -384,6 +431,54 @@ def hurt_share(frame: pd.DataFrame, metric: str, by=("method",)) -> pd.DataFrame
                                 mean_change=("change", "mean")).reset_index()
     out["share_worse"] = out["n_worse"] / out["n_trials"]
     return out[[*by, "n_trials", "n_worse", "share_worse", "mean_change"]]
+
+
+# -- what noise does -------------------------------------------------------------------------
+
+
+def noise_effect(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
+    """Per (family, supervised method, noise, budget): the change noise makes, in the metric's direction
+    (negative = noise hurt), paired with the same method's noiseless row of the same data set,
+    setting, budget and trial index; its mean over ok pairs with a bootstrap interval
+    (:func:`bootstrap_ci`), ``n_pairs`` and ``n_sets`` (data sets with a pair)."""
+    sign = stats._sign(metric)
+    cells = _cells(frame)
+    cells = cells[cells["value"].notna() & ~cells["unsupervised"]]  # a baseline ignores the noise: 0 by design
+    keys = ["method", "dataset", "setting", "budget", "trial"]
+    clean = cells[cells["noise"] == "none"].drop_duplicates(keys).set_index(keys)["value"]
+    noisy = cells[cells["noise"] != "none"]
+    ref = clean.reindex(pd.MultiIndex.from_frame(noisy[keys])).to_numpy(float)
+    noisy = noisy.assign(change=sign * (noisy["value"].to_numpy(float) - ref))
+    noisy = noisy[np.isfinite(noisy["change"])]
+    out = []
+    for (family, method, noise, budget), g in noisy.groupby(["family", "method", "noise", "budget"], sort=True):
+        lo, hi = bootstrap_ci(g["change"], seed=seed)
+        out.append(dict(family=family, method=method, noise=noise, budget=budget, n_pairs=len(g),
+                        n_sets=g["dataset"].nunique(), change=float(g["change"].mean()), ci_low=lo, ci_high=hi))
+    return pd.DataFrame(out, columns=["family", "method", "noise", "budget", "n_pairs", "n_sets", "change",
+                                      "ci_low", "ci_high"])
+
+
+def _noise_figure(effect: pd.DataFrame, metric: str, colors: dict):
+    """Each method's mean change under noise with its bootstrap interval, grouped by family."""
+    from matplotlib.figure import Figure
+
+    effect = effect.sort_values(["family", "method"])
+    labels = [f"{m} ({n})" if effect["noise"].nunique() > 1 else m
+              for m, n in zip(effect["method"], effect["noise"])]
+    fig = Figure(figsize=(7.5, 1.0 + 0.22 * len(effect)), layout="constrained")
+    ax = fig.subplots()
+    y = np.arange(len(effect))
+    err = np.vstack([effect["change"] - effect["ci_low"], effect["ci_high"] - effect["change"]])
+    for i, (m, c) in enumerate(zip(effect["method"], effect["change"])):
+        ax.errorbar([c], [y[i]], xerr=np.nan_to_num(err[:, i:i + 1]), fmt="o", color=colors.get(m, "k"),
+                    markersize=4, capsize=2, elinewidth=0.8)
+    ax.axvline(0.0, color="k", linewidth=0.8)
+    ax.set_yticks(y, [f"{f}: {lab}" for f, lab in zip(effect["family"], labels)], fontsize="x-small")
+    ax.set_ylim(len(effect) - 0.5, -0.5)
+    ax.set_xlabel(f"change in {report.axis_label(metric)} under noise (paired with the noiseless run, 95% CI)")
+    ax.grid(alpha=0.3, axis="x")
+    return fig
 
 
 # -- honesty about scale and cost -----------------------------------------------------------
@@ -587,6 +682,12 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       f"pair and cell); with fewer trials the margin alone decides. Symmetric: "
                       f"win(A, B) = loss(B, A)."),
                ("md", _md_frame(wtl["table"]))]
+    never_beaten = unbeaten(wtl["beaten_by"])
+    blocks += [("md", "Where nothing beats a method: the cells it completed in which no other method wins over it "
+                      "by the rule above (`unbeaten`), and the data sets where that holds in every cell it "
+                      "completed (`unbeaten_sets`). For `cobs`, an unconstrained pool chosen by the constraints, "
+                      "these are the cells where no semi-supervised method is better than the selection baseline."),
+               ("md", _md_frame(never_beaten, floats="{:.2f}"))]
     g = gains(frame, metric)
     blocks.append(("h", 2, "3. Gain over the best unsupervised baseline"))
     if g.empty:
@@ -622,8 +723,27 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                 "No method has an unconstrained run in these results."),
                ("md", _md_frame(hurt_cells.assign(budget=hurt_cells["budget"].map(report._fmt)), index=False,
                                 floats="{:.3f}") if len(hurt_cells) else "")]
+    effect = noise_effect(frame, metric)
+    blocks.append(("h", 2, "5. What noise does"))
+    if effect.empty:
+        blocks.append(("md", "No noisy cell with a noiseless twin (same data set, setting and budget) here."))
+    else:
+        by_family = effect.groupby(["family", "noise"]).apply(
+            lambda g: pd.Series({"methods": g["method"].nunique(), "n_pairs": int(g["n_pairs"].sum()),
+                                 "mean_change": float(np.average(g["change"], weights=g["n_pairs"])),
+                                 "worst_method": g.loc[g["change"].idxmin(), "method"],
+                                 "worst_change": float(g["change"].min())}), include_groups=False)
+        blocks += [("md", "Each noisy cell against the same method's noiseless cell of the same data set, setting and "
+                          "budget, paired by trial index: the change in the metric (negative = the noise hurt), its "
+                          f"mean over the pairs and a {CI:.0%} bootstrap interval. A hard-constraint method can also "
+                          "fail outright under noise (`infeasible`: contradictory constraints); those trials are not "
+                          "pairs here but are counted in section 7. Per family (pair-weighted mean over its methods):"),
+                   ("md", _md_frame(by_family, floats="{:.3f}")),
+                   ("md", _md_frame(effect.assign(budget=effect["budget"].map(report._fmt)), index=False,
+                                    floats="{:.3f}")),
+                   ("fig", f"{kind}_noise", _noise_figure(effect, metric, colors))]
     cost = cost_table(frame, means, ranks)
-    blocks += [("h", 2, "5. Cost beside quality"),
+    blocks += [("h", 2, "6. Cost beside quality"),
                ("md", "Fit time: seconds in `fit` per ok supervised trial. Peak memory: the row's `peak_rss_mb`, the "
                       "peak resident set size of the process that ran `fit`, reset right before it (Linux "
                       "/proc/self/clear_refs): with `trial_timeout` the worker process's, else the whole job "
@@ -632,7 +752,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                ("md", _md_frame(cost, floats="{:.3g}")),
                ("fig", f"{kind}_time", _scatter(cost, metric, colors))]
     counts = status_counts(frame)
-    blocks += [("h", 2, "6. Scale honesty: every trial counted"),
+    blocks += [("h", 2, "7. Scale honesty: every trial counted"),
                ("md", "Trials per method and status over every row of this kind (unconstrained runs included); "
                       "`cells_missing` counts ranking cells where the method has no row at all. Both rankings of "
                       "section 1 follow from these: (a) ignores the cells a method did not complete, (b) ranks them "
@@ -646,7 +766,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                    ("md", "\n".join(report.md_text(e) for e in errors) if errors else "No failed trial."),
                    ("h", 2, "Provenance"), ("md", report.provenance_markdown(rows))]
     tables = {"ranks": ranks.reset_index(), "ranks_by_condition": by_condition.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
-              "status": counts.reset_index(), "wtl": wtl["table"].rename_axis("method").reset_index()}
+              "status": counts.reset_index(), "unbeaten": never_beaten.reset_index(), "noise": effect, "wtl": wtl["table"].rename_axis("method").reset_index()}
     return blocks, tables
 
 

@@ -231,11 +231,11 @@ def test_pages_from_a_real_sweep(sweep, tmp_path, capsys):
         md = (out / f"{kind}.md").read_text()
         page = (out / f"{kind}.html").read_text(encoding="utf-8")
         for section in ("1. Average ranks", "2. Win/tie/loss", "3. Gain over the best", "4. Did the supervision",
-                        "5. Cost beside quality", "6. Scale honesty"):
+                        "5. What noise does", "6. Cost beside quality", "7. Scale honesty"):
             assert section in md and section in page
         assert "http://" not in page and "https://" not in page and "<script" not in page
         images = re.findall(r'src="data:image/png;base64,', page)
-        assert len(images) == 3  # CD diagram, gains, quality vs time
+        assert len(images) == 4  # CD diagram, gains, noise, quality vs time
         for name in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
             assert (out / name).exists()
     tables = pd.read_parquet(out / "leaderboard.parquet")
@@ -308,3 +308,48 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
     assert "of the 48 jobs" in lb.sweep_coverage([tmp_path], done)
     assert lb.sweep_coverage([tmp_path / "nowhere"], done) is None
+
+
+def test_unbeaten_cells_and_sets_by_hand():
+    # 6 trials so the Wilcoxon test can decide; pck beats cobs on iris (every trial by 0.2), nothing beats
+    # cobs on wine (kmeans ties it within the margin), cop_kmeans loses everywhere
+    up = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    values = {("iris", 20, "pck_means"): [0.9 + u for u in up], ("iris", 20, "cobs"): [0.7 + u for u in up],
+              ("iris", 20, "cop_kmeans"): [0.1 + u for u in up],
+              ("wine", 20, "pck_means"): [0.5 + u for u in up], ("wine", 20, "cobs"): [0.6 + u for u in up],
+              ("wine", 20, "cop_kmeans"): [0.59 + u for u in up]}
+    wtl = lb.win_tie_loss_cells(lb._cells(lb.long_frame(_rows(values), "ari")), "ari")
+    beaten = wtl["beaten_by"]
+    assert beaten.loc[("iris", "", 20.0, "none")].to_dict() == {"cobs": 1, "cop_kmeans": 2, "pck_means": 0}
+    assert beaten.loc[("wine", "", 20.0, "none")].to_dict() == {"cobs": 0, "cop_kmeans": 0, "pck_means": 2}
+    table = lb.unbeaten(beaten)
+    assert table.loc["cobs"].to_dict() == {"cells": 2, "unbeaten": 1, "share_unbeaten": 0.5, "unbeaten_sets": "wine"}
+    assert table.loc["pck_means", "unbeaten_sets"] == "iris"
+    assert table.loc["cop_kmeans", "unbeaten"] == 1  # ties cobs on wine: within the margin
+
+
+def test_noise_effect_pairs_each_noisy_trial_with_its_noiseless_twin():
+    values = {("iris", 20, "pck_means"): [0.9, 0.8, 0.7], ("iris", 20, "cop_kmeans"): [0.6, 0.6, 0.6]}
+    data = _rows(values)
+    noisy = data.copy()
+    noisy["noise.name"], noisy["noise.rate"] = "constraint_flip", 0.1
+    noisy["ari"] = noisy["ari"] - np.where(noisy["method.name"] == "pck_means", [0.3, 0.1, 0.2] * 2, 0.0)[: len(noisy)]
+    effect = lb.noise_effect(lb.long_frame(pd.concat([data, noisy], ignore_index=True), "ari"), "ari")
+    pck = effect.set_index("method").loc["pck_means"]
+    assert pck["change"] == pytest.approx(-0.2) and pck["n_pairs"] == 3 and pck["noise"] == "constraint_flip=0.1"
+    assert pck["ci_low"] <= -0.2 <= pck["ci_high"] and pck["ci_high"] < 0
+    assert pck["family"] == "kmeans"
+    cop = effect.set_index("method").loc["cop_kmeans"]
+    assert cop["change"] == pytest.approx(0.0) and cop["ci_low"] == pytest.approx(0.0)
+    # lower-is-better metrics flip the sign: more violations under noise is a negative change
+    flipped = lb.noise_effect(lb.long_frame(pd.concat([data, noisy], ignore_index=True).rename(
+        columns={"ari": "constraint_violations"}), "constraint_violations"), "constraint_violations")
+    assert flipped.set_index("method").loc["pck_means", "change"] == pytest.approx(0.2)
+
+
+def test_noise_effect_leaves_out_the_unsupervised_baselines():
+    values = {("iris", 20, "pck_means"): [0.9, 0.8], ("iris", 20, "kmeans"): [0.6, 0.6]}
+    data = _rows(values)
+    noisy = data.assign(**{"noise.name": "constraint_flip", "noise.rate": 0.1})
+    effect = lb.noise_effect(lb.long_frame(pd.concat([data, noisy], ignore_index=True), "ari"), "ari")
+    assert effect["method"].tolist() == ["pck_means"]

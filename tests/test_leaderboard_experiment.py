@@ -14,7 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = ("## 1. Average ranks", "## 2. Win/tie/loss", "## 3. Gain over the best unsupervised baseline",
-            "## 4. Did the supervision hurt?", "## 6. Scale honesty")
+            "## 4. Did the supervision hurt?", "## 5. What noise does", "## 7. Scale honesty")
 
 
 def _ccbench(*args, cwd):
