@@ -250,8 +250,11 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(i)
-            if row["status"] in FAILED_STATUSES:
+            if row["status"] in FAILED_STATUSES and not (timed_out is not None and t != timed_out):
                 log.error("%s trial %d: %s", label, t, last_line(row["error"]))
+        if timed_out is not None and todo[-1] != timed_out:
+            log.error("%s: trials after %d recorded as timeout without fitting (timeout_stops_cell=true)",
+                      label, timed_out)
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
         progress.close()
