@@ -353,3 +353,60 @@ def test_noise_effect_leaves_out_the_unsupervised_baselines():
     noisy = data.assign(**{"noise.name": "constraint_flip", "noise.rate": 0.1})
     effect = lb.noise_effect(lb.long_frame(pd.concat([data, noisy], ignore_index=True), "ari"), "ari")
     assert effect["method"].tolist() == ["pck_means"]
+
+
+def _labels_rows(values: dict) -> pd.DataFrame:
+    data = _rows(values).drop(columns=[N])
+    data["constraints.name"], data["constraints.per_class"] = "labeled_subsets", 5
+    data["method_label"] = report.method_labels(data)
+    return data
+
+
+def test_a_labels_only_sweep_gets_its_labels_page(tmp_path):
+    data = _labels_rows({("iris", 5, "pck_means"): [0.9], ("iris", 5, "kmeans"): [0.5]})
+    paths = lb.write_leaderboard(data, tmp_path, metric="ari")
+    assert "labels_md" in paths and "pairs_md" not in paths
+
+
+def test_a_failure_ranks_last_on_a_lower_is_better_metric_above_one():
+    values = {("iris", 20, "pck_means"): [4.0], ("iris", 20, "kmeans"): [7.0], ("iris", 20, "cop_kmeans"): [0.0],
+              ("wine", 20, "pck_means"): [3.0], ("wine", 20, "kmeans"): [9.0], ("wine", 20, "cop_kmeans"): [0.0]}
+    data = _rows(values, statuses={("wine", 20, "cop_kmeans"): "timeout"}).rename(
+        columns={"ari": "constraint_violations"})
+    ranks = lb.rank_table(lb.cell_means(lb.long_frame(data, "constraint_violations")), "constraint_violations")
+    assert ranks.loc["cop_kmeans", "rank_failed_last"] == pytest.approx((1 + 3) / 2)
+    assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx((3 + 2) / 2)
+
+
+def test_with_one_trial_the_margin_alone_decides():
+    values = {("iris", 20, "pck_means"): [0.90], ("iris", 20, "kmeans"): [0.86], ("iris", 20, "ap"): [0.88]}
+    wtl = lb.win_tie_loss_cells(lb.long_frame(_rows(values), "ari"), "ari", margin=0.03)
+    assert wtl["wins"].loc["pck_means", "kmeans"] == 1  # 0.04 >= margin, no test possible with one pair
+    assert wtl["ties"].loc["pck_means", "ap"] == 1 and wtl["ties"].loc["ap", "kmeans"] == 1  # 0.02 < margin
+
+
+def test_bootstrap_interval_narrows_with_the_level_and_holds_the_mean():
+    d = np.random.default_rng(0).normal(0.1, 0.2, size=40)
+    wide, narrow = lb.bootstrap_ci(d, level=0.95), lb.bootstrap_ci(d, level=0.5)
+    assert wide[0] < narrow[0] < d.mean() < narrow[1] < wide[1]
+    assert lb.bootstrap_ci([0.2, 0.2, 0.2]) == pytest.approx((0.2, 0.2))
+    assert np.isnan(lb.bootstrap_ci([np.nan])).all()
+
+
+def test_page_text_names_the_direction_the_failures_and_the_partial_variants(tmp_path):
+    values = {("iris", 20, m): v for m, v in (("pck_means", [1.0, 2.0]), ("kmeans", [3.0, 3.0]), ("ap", [2.0, 2.0]))}
+    values |= {("wine", 20, m): v for m, v in (("pck_means", [1.0, 1.0]), ("kmeans", [2.0, 2.0]), ("ap", [0.0, 1.0]))}
+    values[("iris", 20, "cop_kmeans")] = [5.0, 5.0]  # on one cell only: left out of the CD diagram
+    data = _rows(values, statuses={("wine", 20, "ap"): "error"}).rename(columns={"ari": "constraint_violations"})
+    data.loc[data["status"] == "error", "error"] = "RuntimeError: the solver exploded"
+    text = lb.write_leaderboard(data, tmp_path, metric="constraint_violations")["pairs_md"].read_text()
+    assert "(lower is better)" in text
+    assert "the solver exploded" in text and "No failed trial." not in text
+    assert "left out (run on some cells only, ranked in the table above on those): `cop_kmeans`." in text
+
+
+def test_bootstrap_interval_has_the_normal_width_on_a_large_sample():
+    d = np.random.default_rng(1).normal(0.0, 1.0, size=400)
+    low, high = lb.bootstrap_ci(d, level=0.95)
+    half_width = (high - low) / 2 / (d.std() / np.sqrt(d.size))  # in standard errors of the mean
+    assert half_width == pytest.approx(1.96, rel=0.08)
