@@ -409,4 +409,4 @@ def test_bootstrap_interval_has_the_normal_width_on_a_large_sample():
     d = np.random.default_rng(1).normal(0.0, 1.0, size=400)
     low, high = lb.bootstrap_ci(d, level=0.95)
     half_width = (high - low) / 2 / (d.std() / np.sqrt(d.size))  # in standard errors of the mean
-    assert half_width == pytest.approx(1.96, rel=0.08)
+    assert half_width == pytest.approx(1.96, rel=0.05)  # seed 1: 1.93; z = 2.13 (a 96.7 % level) fails
