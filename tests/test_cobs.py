@@ -294,3 +294,49 @@ def test_given_pairs_keep_their_weight_and_are_not_duplicated_by_the_labels():
     assert sorted(keys.tolist()) == sorted([0 * 5 + 1, 2 * 5 + 4, 2 * 5 + 3])
     assert merged.must_link_weight[keys == 1].tolist() == [0.5]
     assert len(merged.cannot_link) == 4  # {0, 1} x {2, 3}
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"members": ()}, "parameter 'members' must be a non-empty list"),
+    ({"ap_quantiles": "0.5"}, "parameter 'ap_quantiles' must be a non-empty list"),
+    ({"sigma_factors": "1"}, "parameter 'sigma_factors' must be a non-empty list"),
+])
+def test_empty_or_string_lists_are_refused_by_validation_not_by_an_empty_pool(params, match):
+    X, _ = _blobs()
+    with pytest.raises(ValueError, match=match):
+        make_method("cobs", **params).fit(X)
+
+
+def test_skipping_ap_keeps_the_members_after_it():
+    X, y = _blobs()
+    est = _fit(X, _chain_constraints(y), k_max=3, ap_max_samples=10)
+    assert {e["method"] for e in est.pool_} == {"kmeans", "ncuts"}
+    assert sum(e["method"] == "ncuts" for e in est.pool_) == 2 * len(est.sigma_factors)
+
+
+def test_a_failing_member_is_a_pool_entry_and_a_failing_pool_is_an_error(monkeypatch):
+    import time
+
+    from ccbench_plugins.cobs import cobs as cobs_module
+
+    real = cobs_module.make_method
+
+    def broken_ncuts(name, **params):
+        if name == "ncuts":
+            raise ValueError("ncuts exploded")
+        return real(name, **params)
+
+    X, y = _blobs()
+    cons = _chain_constraints(y)
+    monkeypatch.setattr(cobs_module, "make_method", broken_ncuts)
+    started = time.perf_counter()
+    est = _fit(X, cons, k_max=3, members=("kmeans", "ncuts"))
+    wall = time.perf_counter() - started
+    failed = [e for e in est.pool_ if e["method"] == "ncuts"]
+    assert failed and all(e["error"] == "ValueError: ncuts exploded" for e in failed)
+    assert all(e["n_satisfied"] == 0 and e["n_clusters"] == 0 and e["score"] == -np.inf and e["labels"] is None
+               for e in failed)
+    assert est.selected_["method"] == "kmeans"
+    assert all(0 <= e["seconds"] <= wall for e in est.pool_)
+    with pytest.raises(ValueError, match="no pool member produced a clustering.*ncuts exploded"):
+        _fit(X, cons, k_max=3, members=("ncuts",))
