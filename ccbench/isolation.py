@@ -11,6 +11,7 @@ once per job and pickling each trial's arrays, which is why isolation is opt-in
 from __future__ import annotations
 
 import multiprocessing as mp
+import sys
 import traceback
 
 __all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied"]
@@ -67,7 +68,11 @@ def _serve(conn, preload, parent_pid=None) -> None:
             return
         if message is None:
             return
-        func, args = message
+        func, args, parent_path = message
+        added = [entry for entry in parent_path if entry not in sys.path]
+        if added:  # a module made importable in the parent after this worker started (a plugin's folder)
+            sys.path.extend(added)
+            importlib.invalidate_caches()
         try:
             conn.send((True, func(*args), None))
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
@@ -123,7 +128,7 @@ class IsolatedRunner:
         here with ``.worker_traceback``."""
         if self._proc is None or not self._proc.is_alive():
             self._start()
-        self._conn.send((func, args))
+        self._conn.send((func, args, list(sys.path)))
         if timeout is not None and not self._conn.poll(timeout):
             self.close(kill=True)
             raise TrialTimeout(f"no result within trial_timeout={timeout:g} s; the worker was killed")

@@ -427,3 +427,24 @@ def test_a_declared_time_model_refuses_over_the_time_budget_only():
     message = protocol.size_refusal(spec, {}, 2000, 10, time_budget=60)
     assert "predicted to take about 80 s" in message and "n <= 1,817" in message
     assert protocol.size_refusal(spec, {}, 1500, 10, time_budget=60) is None
+
+
+def _import_and_read(module: str) -> int:
+    import importlib
+
+    return importlib.import_module(module).VALUE
+
+
+def test_a_kept_worker_imports_a_module_made_importable_after_it_started(tmp_path, monkeypatch):
+    """The harness keeps one worker per process across jobs: a plugin folder put on sys.path later (a
+    test's throw-away plugin, a notebook's) must be importable there too, as it is in the parent."""
+    from ccbench.isolation import IsolatedRunner
+
+    runner = IsolatedRunner()
+    try:
+        assert runner.call(pow, 2, 5, timeout=60) == 32  # the worker is up before the folder exists
+        (tmp_path / "late_plugin_module.py").write_text("VALUE = 7\n")
+        monkeypatch.syspath_prepend(str(tmp_path))
+        assert runner.call(_import_and_read, "late_plugin_module", timeout=60) == 7
+    finally:
+        runner.close()
