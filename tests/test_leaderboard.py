@@ -410,3 +410,21 @@ def test_bootstrap_interval_has_the_normal_width_on_a_large_sample():
     low, high = lb.bootstrap_ci(d, level=0.95)
     half_width = (high - low) / 2 / (d.std() / np.sqrt(d.size))  # in standard errors of the mean
     assert half_width == pytest.approx(1.96, rel=0.05)  # seed 1: 1.93; z = 2.13 (a 96.7 % level) fails
+
+
+def test_ranks_by_condition_follow_the_metric_direction():
+    values = {("iris", 20, "pck_means"): [1.0], ("iris", 20, "kmeans"): [3.0], ("iris", 20, "ap"): [2.0]}
+    data = _rows(values).rename(columns={"ari": "constraint_violations"})
+    by = lb.ranks_by_condition(lb.cell_means(lb.long_frame(data, "constraint_violations")), "constraint_violations")
+    assert by["20 / none"].to_dict() == {"ap": 2.0, "kmeans": 3.0, "pck_means": 1.0}
+
+
+def test_the_page_ranks_a_partial_variant_on_its_own_cells_only(tmp_path):
+    values = {("iris", 20, m): v for m, v in (("pck_means", [0.9]), ("kmeans", [0.5]), ("ap", [0.7]))}
+    values |= {("wine", 20, m): v for m, v in (("pck_means", [0.6]), ("kmeans", [0.8]), ("ap", [0.7]))}
+    values[("iris", 20, "cop_kmeans")] = [0.2]
+    lb.write_leaderboard(_rows(values), tmp_path, metric="ari")
+    tables = pd.read_parquet(tmp_path / "leaderboard.parquet")
+    ranks = tables[tables["table"] == "ranks"].set_index("method")
+    assert ranks.loc["cop_kmeans", "cells"] == 1 and ranks.loc["cop_kmeans", "rank_failed_last"] == 4.0
+    assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx((3 + 1) / 2)
