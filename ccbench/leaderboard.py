@@ -823,7 +823,7 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
 
     from .datasets import SUITES
 
-    asked = 0
+    asked, per_set = 0, {}
     for d in dirs:
         path = Path(d) / "multirun.yaml"
         if not path.is_file():
@@ -834,23 +834,36 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
             key, _, value = override.partition("=")
             if "," in value and not key.startswith("hydra"):
                 params[key] = value
-        n = 1
+        n, sets = 1, []
         for key, value in params.items():
             values = str(value).split(",")
             if key == "dataset":
-                values = [m for v in values for m in SUITES.get(v, [v])]
+                values = sets = [m for v in values for m in SUITES.get(v, [v])]
             n *= len(values)
         asked += n
+        for name in sets:
+            per_set[name] = per_set.get(name, 0) + n // len(sets)
     if not asked:
         return None
     trials = pd.to_numeric(data.get("n_trials"), errors="coerce")
     counts = data.groupby("config_hash")["trial"].nunique()
     wanted = trials.groupby(data["config_hash"]).max()
-    done = int((counts >= wanted.reindex(counts.index)).sum())
+    full = counts >= wanted.reindex(counts.index)
+    done = int(full.sum())
     share = done / asked
-    return (f"Sweep coverage: {done:,} of the {asked:,} jobs its grid asks for have every trial recorded "
+    line = (f"Sweep coverage: {done:,} of the {asked:,} jobs its grid asks for have every trial recorded "
             f"({share:.0%})" + ("." if done >= asked else "; **the sweep is incomplete**: resume it with the "
                                                             "same command, then regenerate this page."))
+    if per_set and done < asked and "dataset.name" in data:
+        names = data.groupby("config_hash")["dataset.name"].first()
+        done_per_set = names[full[full].index].value_counts()
+        complete = [d for d, n in per_set.items() if done_per_set.get(d, 0) >= n]
+        partial = [f"{d} ({done_per_set[d]} of {n} jobs)" for d, n in per_set.items() if 0 < done_per_set.get(d, 0) < n]
+        missing = [d for d in per_set if done_per_set.get(d, 0) == 0]
+        line += (f" Data sets complete: {len(complete)} of {len(per_set)}"
+                 + (f"; partly done: {', '.join(partial)}" if partial else "")
+                 + (f"; not started: {', '.join(missing)}" if missing else "") + ".")
+    return line
 
 
 def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC, margin: float = 0.03,

@@ -299,10 +299,16 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     conf = {"hydra": {"sweeper": {"params": {"dataset": "iris,wine", "method": "kmeans"}},
                       "overrides": {"task": ["method=kmeans,ap", "n_trials=2"], "hydra": []}}}
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
-    rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b", "c"], "trial": [0, 1, 0, 1, 0], "n_trials": 2})
+    rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b", "c"], "trial": [0, 1, 0, 1, 0], "n_trials": 2,
+                         "dataset.name": ["iris", "iris", "iris", "iris", "wine"]})
     text = lb.sweep_coverage([tmp_path], rows)
     assert "2 of the 4 jobs" in text and "incomplete" in text
-    done = pd.concat([rows, pd.DataFrame({"config_hash": ["c", "d", "d"], "trial": [1, 0, 1], "n_trials": 2})])
+    assert "Data sets complete: 1 of 2; not started: wine." in text  # c has one trial of two: not done
+    partial = pd.concat([rows, pd.DataFrame({"config_hash": ["c"], "trial": [1], "n_trials": 2,
+                                             "dataset.name": ["wine"]})])
+    assert "partly done: wine (1 of 2 jobs)" in lb.sweep_coverage([tmp_path], partial)
+    done = pd.concat([rows, pd.DataFrame({"config_hash": ["c", "d", "d"], "trial": [1, 0, 1], "n_trials": 2,
+                                          "dataset.name": "wine"})])
     assert "4 of the 4 jobs" in lb.sweep_coverage([tmp_path], done)
     conf["hydra"]["sweeper"]["params"]["dataset"] = "uci_all"
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
