@@ -609,6 +609,15 @@ def _headline(cells: pd.DataFrame) -> tuple:
     return float(cells.loc[cells["noise"] == noise, "budget"].max()), noise
 
 
+def _cd_selection(attempted: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    """The methods and cells of the CD diagram: the methods run on more than half of the cells (a variant
+    the experiment runs on some cells only, a tuned one, is left out), and the cells where every one of
+    them was run (an unfinished data set, where only some jobs are done, is left out)."""
+    counts = attempted.sum(axis=0)
+    core = counts > 0.5 * counts.max()
+    return core, attempted.loc[:, core].all(axis=1)
+
+
 def ranks_by_condition(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
     """Average rank (b) per method within each (budget, noise): where a method's standing moves with
     the supervision budget or the noise. Columns ``budget / noise``, rows methods."""
@@ -643,14 +652,20 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "variant the experiment runs on some cells only, such as a tuned one, is ranked there only). "
                       "The table is sorted by (b)."),
                ("md", _md_frame(ranks, floats="{:.2f}"))]
-    everywhere = attempted.all(axis=0)
-    worst = _worst_filled(means.loc[:, everywhere], metric)
-    if not everywhere.all():
-        blocks.append(("md", "The CD diagram ranks the methods run on every cell; left out (run on some cells "
+    core, cd_cells = _cd_selection(attempted)
+    worst = _worst_filled(means.loc[cd_cells, core], metric)
+    if not core.all():
+        blocks.append(("md", "The CD diagram ranks the methods run on most cells; left out (run on some cells "
                              "only, ranked in the table above on those): "
-                             + ", ".join(f"`{m}`" for m in everywhere.index[~everywhere]) + "."))
+                             + ", ".join(f"`{m}`" for m in core.index[~core]) + "."))
+    if not cd_cells.all():
+        blocks.append(("md", f"The CD diagram leaves out {int((~cd_cells).sum())} cell(s) where not every one of "
+                             f"those methods was run (an unfinished data set: "
+                             + ", ".join(sorted(set(means.index[~cd_cells].get_level_values("dataset"))))
+                             + ")."))
+    n_cd = int(cd_cells.sum())
     try:  # a degenerate table (every cell ranks the methods alike, all failed) has no test to draw
-        fr = stats.friedman(worst) if n_cells >= 2 and worst.shape[1] >= 3 else None
+        fr = stats.friedman(worst) if n_cd >= 2 and worst.shape[1] >= 3 else None
     except ValueError as exc:
         fr, why = None, str(exc)
     else:
@@ -658,15 +673,15 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                "Friedman's statistic is undefined here (every method ties in every cell)")
     if fr is not None and np.isfinite(fr["statistic"]):
         blocks.append(("md", f"Critical-difference diagram on convention (b): Friedman chi² = {fr['statistic']:.2f}, "
-                             f"p = {fr['pvalue']:.3g} over {n_cells} cells and {worst.shape[1]} methods; Nemenyi "
+                             f"p = {fr['pvalue']:.3g} over {n_cd} cells and {worst.shape[1]} methods; Nemenyi "
                              f"post-hoc test at alpha = {alpha}. The cells are the Friedman blocks; cells of one data "
                              f"set are not independent, so read the bars as optimistic (the CD with {n_sets} data "
                              f"sets as blocks would be wider)."))
         blocks.append(("fig", f"{kind}_cd", stats.cd_diagram(
             worst, metric, alpha=alpha, colors=colors,
-            title=f"{metric}, {kind}: average ranks over {n_cells} cells, failures ranked last (1 = best)\n"
+            title=f"{metric}, {kind}: average ranks over {n_cd} cells, failures ranked last (1 = best)\n"
                   f"a bar joins methods the Nemenyi test does not separate "
-                  f"(CD = {stats.critical_difference(worst.shape[1], n_cells, alpha):.2f})")))
+                  f"(CD = {stats.critical_difference(worst.shape[1], n_cd, alpha):.2f})")))
     else:
         blocks.append(("md", f"No CD diagram: {why}."))
     by_condition = ranks_by_condition(means, metric, attempted).reindex(ranks.index)

@@ -434,3 +434,20 @@ def test_the_page_ranks_a_partial_variant_on_its_own_cells_only(tmp_path):
     ranks = tables[tables["table"] == "ranks"].set_index("method")
     assert ranks.loc["cop_kmeans", "cells"] == 1 and ranks.loc["cop_kmeans", "rank_failed_last"] == 4.0
     assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx((3 + 1) / 2)
+
+
+def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data_set(tmp_path):
+    values = {(d, 20, m): [v + 0.1 * i] for i, d in enumerate(("iris", "wine", "glass"))
+              for m, v in (("pck_means", 0.8), ("kmeans", 0.6), ("ap", 0.4), ("cop_kmeans", 0.7))}
+    values[("iris", 20, "srcp")] = [0.9]  # a variant run on one cell only
+    values = {k: v for k, v in values.items() if not (k[0] == "glass" and k[2] in ("ap", "cop_kmeans"))}  # unfinished
+    frame = lb.long_frame(_rows(values), "ari")
+    cells = lb._cells(frame)
+    means = lb.cell_means(cells)
+    attempted = lb.attempted_cells(cells).reindex_like(means).fillna(False).astype(bool)
+    core, cd_cells = lb._cd_selection(attempted)
+    assert sorted(core.index[core]) == ["ap", "cop_kmeans", "kmeans", "pck_means"]
+    assert sorted(cd_cells.index[cd_cells].get_level_values("dataset")) == ["iris", "wine"]
+    text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()
+    assert "leaves out 1 cell(s) where not every one of those methods was run (an unfinished data set: glass)" in text
+    assert "over 2 cells and 4 methods" in text
