@@ -239,7 +239,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
             if setup_error is not None:
                 row.update(status="error", error=setup_error)
-            elif timed_out is not None:
+            elif timed_out is not None:  # logged once, after the loop
                 row.update(status="timeout", error=f"TrialTimeout: not fitted: trial {timed_out} of this cell timed "
                                                    f"out at trial_timeout={cell['trial_timeout']:g} s "
                                                    f"(timeout_stops_cell=true)")
@@ -250,7 +250,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(i)
-            if row["status"] in FAILED_STATUSES and not (timed_out is not None and t != timed_out):
+            if row["status"] in FAILED_STATUSES and not row["error"].startswith("TrialTimeout: not fitted"):
                 log.error("%s trial %d: %s", label, t, last_line(row["error"]))
         if timed_out is not None and todo[-1] != timed_out:
             log.error("%s: trials after %d recorded as timeout without fitting (timeout_stops_cell=true)",
