@@ -838,7 +838,7 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
 
     from .datasets import SUITES
 
-    asked, per_set = 0, {}
+    asked, per_set, grid = 0, {}, {}
     for d in dirs:
         path = Path(d) / "multirun.yaml"
         if not path.is_file():
@@ -847,13 +847,16 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
         params = dict(conf["hydra"]["sweeper"].get("params") or {})
         for override in conf["hydra"]["overrides"].get("task") or []:
             key, _, value = override.partition("=")
-            if "," in value and not key.startswith("hydra"):
+            # a command-line value replaces the sweeper's list (Hydra's rule), one value included
+            if ("," in value or key in params) and not key.startswith("hydra"):
                 params[key] = value
         n, sets = 1, []
         for key, value in params.items():
             values = str(value).split(",")
             if key == "dataset":
                 values = sets = [m for v in values for m in SUITES.get(v, [v])]
+            if key in ("dataset", "method"):
+                grid.setdefault(f"{key}.name", set()).update(values)
             n *= len(values)
         asked += n
         for name in sets:
@@ -864,11 +867,22 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     counts = data.groupby("config_hash")["trial"].nunique()
     wanted = trials.groupby(data["config_hash"]).max()
     full = counts >= wanted.reindex(counts.index)
+    # rows of data sets or methods outside the last command's grid (an earlier, wider sweep into the
+    # same directory) are finished jobs, but not of this grid
+    in_grid = pd.Series(True, index=full.index)
+    for column, values in grid.items():
+        if column in data:
+            in_grid &= data.groupby("config_hash")[column].first().reindex(full.index).isin(values)
+    outside = int((full & ~in_grid).sum())
+    full &= in_grid
     done = int(full.sum())
     share = done / asked
     line = (f"Sweep coverage: {done:,} of the {asked:,} jobs its grid asks for have every trial recorded "
             f"({share:.0%})" + ("." if done >= asked else "; **the sweep is incomplete**: resume it with the "
                                                             "same command, then regenerate this page."))
+    if outside:
+        line += (f" The rows also hold {outside:,} finished jobs outside that grid (data sets or methods an "
+                 "earlier command into the same directory ran); they are on this page too.")
     if per_set and done < asked and "dataset.name" in data:
         names = data.groupby("config_hash")["dataset.name"].first()
         done_per_set = names[full[full].index].value_counts()

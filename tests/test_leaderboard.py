@@ -314,6 +314,13 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
     assert "of the 48 jobs" in lb.sweep_coverage([tmp_path], done)
     assert lb.sweep_coverage([tmp_path / "nowhere"], done) is None
+    # the last command resumed wine alone: iris's jobs are outside its grid, not more than 100 % of it
+    conf["hydra"]["sweeper"]["params"]["dataset"] = "iris,wine"
+    conf["hydra"]["overrides"]["task"] += ["dataset=wine"]
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    text = lb.sweep_coverage([tmp_path], done)
+    assert "2 of the 2 jobs its grid asks for have every trial recorded (100%)." in text
+    assert "also hold 2 finished jobs outside that grid" in text
 
 
 def test_unbeaten_cells_and_sets_by_hand():
