@@ -33,6 +33,24 @@ def test_solve_shifted_solves_c_minus_S():
         np.testing.assert_allclose(X, np.linalg.solve(c * np.eye(120) - S.toarray(), R), atol=1e-10)
 
 
+@pytest.mark.parametrize("route", ["single", "multishift"])
+def test_cg_solves_a_column_that_converges_exactly(route):
+    """A constrained point with no edges (S has a zero row) is solved in one step, r = 0 exactly:
+    the next step's 0 / 0 must not turn its column into NaN (E2CP failed on 6 sick trials so)."""
+    _, _, _, W, _ = _problem(60)
+    W = sparse.lil_matrix(W)
+    W[0, :] = 0
+    W[:, 0] = 0
+    S = lr.normalized_adjacency(W.tocsr())
+    R = np.zeros((60, 3))
+    R[0, 0], R[5, 1], R[7, 2] = 1.0, 1.0, -1.0
+    for c in (1.25, 2.0):
+        want = np.linalg.solve(c * np.eye(60) - S.toarray(), R)
+        got = lr.solve_shifted(S, R, c) if route == "single" else lr.solve_multishift(S, R, [c, c + 1.0])[0]
+        np.testing.assert_allclose(got, want, atol=1e-10)
+        assert got[0, 0] == pytest.approx(1.0 / c)
+
+
 def test_zolotarev_shifts_meet_the_requested_contraction():
     x = np.linspace(0.2, 2.2, 5001)
     for tol in (1e-6, 1e-9, 1e-12):

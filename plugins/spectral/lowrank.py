@@ -99,11 +99,14 @@ def solve_shifted(S, R, c: float, *, tol: float = 1e-12, max_iter: int = 1000) -
             return X
         np.multiply(P, c, out=AP)
         AP -= S @ P
-        alpha = rs / np.einsum("ij,ij->j", P, AP)
+        pAp = np.einsum("ij,ij->j", P, AP)
+        # a column converged exactly (r = 0: a constrained point isolated in the graph, or a
+        # Krylov space of dimension one) has pAp = 0; 0 / 0 would make it NaN and stall the rest
+        alpha = np.divide(rs, pAp, out=np.zeros_like(rs), where=pAp != 0)
         X += np.multiply(P, alpha, out=buf)
         Rk -= np.multiply(AP, alpha, out=buf)
         rs_new = np.einsum("ij,ij->j", Rk, Rk)
-        P *= rs_new / rs
+        P *= np.divide(rs_new, rs, out=np.zeros_like(rs), where=rs != 0)
         P += Rk
         rs = rs_new
     raise RuntimeError(f"conjugate gradients on (c I - S), c = {c:g}, did not converge in {max_iter} iterations")
@@ -145,7 +148,9 @@ def solve_multishift(S, R, cs, *, tol: float = 1e-14, max_iter: int = 1000) -> l
         zeta_next = np.ones((J, p))
         for j in np.flatnonzero(active):
             denom = alpha * beta_prev * (zeta_prev[j] - zeta[j]) + zeta_prev[j] * alpha_prev * (1.0 + sigma[j] * alpha)
-            zeta_next[j] = zeta[j] * zeta_prev[j] * alpha_prev / denom
+            # a column that took no step (alpha = 0 now or before) keeps its zeta: no 0 / 0
+            zeta_next[j] = np.divide(zeta[j] * zeta_prev[j] * alpha_prev, denom, out=zeta[j].copy(),
+                                     where=denom != 0)
             X[j] += np.multiply(Pj[j], alpha * zeta_next[j] / zeta[j], out=buf)
         r -= np.multiply(AP, alpha, out=buf)
         rs_new = np.einsum("ij,ij->j", r, r)
