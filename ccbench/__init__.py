@@ -37,7 +37,9 @@ _EXPORTS = {
     "make_method": "registry",
     "register_plugin": "registry",
 }
-_SUBMODULES = ("constraints", "metrics", "noise", "similarity")
+# public submodule -> its module (the noise injectors live in the data room)
+_SUBMODULES = {"constraints": "constraints", "metrics": "metrics", "noise": "data.noise", "similarity": "similarity",
+               "datasets": "datasets", "reporting": "reporting", "running": "running", "data": "data"}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
@@ -46,7 +48,7 @@ def __getattr__(name: str):
     if name in _EXPORTS:
         value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
     elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
+        value = importlib.import_module(f".{_SUBMODULES[name]}", __name__)
     else:
         raise AttributeError(f"module 'ccbench' has no attribute {name!r}")
     globals()[name] = value

@@ -31,7 +31,7 @@ def ccbench_constraint_schemes():
 
 @hookimpl
 def ccbench_noise_injectors():
-    from . import noise
+    from .data import noise
 
     return [
         NoiseSpec("none", lambda y, *, rng, rate=0.0: y, "labels", "no noise"),

@@ -4,7 +4,7 @@
 needed). The 24 UCI sets are read from ``<data_dir>/<name>/<file>``, downloaded
 with pooch from the manifest's ``uci_url`` when absent, and always checked
 against the manifest's sha256 before parsing; the parsers live in
-:mod:`ccbench._uci`.
+:mod:`ccbench.data._uci`.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import inspect
 
 import numpy as np
 
-from ._uci import (
+from .data._uci import (
     MISSING_OPTIONS,
     UCI_SETS,
     DataDownloadError,
@@ -24,8 +24,8 @@ from ._uci import (
     load_uci,
     read_manifest,
 )
-from ._tables import CATEGORICAL_OPTIONS, load_csv, load_openml
-from ._data_files import fetch_and_verify, resolve_data_dir
+from .data._tables import CATEGORICAL_OPTIONS, load_csv, load_openml
+from .data._files import fetch_and_verify, resolve_data_dir
 from .registry import DatasetSpec, get_dataset_spec
 
 __all__ = [
@@ -94,7 +94,7 @@ def _table_loader(name, read):
         X, y, classes, meta = read(**options)
         return Dataset(name, X, y, len(classes), meta)
 
-    load.__signature__ = inspect.signature(read)  # the options ccbench.validate checks keys against
+    load.__signature__ = inspect.signature(read)  # the options ccbench.running.validate checks keys against
     functools.update_wrapper(load, read, assigned=("__doc__",), updated=())
     return load
 
@@ -275,7 +275,7 @@ def fetch_dataset(name: str, *, preprocess: str = "none", missing: str = "drop",
     what = {"csv": f"{options.get('path')}", "openml": f"OpenML data set {options.get('data_id')}"}.get(name, name)
     try:
         if name == "csv":
-            from ._tables import check_csv
+            from .data._tables import check_csv
 
             file = check_csv(options.get("path"), options.get("sha256"), data_dir)
             note = "sha256 ok" if options.get("sha256") else "exists; dataset.sha256=<hex> would pin it"

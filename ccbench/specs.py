@@ -32,7 +32,7 @@ class MemoryModel:
     ``bytes(n, d) = 8 * (dense * n**2 + linear * n * d)``: ``dense`` counts the
     n x n float64 arrays a fit holds at once, ``linear`` the n x d ones. The
     protocol compares it with the memory available before fitting
-    (:func:`ccbench.protocol.memory_refusal`) and records a ``refused`` row naming
+    (:func:`ccbench.running.protocol.memory_refusal`) and records a ``refused`` row naming
     the estimate and ``alternative`` instead of letting the fit exhaust memory.
     ``unless`` lists ``(parameter, value)`` pairs under which the model does not
     apply (SCAP's ``memory="linear"``).
@@ -63,7 +63,7 @@ class TimeModel:
     Declared from the scale table (``tests/benchmarks/scale_table.py``, d = 10, 0.01 n pairs,
     the 2-core reference machine). With the cell option ``time_budget`` set, the protocol
     refuses before fitting a cell whose predicted time exceeds it
-    (:func:`ccbench.protocol.size_refusal`).
+    (:func:`ccbench.running.protocol.size_refusal`).
     """
 
     n: int
@@ -113,7 +113,7 @@ class MethodSpec:
     uses : tuple of str
         Registry names of the methods this one builds through ``make_method``
         (a composition across families): their code is part of this method's
-        ``code.method_hash`` (:mod:`ccbench.provenance`).
+        ``code.method_hash`` (:mod:`ccbench.running.provenance`).
     grid : mapping of str to tuple
         The hyper-parameters constraint-only model selection may choose (``tune=cvcp``):
         ``{"penalty": (0.1, 1.0, 10.0)}``, 2-4 values each, at most :data:`MAX_GRID_SIZE`

@@ -9,7 +9,7 @@ by its declared time model (``time_budget``) and ``cop_kmeans`` at 60 noiseless 
 
 from __future__ import annotations
 
-from ccbench.harness import run_job
+from ccbench.running.harness import run_job
 
 METHODS = ({"name": "kmeans", "n_clusters": "true_k"}, {"name": "ap"},
            {"name": "pck_means", "n_clusters": "true_k"}, {"name": "cop_kmeans", "n_clusters": "true_k"})

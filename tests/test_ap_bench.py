@@ -3,7 +3,6 @@
 import types
 
 import pytest
-
 from benchmarks import bench_ap
 
 

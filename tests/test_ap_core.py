@@ -5,14 +5,14 @@ import warnings
 
 import numpy as np
 import pytest
+from ccbench_plugins.affinity import core as ap_core
+from ccbench_plugins.affinity.ap import AffinityPropagationClusterer
 from sklearn.cluster import AffinityPropagation
 from sklearn.datasets import make_blobs
 
 from ccbench import make_method
 from ccbench.base import ConvergenceWarning
 from ccbench.similarity import median_preference, negative_sq_euclidean
-from ccbench_plugins.affinity import core as ap_core
-from ccbench_plugins.affinity.ap import AffinityPropagationClusterer
 
 
 def with_median_preference(X):

@@ -4,12 +4,12 @@ import warnings
 
 import numpy as np
 import pytest
+from ccbench_plugins.affinity import core as ap_core
 from sklearn.datasets import make_blobs
 
 from ccbench import Constraints, load_dataset, make_method
 from ccbench.constraints import random_pairs
 from ccbench.similarity import negative_sq_euclidean
-from ccbench_plugins.affinity import core as ap_core
 
 BACKENDS = ["numba", "numpy"]
 

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import ccbench_plugins
 import pytest
 
 import ccbench
-import ccbench_plugins
 
 PLUGINS = Path(ccbench_plugins.__file__).parent
 CORE = Path(ccbench.__file__).parent
@@ -80,19 +82,243 @@ def test_plugin_module_declares_specs_without_importing_estimators(family):
 
 
 def test_the_core_holds_no_algorithm_and_the_harness_no_hydra():
-    for path in sorted(CORE.glob("*.py")):
+    for path in sorted(CORE.rglob("*.py")):
         for line, module, _ in _imports(path):
             assert not module.startswith(("ccbench_plugins", "plugins")), f"{path.name}:{line} imports {module}"
-    for name in ("harness.py", "protocol.py"):
-        modules = {m for _, m, _ in _imports(CORE / name)}
+    for name in ("running/harness.py", "running/protocol.py"):
+        modules = {_resolve(CORE / name, m, level) for _, m, level in _imports(CORE / name)}
         assert not {m for m in modules if m.split(".")[0] in ("hydra", "omegaconf")}, name
-        assert "report" not in modules, f"{name} must not import the report"
+        assert not {m for m in modules if m.startswith("ccbench.reporting")}, f"{name} must not import the report"
+
+
+# -- the four rooms (docs/architecture.md "The core") --------------------------------------
+
+#: The plugin API: where third-party plugins import from, unchanged in spelling.
+API_MODULES = {"__init__", "base", "constraints", "hookspecs", "registry", "specs", "metrics", "similarity",
+               "datasets", "isolation", "_builtin"}
+ROOMS = {"data", "running", "reporting"}
+MAX_LINES = 600
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(CORE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _resolve(path: Path, module: str, level: int) -> str:
+    """The absolute name of ``module`` imported with relative ``level`` from ``path``."""
+    if not level:
+        return module
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - level + 1]
+    return ".".join([*base, module] if module else base)
+
+
+def _core_modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted(CORE.rglob("*.py"))}
+
+
+def _lazy_exports(module: str) -> dict:
+    """A package's PEP 562 table (``_EXPORTS`` / ``_SUBMODULES``): name -> defining module."""
+    mod = importlib.import_module(module)
+    table = {k: f"{module}.{v}" for k, v in getattr(mod, "_EXPORTS", {}).items()}
+    subs = getattr(mod, "_SUBMODULES", ())
+    table.update({k: f"{module}.{v}" for k, v in (subs.items() if isinstance(subs, dict) else ((s, s) for s in subs))})
+    return table
+
+
+def _edges(path: Path, modules: dict) -> list[tuple[int, str]]:
+    """(line, target module) of every import of ``path`` that lands in ``ccbench``, names resolved to the
+    module that defines them (a package's lazy table, a submodule, else the package itself)."""
+    out = []
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "ccbench"]
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(path, node.module or "", node.level)
+            if target.split(".")[0] != "ccbench":
+                continue
+            lazy = _lazy_exports(target) if target in modules and modules[target].name == "__init__.py" else {}
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                out.append((node.lineno, sub if sub in modules else lazy.get(alias.name, target)))
+    return [(line, t) for line, t in out if t in modules]
+
+
+def test_no_import_cycle_inside_ccbench():
+    """Every import counts, those inside functions too: a cycle there is still two modules that cannot
+    be understood (or moved) one without the other."""
+    modules = _core_modules()
+    graph = {m: {t for _, t in _edges(p, modules) if t != m} for m, p in modules.items()}
+    index, low, stack, on_stack, cycles = {}, {}, [], set(), []
+
+    def visit(v):  # Tarjan's strongly connected components
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            scc = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                scc.append(w)
+                if w == v:
+                    break
+            if len(scc) > 1:
+                cycles.append(sorted(scc))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles inside ccbench/: {cycles}"
+
+
+def test_the_cycle_check_finds_a_planted_cycle(tmp_path, monkeypatch):
+    pkg = tmp_path / "ccbench"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("def f():\n    from . import b\n")
+    (pkg / "b.py").write_text("from .a import f\n")
+    modules = {_module_name_in(pkg, p): p for p in sorted(pkg.rglob("*.py"))}
+    edges = {m: {t for _, t in _edges_in(pkg, p, modules)} for m, p in modules.items()}
+    assert "ccbench.b" in edges["ccbench.a"] and "ccbench.a" in edges["ccbench.b"]
+
+
+def _module_name_in(root: Path, path: Path) -> str:
+    parts = path.relative_to(root.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _edges_in(root: Path, path: Path, modules: dict) -> list:
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            package = _module_name_in(root, path).split(".")[:-1]
+            target = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else []))
+            out += [(node.lineno, f"{target}.{a.name}" if f"{target}.{a.name}" in modules else target)
+                    for a in node.names]
+    return out
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[1] in ROOMS else "api"
+
+
+def test_each_room_imports_only_what_docs_architecture_allows():
+    """API -> API (and ``datasets`` -> data); data -> API; running -> API, data, reporting's public names;
+    reporting -> anything but the CLI and the Hydra app."""
+    modules = _core_modules()
+    public = {f"ccbench.reporting.{v.removeprefix('ccbench.reporting.')}" for v in
+              _lazy_exports("ccbench.reporting").values()}
+    bad = []
+    for name, path in modules.items():
+        src, lines = _room(name), path.read_text().splitlines()
+        for line, target in _edges(path, modules):
+            dst = _room(target)
+            text = f"{name}:{line} imports {target}"
+            if src == "api" and dst not in ("api",) and not (name == "ccbench.datasets" and dst == "data") \
+                    and not (name == "ccbench._builtin" and target == "ccbench.data.noise") and name != "ccbench":
+                bad.append(text)
+            elif src == "data" and dst != "api" and dst != "data":
+                bad.append(text)
+            elif src == "running" and dst == "reporting":
+                stmt = lines[line - 1].strip()
+                via_package = stmt.startswith(("from .. import reporting", "from ccbench import reporting",
+                                               "from ..reporting import", "from ccbench.reporting import"))
+                if not via_package:
+                    bad.append(text + " (reach the reporting room through ccbench.reporting's public names)")
+            elif src == "reporting" and target in ("ccbench.running.cli", "ccbench.running.app"):
+                bad.append(text)
+    assert not bad, "imports across rooms that docs/architecture.md does not allow:\n" + "\n".join(bad)
+    assert public  # the reporting room declares its public names
+
+
+def test_top_level_holds_the_plugin_api_and_the_rooms():
+    top = {p.stem for p in CORE.glob("*.py")}
+    assert top == API_MODULES, f"unexpected top-level modules: {sorted(top ^ API_MODULES)}"
+    packages = {p.parent.name for p in CORE.glob("*/__init__.py")}
+    assert packages == ROOMS, packages
+    for room in ROOMS:
+        doc = ast.get_docstring(ast.parse((CORE / room / "__init__.py").read_text()))
+        assert doc and "import" in doc, f"ccbench/{room}/__init__.py must say what it owns and may import"
+
+
+def test_no_core_module_is_over_600_lines():
+    long = {str(p.relative_to(CORE)): n for p in CORE.rglob("*.py")
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"split these modules (over {MAX_LINES} lines): {long}"
+
+
+_FILE_SUFFIXES = {"log", "yaml", "json", "md", "toml", "txt"}
+DOCS = [CORE.parent / "README.md", *sorted((CORE.parent / "docs").glob("*.md"))]
+
+
+def _documented_imports() -> list[tuple[str, str]]:
+    """(where, statement) of every ``import ccbench...`` / ``from ccbench... import`` line in a code block
+    of README.md or docs/*.md, and every backticked dotted name ``ccbench.x.y``."""
+    out = []
+    for doc in DOCS:
+        if not doc.exists():
+            continue
+        in_code = False
+        for n, line in enumerate(doc.read_text().splitlines(), 1):
+            if line.lstrip().startswith("```"):
+                in_code = not in_code
+                continue
+            stmt = line.strip().split("#")[0].strip()
+            if in_code and re.match(r"^(from ccbench[\w.]* import [\w, ]+|import ccbench[\w.]*( as \w+)?)$", stmt):
+                out.append((f"{doc.name}:{n}", stmt))
+            for dotted in re.findall(r"`(ccbench(?:\.[A-Za-z_]\w*)+)`", line):
+                if dotted.rpartition(".")[2] not in _FILE_SUFFIXES:  # `ccbench.log` names a file
+                    out.append((f"{doc.name}:{n}", dotted))
+    return out
+
+
+def test_every_documented_import_works():
+    """README's and docs/'s imports and dotted names resolve (in a fresh interpreter: nothing imported first)."""
+    found = _documented_imports()
+    assert len(found) > 20, "the docs' imports were not found: the scan is broken"
+    code = (
+        "import importlib, sys\n"
+        "bad = []\n"
+        "for where, stmt in CASES:\n"
+        "    try:\n"
+        "        if stmt.startswith(('from ', 'import ')):\n"
+        "            exec(stmt, {})\n"
+        "        else:\n"
+        "            parts = stmt.split('.')\n"
+        "            for i in range(len(parts), 0, -1):\n"
+        "                try:\n"
+        "                    obj = importlib.import_module('.'.join(parts[:i]))\n"
+        "                    break\n"
+        "                except ImportError:\n"
+        "                    continue\n"
+        "            for attr in parts[i:]:\n"
+        "                obj = getattr(obj, attr)\n"
+        "    except Exception as exc:\n"
+        "        bad.append(f'{where}: {stmt}: {type(exc).__name__}: {exc}')\n"
+        "print('\\n'.join(bad))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", f"CASES = {found!r}\n" + code], capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert not out.stdout.strip(), "documented imports that fail:\n" + out.stdout
 
 
 def test_listing_plugins_imports_no_estimator_or_heavy_library():
     code = (
         "import sys; from importlib.metadata import entry_points; "
-        "from ccbench.cli import plugins_table; plugins_table(); "
+        "from ccbench.running.cli import plugins_table; plugins_table(); "
         "plugins = {ep.value for ep in entry_points(group='ccbench')}; "
         "print(sorted(m for m in sys.modules if m not in plugins and (m.split('.')[0] in "
         "('sklearn', 'numba', 'scipy', 'cvxpy', 'hydra', 'matplotlib', 'pandas') "

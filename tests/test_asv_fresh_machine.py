@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from benchmarks import publish
 
 BENCH_DIR = Path(__file__).resolve().parent / "benchmarks"

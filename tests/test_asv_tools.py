@@ -1,13 +1,12 @@
 """Fast tests of the asv helper scripts (publish.py, check_regressions.py); none runs asv."""
 
 import base64
-import json
 import hashlib
+import json
 import re
 from pathlib import Path
 
 import pytest
-
 from benchmarks import publish
 
 ASV_INDEX = None

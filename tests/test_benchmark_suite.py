@@ -5,9 +5,8 @@ import importlib
 import inspect
 import pkgutil
 
-import pytest
-
 import benchmarks
+import pytest
 from benchmarks.common import EstimatorBenchmark
 
 MODULES = [m.name for m in pkgutil.iter_modules(benchmarks.__path__) if m.name.startswith("bench_")]
@@ -47,7 +46,7 @@ def test_every_registered_method_has_time_peakmem_and_quality_benchmarks():
     """Each registered method (built-in families and those still to land) is timed, its
     peak memory measured and its clustering quality tracked by some class whose
     ``method`` names it; a new method without them fails here."""
-    from ccbench.check_plugin import builtin_methods
+    from ccbench.running.check_plugin import builtin_methods
 
     found = {}
     for cls in _benchmark_classes():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ccbench import cli
-from ccbench.check_plugin import HOSTILE_CASES, builtin_methods, is_builtin
+from ccbench.running import cli
+from ccbench.running.check_plugin import HOSTILE_CASES, builtin_methods, is_builtin
 
 BROKEN = """
 import numpy as np

@@ -6,10 +6,16 @@ import warnings
 
 import numpy as np
 import pytest
+from ccbench_plugins.cobs.core import (
+    k_grid,
+    knn_scale,
+    preference_grid,
+    satisfied,
+    select,
+)
 
 from ccbench import Constraints, make_method
 from ccbench.registry import get_method_spec
-from ccbench_plugins.cobs.core import k_grid, knn_scale, preference_grid, satisfied, select
 
 
 def _blobs(n_per=15, seed=0):

@@ -19,7 +19,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ccbench import _data_files, _uci
+from ccbench.data import _files as _data_files
+from ccbench.data import _uci
 from ccbench.datasets import (
     DataIntegrityError,
     DataParseError,

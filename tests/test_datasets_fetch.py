@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ccbench import _data_files
-from ccbench.cli import main
+from ccbench.data import _files as _data_files
 from ccbench.datasets import SUITES, expand_suites, read_manifest
-from ccbench.fetch import needed_datasets
+from ccbench.running.cli import main
+from ccbench.running.fetch import needed_datasets
 
 SHARED = Path(os.environ.get("CCBENCH_DATA_DIR") or "/work/shared/datasets")
 needs_data = pytest.mark.skipif(not (SHARED / "pima").is_dir(), reason="the UCI copies are not here")
@@ -54,7 +54,7 @@ def test_needed_datasets_of_a_suite():
 def test_progress_counts_the_jobs_of_a_suite():
     from hydra import compose, initialize_config_module
 
-    from ccbench.app import _count_jobs
+    from ccbench.running.app import _count_jobs
 
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         cfg = compose("config", overrides=["dataset=uci_all", "method=kmeans"], return_hydra_config=True)
@@ -112,7 +112,7 @@ def test_fetch_checks_a_csv_against_its_sha256(tmp_path, capsys):
 def test_uci_all_sweeps_the_24_sets(tmp_path):
     """The suite in a real multirun: an unknown key stops it before any job, once per member set."""
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.cli", "-m", "dataset=uci_all", "method=kmeans",
+    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "-m", "dataset=uci_all", "method=kmeans",
                            "dataset.nope=1", f"hydra.sweep.dir={tmp_path / 's'}"],
                           capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert proc.returncode == 2, proc.stderr[-3000:]

@@ -11,8 +11,13 @@ import urllib.request
 import numpy as np
 import pytest
 
-from ccbench import protocol
-from ccbench.datasets import DataDownloadError, DataIntegrityError, DataParseError, load_dataset
+from ccbench.datasets import (
+    DataDownloadError,
+    DataIntegrityError,
+    DataParseError,
+    load_dataset,
+)
+from ccbench.running import protocol
 
 CSV = """sepal,petal,colour,species
 5.1,1.4,red,setosa
@@ -193,7 +198,7 @@ def test_openml_without_cache_or_network_says_what_to_run(tmp_path, monkeypatch)
 
 
 def test_fetch_fills_and_reads_the_openml_cache(tmp_path, offline, capsys, monkeypatch):
-    from ccbench.cli import main
+    from ccbench.running.cli import main
 
     _fake_openml_cache(tmp_path)
     monkeypatch.setenv("CCBENCH_DATA_DIR", str(tmp_path))

@@ -2,14 +2,18 @@
 
 Failures that follow from what these methods are (e.g. AP picks its own
 number of clusters, so it cannot satisfy checks that assume ``n_clusters``)
-are listed with their reason in ``ccbench.check_plugin.EXPECTED_FAILED_CHECKS``,
+are listed with their reason in ``ccbench.running.check_plugin.EXPECTED_FAILED_CHECKS``,
 as scikit-learn's own suite does. ``ccbench check-plugin NAME`` runs the same
 checks on a third-party method.
 """
 
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from ccbench.check_plugin import builtin_methods, check_instance, expected_failed_checks
+from ccbench.running.check_plugin import (
+    builtin_methods,
+    check_instance,
+    expected_failed_checks,
+)
 
 _SPECS = builtin_methods()
 

@@ -20,10 +20,10 @@ import pytest
 from hydra import compose, initialize_config_module
 
 from ccbench import registry
-from ccbench.harness import _Progress, run_job
-from ccbench.protocol import constraints_hash, draw_supervision, trial_seed
-from ccbench.protocol import trial_streams as _trial_streams
-from ccbench.results import read_results
+from ccbench.running.harness import _Progress, run_job
+from ccbench.running.protocol import constraints_hash, draw_supervision, trial_seed
+from ccbench.running.protocol import trial_streams as _trial_streams
+from ccbench.running.results import read_results
 
 PLUGIN = "ccbench_harness_testplugin_" + uuid.uuid4().hex[:8]
 
@@ -137,7 +137,7 @@ def plugin(plugin_dir, throwaway_plugin):
 
 def _ccbench(args, plugin_dir, cwd, expect=0):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
-    cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())", *args]
+    cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", *args]
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == expect, proc.stderr[-3000:]
     return proc
@@ -291,8 +291,9 @@ def test_rerun_same_sweep_adds_no_rows(sweep, plugin_dir):
 @pytest.mark.slow
 def test_report_cli_on_sweep(sweep, tmp_path):
     sweep_dir, _, rows = sweep
-    from ccbench.cli import main
-    from ccbench.report import load, plot_metric, summarise
+    from ccbench.reporting.plots import plot_metric
+    from ccbench.reporting.summary import load, summarise
+    from ccbench.running.cli import main
 
     out = tmp_path / "rep"
     assert main(["report", str(sweep_dir), "--metric", "modified_rand,nmi", "--out", str(out)]) == 0
@@ -420,7 +421,7 @@ def test_bad_config_gives_error_rows_not_a_crash(compose_cfg, tmp_path):
 def test_job_count_for_progress():
     from omegaconf import OmegaConf
 
-    from ccbench.app import _count_jobs
+    from ccbench.running.app import _count_jobs
 
     cfg = OmegaConf.create({"hydra": {
         "sweeper": {"params": {"method": "ap,scssap,kmeans", "constraints.n_constraints": "0,30,90"}},
@@ -433,7 +434,7 @@ def test_a_progress_bar_only_on_a_terminal_of_the_main_process(monkeypatch):
     """Elsewhere (SLURM logs, joblib workers) progress is whole log lines (tests/test_progress.py)."""
     import os
 
-    from ccbench.harness import MAIN_PID_ENV
+    from ccbench.running.harness import MAIN_PID_ENV
 
     for tty, main_pid, bar in ((True, None, True), (False, None, False), (True, "1", False)):
         monkeypatch.setattr(sys.stderr, "isatty", lambda: tty)
@@ -458,7 +459,7 @@ CONF = Path(__import__("ccbench_conf").__file__).parent
 
 
 def test_default_is_a_multirun_of_registered_methods():
-    from ccbench.cli import with_default_experiment
+    from ccbench.running.cli import with_default_experiment
 
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         cfg = compose("config", overrides=with_default_experiment([]), return_hydra_config=True)
@@ -474,7 +475,7 @@ def test_default_is_a_multirun_of_registered_methods():
 
 
 def test_quickstart_only_when_nothing_is_chosen():
-    from ccbench.cli import DEFAULT_EXPERIMENT, with_default_experiment
+    from ccbench.running.cli import DEFAULT_EXPERIMENT, with_default_experiment
 
     for args in ([], ["n_trials=3"], ["-m", "hydra/launcher=local"], ["--cfg", "job"]):
         assert with_default_experiment(args) == [DEFAULT_EXPERIMENT, *args]
@@ -534,7 +535,7 @@ def test_submitit_local_launcher(plugin_dir, tmp_path):
 def test_the_trial_timeout_worker_is_kept_from_job_to_job(tmp_path):
     """One worker serves every job of a process (a local sweep runs thousands of jobs); a new
     one per job spent seconds importing before each job's first trial."""
-    from ccbench import harness
+    from ccbench.running import harness
 
     cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"},
             "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none"},

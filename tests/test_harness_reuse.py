@@ -14,9 +14,11 @@ import uuid
 import numpy as np
 import pytest
 
-from ccbench import protocol, registry
+from ccbench import registry
 from ccbench.datasets import load_dataset
-from ccbench.harness import run_job
+from ccbench.reporting import _format as rfmt
+from ccbench.running import protocol
+from ccbench.running.harness import run_job
 
 PLUGIN = "ccbench_reuse_testplugin_" + uuid.uuid4().hex[:8]
 PLUGIN_SOURCE = '''
@@ -159,7 +161,7 @@ def test_resume_and_a_damaged_cache_entry(plugin, tmp_path):
 
 
 def test_share_unsupervised_fits_is_identity_and_off_keeps_hashes():
-    from ccbench.config import IDENTITY_KEYS, cell_hash
+    from ccbench.running.config import IDENTITY_KEYS, cell_hash
 
     cell = {**_cell(), "seed": 0}
     assert "share_unsupervised_fits" in IDENTITY_KEYS
@@ -172,7 +174,7 @@ def test_share_unsupervised_fits_is_identity_and_off_keeps_hashes():
 def test_two_processes_racing_on_one_key_fit_once(plugin, tmp_path):
     """Two jobs (two budgets) start together on a slow unsupervised fit: one fits, one reuses."""
     script = (
-        "import sys, json; from ccbench.harness import run_job; "
+        "import sys, json; from ccbench.running.harness import run_job; "
         "cell = json.loads(sys.argv[1]); run_job(cell, out_dir=sys.argv[2])"
     )
     import json
@@ -214,7 +216,7 @@ def test_evaluate_on_both_equals_the_two_single_runs(tmp_path):
 
 def test_evaluate_on_both_when_every_point_is_constrained():
     from ccbench import Constraints
-    from ccbench.harness import score_labels
+    from ccbench.running.harness import score_labels
 
     y = np.array([0, 0, 1, 1])
     cons = Constraints([[0, 1]], [[2, 3]], n_samples=4)
@@ -224,13 +226,12 @@ def test_evaluate_on_both_when_every_point_is_constrained():
 
 
 def test_unconstrained_metric_columns_have_their_base_metrics_direction():
-    from ccbench import stats
-    from ccbench.report import axis_label
+    from ccbench.reporting._format import axis_label
 
-    assert stats.direction("ari_unconstrained") == "higher" and stats.is_ranked("nmi_unconstrained")
-    assert stats.metric_bounds("ari_unconstrained") == stats.metric_bounds("ari")
-    assert stats.direction("n_clusters_found_unconstrained") == stats.direction("n_clusters_found")
-    assert stats.direction("not_a_metric_unconstrained") == "none"
+    assert rfmt.direction("ari_unconstrained") == "higher" and rfmt.is_ranked("nmi_unconstrained")
+    assert rfmt.metric_bounds("ari_unconstrained") == rfmt.metric_bounds("ari")
+    assert rfmt.direction("n_clusters_found_unconstrained") == rfmt.direction("n_clusters_found")
+    assert rfmt.direction("not_a_metric_unconstrained") == "none"
     assert "unconstrained" in axis_label("ari_unconstrained")
 
 
@@ -239,13 +240,13 @@ def test_a_sweep_through_the_command_shares_fits_in_its_sweep_dir(tmp_path):
     """The app hands run_job ``<hydra.sweep.dir>/.fits``: two budgets x two noise levels under the
     joblib launcher, one kmeans fit per trial."""
     sweep = tmp_path / "sweep"
-    cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())", "-m",
+    cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", "-m",
            "hydra/launcher=local", "method=kmeans", "constraints.n_constraints=10,30", "noise=none,constraint_flip",
            "n_trials=2", "share_unsupervised_fits=true", f"hydra.sweep.dir={sweep}",
            "hydra.sweep.subdir=jobs/${hydra.job.num}"]  # nested job dirs: the cache is still at the root
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    from ccbench.results import gather
+    from ccbench.running.results import gather
 
     rows = gather(sweep)
     assert len(rows) == 8 and (rows["status"] == "ok").all()

@@ -23,15 +23,17 @@ import pandas as pd
 import pytest
 
 import ccbench
-from ccbench.results import MEASURED_COLUMNS
-from ccbench.check_plugin import (
+from ccbench.running.check_plugin import (
     HOSTILE_CASES as CASES,
+)
+from ccbench.running.check_plugin import (
     builtin_methods,
     check_dataframe_feature_names,
     check_same_seed_same_labels,
     contradiction_outcome,
     run_hostile_case,
 )
+from ccbench.running.results import MEASURED_COLUMNS
 
 # ccbench's own methods only: an installed third-party plugin is checked by
 # `ccbench check-plugin NAME`, not by ccbench's test suite.
@@ -57,7 +59,7 @@ def test_same_seed_gives_identical_labels(method):
 @pytest.mark.slow
 @pytest.mark.parametrize("method", METHODS)
 def test_same_cell_gives_bit_identical_rows(method, tmp_path):
-    from ccbench.harness import run_job
+    from ccbench.running.harness import run_job
 
     spec = ccbench.registry.get_method_spec(method)
     cell = {"dataset": {"name": "iris"}, "method": {"name": method},

@@ -122,7 +122,7 @@ def test_proven_infeasible_clique_raises_infeasible():
 def test_harness_records_not_found_status(tmp_path):
     from hydra import compose, initialize_config_module
 
-    from ccbench.harness import run_job
+    from ccbench.running.harness import run_job
 
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         cfg = compose("config", overrides=[

@@ -59,7 +59,7 @@ def _broken_decoder(monkeypatch):
 
 
 def test_fit_warns_and_rows_count_broken_cannot_links(monkeypatch):
-    from ccbench.harness import fit_and_score
+    from ccbench.running.harness import fit_and_score
 
     _broken_decoder(monkeypatch)
     X = np.array([[0.0], [0.1], [0.2], [0.3], [5.0], [5.1], [5.2], [5.3]])
@@ -119,7 +119,10 @@ CASE = dict(
 
 
 def test_log_likelihood_matches_enumeration_with_the_normaliser():
-    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork, constrained_em_single
+    from ccbench_plugins.kmeans.constrained_em import (
+        CannotLinkNetwork,
+        constrained_em_single,
+    )
 
     X = CASE["X"]
     cons = Constraints(must_link=CASE["must_link"], cannot_link=CASE["cannot_link"], n_samples=len(X))
@@ -133,7 +136,10 @@ def test_log_likelihood_matches_enumeration_with_the_normaliser():
 
 def test_mixing_weights_count_each_chunklet_once():
     # Shental et al.: alpha_h = (1/L) sum over the L chunklets of p(l_j = h), not over points
-    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork, constrained_em_single
+    from ccbench_plugins.kmeans.constrained_em import (
+        CannotLinkNetwork,
+        constrained_em_single,
+    )
 
     X = CASE["X"]
     cons = Constraints(must_link=CASE["must_link"], n_samples=len(X))  # no cannot-link: plain M-step

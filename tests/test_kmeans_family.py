@@ -93,10 +93,9 @@ def test_cop_kmeans_keeps_best_restart():
 
 
 def test_cop_kmeans_without_constraints_is_lloyd():
-    from sklearn.cluster import KMeans
-
     from ccbench_plugins.kmeans.cop_kmeans import cop_kmeans_single
     from ccbench_plugins.kmeans.core import Units
+    from sklearn.cluster import KMeans
 
     X, _ = _blobs(seed=4)
     init = X[[0, 30, 60]]
@@ -159,9 +158,8 @@ def _em_setup(X, cons, k, max_configurations=4096):
 def test_constrained_em_without_constraints_is_sklearn_gmm(cov_type):
     import warnings
 
-    from sklearn.mixture import GaussianMixture
-
     from ccbench_plugins.kmeans.constrained_em import constrained_em_single
+    from sklearn.mixture import GaussianMixture
 
     X, _ = _blobs(n_per=40, d=3, sep=3.0, seed=1)
     w0, m0 = np.array([0.3, 0.3, 0.4]), X[[0, 50, 100]] + 0.1
@@ -241,7 +239,10 @@ def test_bp_close_to_enumeration_on_loopy_graphs(seed):
 
 @pytest.mark.parametrize("seed", range(3))
 def test_constrained_em_log_likelihood_never_decreases(seed):
-    from ccbench_plugins.kmeans.constrained_em import ConstrainedEM, constrained_em_single
+    from ccbench_plugins.kmeans.constrained_em import (
+        ConstrainedEM,
+        constrained_em_single,
+    )
 
     X, y = _blobs(n_per=30, sep=2.0, seed=seed)
     cons = cgen.random_pairs(y, 25, rng=np.random.default_rng(seed))
@@ -366,9 +367,8 @@ def test_peer_exceptions_map_to_row_statuses(monkeypatch):
 def test_peer_failures_become_rows_not_crashes(tmp_path, request):
     from hydra import compose, initialize_config_module
 
-    from ccbench.harness import run_job
-
     from ccbench import registry
+    from ccbench.running.harness import run_job
 
     rows = []
     for method, overrides in (
@@ -411,8 +411,9 @@ def test_bp_decoding_meets_cannot_links():
 def test_dead_peer_worker_is_an_error_then_replaced(monkeypatch):
     import os
 
-    from ccbench.isolation import WorkerDied
     from ccbench_plugins.kmeans import peers
+
+    from ccbench.isolation import WorkerDied
 
     X, y = _blobs(n_per=10, seed=0)
     cons = cgen.random_pairs(y, 10, rng=np.random.default_rng(0))
@@ -452,10 +453,9 @@ def test_supervision_init_edge_cases():
 
 
 def test_constrained_em_kmeans_start_is_sklearn_kmeans():
-    from sklearn.cluster import KMeans
-
     from ccbench_plugins.kmeans.constrained_em import ConstrainedEM
     from ccbench_plugins.kmeans.core import Units
+    from sklearn.cluster import KMeans
 
     X, _ = _blobs(seed=3)
     cons = Constraints.empty(len(X))

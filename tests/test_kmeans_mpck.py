@@ -6,8 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
-from ccbench import make_method
 from ccbench import constraints as cgen
+from ccbench import make_method
 from ccbench.datasets import load_dataset
 
 

@@ -1,4 +1,4 @@
-"""The leaderboard (ccbench.leaderboard): ranks both ways, win/tie/loss, gains with bootstrap
+"""The leaderboard (ccbench.reporting.leaderboard): ranks both ways, win/tie/loss, gains with bootstrap
 intervals, the share hurt by supervision, status counts; pages built from a real harness sweep."""
 
 from __future__ import annotations
@@ -9,9 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ccbench import leaderboard as lb
-from ccbench import report
-from ccbench.cli import main
+from ccbench.reporting import _format as rfmt
+from ccbench.reporting import leaderboard as lb
+from ccbench.reporting.leaderboard import _frame as lb_frame
+from ccbench.reporting.leaderboard import ranks as lb_ranks
+from ccbench.reporting import summary as rsummary
+from ccbench.running.cli import main
 
 N = "constraints.n_constraints"
 
@@ -31,7 +34,7 @@ def _rows(values: dict, statuses: dict | None = None, budget0: dict | None = Non
                          "noise.name": "none", "trial": t, "trial_seed": 100 * b + t, "status": status,
                          "ari": v if status == "ok" else np.nan, "fit_time": 0.01 * (1 + t)})
     data = pd.DataFrame(rows)
-    data["method_label"] = report.method_labels(data)
+    data["method_label"] = rfmt.method_labels(data)
     return data
 
 
@@ -93,10 +96,10 @@ def _random_sweep(n_trials: int, seed: int = 0) -> pd.DataFrame:
 
 def test_win_tie_loss_is_antisymmetric_and_counts_shared_cells():
     frame = lb.long_frame(_random_sweep(10), "ari")
-    wtl = lb.win_tie_loss_cells(lb._cells(frame), "ari", margin=0.03)
+    wtl = lb.win_tie_loss_cells(lb_frame._cells(frame), "ari", margin=0.03)
     w, t, lo = wtl["wins"], wtl["ties"], wtl["losses"]
     assert (w.to_numpy() == lo.T.to_numpy()).all() and (t.to_numpy() == t.T.to_numpy()).all()
-    done = lb.completed(lb._cells(frame))
+    done = lb.completed(lb_frame._cells(frame))
     for a in w.index:
         for b in w.columns:
             if a != b:
@@ -105,7 +108,7 @@ def test_win_tie_loss_is_antisymmetric_and_counts_shared_cells():
     assert w.loc["pck_means", "kmeans"] == 6 and wtl["table"].loc["kmeans", "pck_means"] == "0/0/6"
     assert w.loc["kmeans", "ap"] == 6
     # with a margin above every gap, everything ties
-    wide = lb.win_tie_loss_cells(lb._cells(frame), "ari", margin=1.0)
+    wide = lb.win_tie_loss_cells(lb_frame._cells(frame), "ari", margin=1.0)
     assert wide["wins"].to_numpy().sum() == 0
 
 
@@ -136,7 +139,7 @@ def test_gains_are_paired_differences_from_the_best_unsupervised_baseline():
     best = lb.best_baseline(frame, "ari")
     assert set(best) == {"kmeans"}  # ap is 0.2 worse everywhere
     g = lb.gains(frame, "ari").set_index(["dataset", "budget", "method"])
-    cells = lb._cells(frame).set_index(["dataset", "budget", "method", "trial"])["value"].sort_index()
+    cells = lb_frame._cells(frame).set_index(["dataset", "budget", "method", "trial"])["value"].sort_index()
     direct = cells.loc[("wine", 40, "pck_means")] - cells.loc[("wine", 40, "kmeans")]  # paired by trial
     assert g.loc[("wine", 40, "pck_means"), "gain"] == pytest.approx(direct.mean())
     assert (g.loc[("wine", 40, "pck_means"), ["ci_low", "ci_high"]].to_numpy(float)
@@ -181,13 +184,13 @@ def test_tuned_rows_are_their_own_method_label():
     data = _rows({("iris", 20, "pck_means"): [0.5, 0.6]})
     tuned = data.assign(tune="cvcp", ari=data["ari"] + 0.1)
     both = pd.concat([data.assign(tune="none"), tuned], ignore_index=True)
-    labels = report.method_labels(both)
+    labels = rfmt.method_labels(both)
     assert sorted(labels.unique()) == ["pck_means", "pck_means+cvcp"]
-    assert "kmeans" == report.method_labels(_rows({("iris", 20, "kmeans"): [0.5]})).iloc[0]  # no tune column
+    assert "kmeans" == rfmt.method_labels(_rows({("iris", 20, "kmeans"): [0.5]})).iloc[0]  # no tune column
 
 
 def test_peak_rss_measures_the_fit_not_the_process_lifetime():
-    from ccbench import harness
+    from ccbench.running import harness
 
     big = bytearray(150_000_000)  # a peak before the fit must not count
     del big
@@ -224,7 +227,7 @@ def test_pages_from_a_real_sweep(sweep, tmp_path, capsys):
     assert main(["report", str(sweep), "--out", str(tmp_path / "by_config")]) == 0
     assert "`nmi`" in (tmp_path / "by_config" / "pairs.md").read_text()
     assert "`ari`" in (out / "pairs.md").read_text()
-    data = report.load(sweep)
+    data = rsummary.load(sweep)
     assert {"peak_rss_mb", "fit_rss_mb"} <= set(data.columns)
     assert (data.loc[data["status"] == "ok", "peak_rss_mb"] > 0).all()
     for kind in ("pairs", "labels"):
@@ -286,10 +289,10 @@ def test_a_variant_skipped_in_every_trial_is_no_entry():
     values = {("iris", 20, "pck_means"): [0.9, 0.9], ("iris", 20, "kmeans"): [0.8, 0.8],
               ("iris", 20, "cop_kmeans"): [0.7, 0.7]}
     data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "skipped"})
-    cells = lb._cells(lb.long_frame(data, "ari"))
+    cells = lb_frame._cells(lb.long_frame(data, "ari"))
     assert set(cells["method"]) == {"pck_means", "kmeans"}
     data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "timeout"})  # a failure still ranks last
-    assert "cop_kmeans" in set(lb._cells(lb.long_frame(data, "ari"))["method"])
+    assert "cop_kmeans" in set(lb_frame._cells(lb.long_frame(data, "ari"))["method"])
 
 
 def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
@@ -331,7 +334,7 @@ def test_unbeaten_cells_and_sets_by_hand():
               ("iris", 20, "cop_kmeans"): [0.1 + u for u in up],
               ("wine", 20, "pck_means"): [0.5 + u for u in up], ("wine", 20, "cobs"): [0.6 + u for u in up],
               ("wine", 20, "cop_kmeans"): [0.59 + u for u in up]}
-    wtl = lb.win_tie_loss_cells(lb._cells(lb.long_frame(_rows(values), "ari")), "ari")
+    wtl = lb.win_tie_loss_cells(lb_frame._cells(lb.long_frame(_rows(values), "ari")), "ari")
     beaten = wtl["beaten_by"]
     assert beaten.loc[("iris", "", 20.0, "none")].to_dict() == {"cobs": 1, "cop_kmeans": 2, "pck_means": 0}
     assert beaten.loc[("wine", "", 20.0, "none")].to_dict() == {"cobs": 0, "cop_kmeans": 0, "pck_means": 2}
@@ -371,7 +374,7 @@ def test_noise_effect_leaves_out_the_unsupervised_baselines():
 def _labels_rows(values: dict) -> pd.DataFrame:
     data = _rows(values).drop(columns=[N])
     data["constraints.name"], data["constraints.per_class"] = "labeled_subsets", 5
-    data["method_label"] = report.method_labels(data)
+    data["method_label"] = rfmt.method_labels(data)
     return data
 
 
@@ -449,10 +452,10 @@ def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data
     values[("iris", 20, "srcp")] = [0.9]  # a variant run on one cell only
     values = {k: v for k, v in values.items() if not (k[0] == "glass" and k[2] in ("ap", "cop_kmeans"))}  # unfinished
     frame = lb.long_frame(_rows(values), "ari")
-    cells = lb._cells(frame)
+    cells = lb_frame._cells(frame)
     means = lb.cell_means(cells)
     attempted = lb.attempted_cells(cells).reindex_like(means).fillna(False).astype(bool)
-    core, cd_cells = lb._cd_selection(attempted)
+    core, cd_cells = lb_ranks._cd_selection(attempted)
     assert sorted(core.index[core]) == ["ap", "cop_kmeans", "kmeans", "pck_means"]
     assert sorted(cd_cells.index[cd_cells].get_level_values("dataset")) == ["iris", "wine"]
     text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()

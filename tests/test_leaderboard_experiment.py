@@ -19,7 +19,7 @@ SECTIONS = ("## 1. Average ranks", "## 2. Win/tie/loss", "## 3. Gain over the be
 
 def _ccbench(*args, cwd):
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    return subprocess.run([sys.executable, "-m", "ccbench.cli", *args], cwd=cwd, env=env,
+    return subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=1200)
 
 

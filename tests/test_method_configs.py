@@ -12,13 +12,13 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import ccbench_conf
 import pytest
 import yaml
 from hydra import compose, initialize_config_module
 
 import ccbench
-import ccbench_conf
-from ccbench.check_plugin import builtin_methods, config_problems
+from ccbench.running.check_plugin import builtin_methods, config_problems
 
 METHOD_DIR = Path(ccbench_conf.__file__).parent / "method"
 FILES = sorted(METHOD_DIR.glob("*.yaml"))

@@ -7,11 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.spatial.distance import cdist
-
-import ccbench
-from ccbench import Constraints
-from ccbench.base import InfeasibleConstraintsError
 from ccbench_plugins.nnc.metric_learning import (
     MetricFallbackWarning,
     learn_lp_diag,
@@ -21,6 +16,11 @@ from ccbench_plugins.nnc.metric_learning import (
     lp_diag_program,
     pair_sq_diffs,
 )
+from scipy.spatial.distance import cdist
+
+import ccbench
+from ccbench import Constraints
+from ccbench.base import InfeasibleConstraintsError
 
 
 def _well_clusterable(rng, k=4, per=15, d=3):
@@ -302,7 +302,7 @@ def test_xing_baselines_cluster_in_the_learned_metric(name):
 def test_report_puts_a_per_dataset_paper_table_beside_ours():
     import pandas as pd
 
-    from ccbench.report import paper_table
+    from ccbench.reporting.summary import paper_table
 
     summary = pd.DataFrame(
         [dict(dataset=d, method_label=m, setting="", x=5, mean=v, std=0.01, n_ok=2, n_trials=2)

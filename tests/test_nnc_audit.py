@@ -10,14 +10,17 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ccbench_plugins.nnc import metric_learning as ml
+from ccbench_plugins.nnc.core import FewerClustersWarning
+from ccbench_plugins.nnc.metric_learning import (
+    MetricFallbackWarning,
+    learn_metric,
+    pair_sq_diffs,
+)
 
 import ccbench
 from ccbench import Constraints
 from ccbench.base import ConvergenceWarning
-from ccbench_plugins.nnc import metric_learning as ml
-from ccbench_plugins.nnc.core import FewerClustersWarning
-from ccbench_plugins.nnc.metric_learning import MetricFallbackWarning, learn_metric, pair_sq_diffs
-
 
 DATA_DIR = os.environ.get("CCBENCH_DATA_DIR")
 needs_data = pytest.mark.skipif(not DATA_DIR, reason="CCBENCH_DATA_DIR is not set (the UCI voting file)")
@@ -138,7 +141,7 @@ def test_xing_gap_certifies_and_a_short_solve_says_so(monkeypatch):
 
 
 def test_harness_row_records_the_metric_solvers_convergence():
-    from ccbench.harness import fit_and_score
+    from ccbench.running.harness import fit_and_score
 
     X, y, cons = _iris()
     for method in ("nnc", "fpc"):
@@ -156,7 +159,7 @@ def test_nnc_meets_cannot_links_given_alone():
     cons = Constraints([], [[0, 1], [12, 13]], n_samples=20)
     est = ccbench.make_method("nnc", n_clusters=2, random_state=0).fit(X, constraints=cons)
     assert cons.violations(est.labels_) == (0, 0)
-    from ccbench.harness import fit_and_score
+    from ccbench.running.harness import fit_and_score
 
     out = fit_and_score([], "nnc", {}, 0, 2, X, np.repeat([0, 1], 10), cons, ["rand"], "warn")
     assert out["n_violated"] == 0
@@ -432,7 +435,7 @@ def test_n_clusters_bounds():
 def test_xing_leaves_no_cannot_link_pair_at_distance_zero():
     # Table 2, iris_uci trial 15: L-BFGS-B stopped with the features of one cannot-link
     # pair at weight 0 (slope -inf there), so the duality gap was infinite
-    from ccbench import protocol
+    from ccbench.running import protocol
 
     ds = ccbench.load_dataset("iris_uci", preprocess="minmax_1_2")
     rng, _ = protocol.trial_streams(7685838869667224706)

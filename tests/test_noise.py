@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from ccbench import constraints as cgen
-from ccbench import noise
+from ccbench.data import noise
 
 
 @pytest.mark.parametrize("rate", [0.0, 0.05, 0.1, 0.2, 1.0])

@@ -7,8 +7,8 @@ import logging
 import subprocess
 import sys
 
-from ccbench import harness
-from ccbench.harness import run_job
+from ccbench.running import harness
+from ccbench.running.harness import run_job
 
 CELL = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": 3},
         "constraints": {"name": "none"}, "noise": {"name": "none"}, "metrics": ["ari"]}
@@ -32,7 +32,7 @@ def test_resume_says_what_it_kept_and_what_it_runs(tmp_path, caplog):
 
 def test_a_sweep_writes_report_html_and_prints_jobs_eta_and_the_path(tmp_path):
     sweep = tmp_path / "sweep"
-    cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())",
+    cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())",
            "-m", "method=kmeans,ap", "n_trials=2", f"hydra.sweep.dir={sweep}"]
     proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]

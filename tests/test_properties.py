@@ -6,9 +6,10 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccbench import Constraints, noise
+from ccbench import Constraints
 from ccbench.constraints import random_pairs
-from ccbench.protocol import trial_seed
+from ccbench.data import noise
+from ccbench.running.protocol import trial_seed
 
 N = 9
 pair = st.tuples(st.integers(0, N - 1), st.integers(0, N - 1)).filter(lambda p: p[0] != p[1])

@@ -14,9 +14,12 @@ import textwrap
 import pandas as pd
 import pytest
 
-from ccbench import provenance, registry, report
-from ccbench.harness import run_job
-from ccbench.results import read_results
+from ccbench import registry
+from ccbench.reporting import origins as rorigins
+from ccbench.reporting import summary as rsummary
+from ccbench.running import provenance
+from ccbench.running.harness import run_job
+from ccbench.running.results import read_results
 
 PLUGIN = """
 import numpy as np
@@ -132,9 +135,9 @@ def test_keep_stale_keeps_and_the_report_marks_and_warns(two_plugins, tmp_path, 
         rows = run_job({**cell, "keep_stale": True, "n_trials": 5}, out_dir=tmp_path)
     assert "keeping 3 stale trial(s)" in " ".join(r.getMessage() for r in caplog.records)
     assert rows["code.method_hash"].nunique() == 2  # 3 kept old rows + 2 new trials
-    data = report.load(tmp_path)
-    assert report.stale_rows(data).sum() == 3
-    warnings = report.provenance_warnings(data)
+    data = rsummary.load(tmp_path)
+    assert rorigins.stale_rows(data).sum() == 3
+    warnings = rorigins.provenance_warnings(data)
     assert any("mixes 2 code versions" in w for w in warnings)
     assert any("3 ok row(s) were made by code other than the installed one" in w for w in warnings)
 
@@ -144,7 +147,7 @@ def test_rows_without_provenance_are_stale_with_a_clear_reason(tmp_path, caplog)
     run_job(cell, out_dir=tmp_path)
     old = read_results(tmp_path)
     legacy = old.drop(columns=[c for c in old if c.startswith(("code.", "env.", "rerun_reason"))])
-    from ccbench.results import write_results
+    from ccbench.running.results import write_results
 
     write_results(legacy, tmp_path / "results.parquet")
     with caplog.at_level(logging.WARNING, logger="ccbench"):
@@ -161,20 +164,20 @@ def test_report_lists_the_machines_found_in_rows_and_warns_on_a_mixed_cell(tmp_p
     frame = read_results(tmp_path / "node1")
     other = frame.assign(**{"env.hostname": "node-b", "env.cpu": "Other CPU"})
     other.loc[:1, "env.hostname"] = frame.loc[:1, "env.hostname"]  # one cell from two machines
-    from ccbench.results import write_results
+    from ccbench.running.results import write_results
 
     write_results(other, tmp_path / "node2" / "results.parquet")
-    data = pd.concat([report.load(tmp_path / "node1"), report.load(tmp_path / "node2")], ignore_index=True)
-    table = report.provenance_table(data)
+    data = pd.concat([rsummary.load(tmp_path / "node1"), rsummary.load(tmp_path / "node2")], ignore_index=True)
+    table = rorigins.provenance_table(data)
     assert set(table["hostname"]) == {frame["env.hostname"].iloc[0], "node-b"}
     assert table["rows"].sum() == len(data)
-    assert any("mixes 2 machines" in w for w in report.provenance_warnings(report.load(tmp_path / "node2")))
-    out = report.write_report(report.load(tmp_path), tmp_path / "rep", metrics=["ari"])
+    assert any("mixes 2 machines" in w for w in rorigins.provenance_warnings(rsummary.load(tmp_path / "node2")))
+    out = rsummary.write_report(rsummary.load(tmp_path), tmp_path / "rep", metrics=["ari"])
     text = out["summary_md"].read_text()
     assert "## Provenance" in text and "node-b" in text
-    from ccbench import report_html
+    from ccbench.reporting import html as report_html
 
-    page = report_html.html_page(report.load(tmp_path), metrics=["ari"])
+    page = report_html.html_page(rsummary.load(tmp_path), metrics=["ari"])
     assert "node-b" in page and "read from the rows themselves" in page
     assert "Of the machine that wrote this report" not in page
 
@@ -223,7 +226,7 @@ def test_the_command_reruns_only_the_edited_plugins_trials_and_says_so(two_plugi
     for name in ("half_a", "half_b"):
         (conf / f"{name}.yaml").write_text(f"name: {name}\n")
     sweep = tmp_path / "sweep"
-    cmd = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())", "-m",
+    cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", "-m",
            "method=half_a,half_b", "constraints=none", "n_trials=2", "metrics=[ari]", "plugins=[plugin_a,plugin_b]",
            f"hydra.searchpath=[file://{two_plugins / 'conf'}]", f"hydra.sweep.dir={sweep}"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(two_plugins), os.environ.get("PYTHONPATH", "")])}
@@ -241,3 +244,18 @@ def test_the_command_reruns_only_the_edited_plugins_trials_and_says_so(two_plugi
     assert (after.loc["half_a", "timestamp"] == before.loc["half_a", "timestamp"]).all()
     assert (after.loc["half_b", "timestamp"] > before.loc["half_b", "timestamp"]).all()
     assert after.filter(like="code.").notna().all().all() and after.filter(like="env.").notna().all().all()
+
+
+def test_the_ccbench_commit_is_the_source_trees():
+    """The module moved into ``ccbench/running/``: the tree it looks for ``.git`` in must still be the repository's."""
+    import subprocess
+    from pathlib import Path
+
+    import ccbench
+    from ccbench.running.provenance import ccbench_code
+
+    root = Path(ccbench.__file__).resolve().parent.parent
+    if not (root / ".git").exists():
+        pytest.skip(f"{root} is not a git checkout (an installed wheel): no commit to record")
+    head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout
+    assert ccbench_code()["code.git_commit"] == head.strip()

@@ -26,7 +26,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
-CCBENCH = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())"]
+CCBENCH = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())"]
 
 pytestmark = pytest.mark.slow  # builds a wheel and runs four ccbench commands (about 40 s)
 

@@ -56,7 +56,7 @@ def test_throwaway_plugin_is_listed_and_runnable(split_plugin):
     X = np.r_[np.zeros((5, 2)), np.ones((5, 2))]
     labels = ccbench.make_method("throwaway_split").fit_predict(X)
     np.testing.assert_array_equal(labels, [0] * 5 + [1] * 5)
-    from ccbench.cli import plugins_table
+    from ccbench.running.cli import plugins_table
 
     assert "throwaway_split" in plugins_table()
 
@@ -105,7 +105,8 @@ def test_method_spec_validates_supervision():
 
 
 def test_public_api_quick_start():
-    from ccbench import constraints as cgen, metrics
+    from ccbench import constraints as cgen
+    from ccbench import metrics
 
     ds = ccbench.load_dataset("iris")
     assert ds.X.shape == (150, 4) and ds.X.dtype == np.float64 and ds.n_classes == 3
@@ -178,7 +179,7 @@ def test_plugins_command_lists_the_rest_and_names_the_broken(broken_packages):
     import subprocess
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken_packages), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.cli", "plugins"], env=env, capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "plugins"], env=env, capture_output=True,
                           text=True, timeout=120)
     assert proc.returncode == 1
     assert "good_third_party" in proc.stdout and "scssap" in proc.stdout

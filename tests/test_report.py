@@ -6,9 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ccbench.cli import main
-from ccbench.report import load, markdown_table, method_labels, plot_metric, summarise, write_report
-from ccbench.results import ResultsStore, gather, write_results
+from ccbench.reporting import plots as rplots
+from ccbench.reporting import summary as rsummary
+from ccbench.reporting._format import method_labels
+from ccbench.reporting.plots import plot_metric
+from ccbench.reporting.summary import load, markdown_table, summarise, write_report
+from ccbench.running.cli import main
+from ccbench.running.results import ResultsStore, gather, write_results
 
 X = "constraints.n_constraints"
 
@@ -191,22 +195,18 @@ def _replicate_rows():
 
 
 def test_pool_averages_replicate_settings_into_one_line():
-    from ccbench import report
-
     data = _replicate_rows()
-    split = report.summarise(data, "errors", "method.p")
+    split = rsummary.summarise(data, "errors", "method.p")
     assert split["setting"].nunique() == 2  # one line per seed without pooling
-    pooled = report.summarise(data, "errors", "method.p", pool=["dataset.seed"])
+    pooled = rsummary.summarise(data, "errors", "method.p", pool=["dataset.seed"])
     assert pooled["setting"].nunique() == 1
     assert pooled.set_index("x")["mean"].to_dict() == {1.0: 1.5, 2.0: 2.5}
 
 
 def test_paper_numbers_sit_beside_ours():
-    from ccbench import report
-
-    summary = report.summarise(_replicate_rows(), "errors", "method.p", pool=["dataset.seed"])
+    summary = rsummary.summarise(_replicate_rows(), "errors", "method.p", pool=["dataset.seed"])
     paper = {"source": "Table 1", "metric": "errors", "method": "scap", "values": {1: 7, 2: 3}}
-    table = report.paper_table(summary, paper)
+    table = rsummary.paper_table(summary, paper)
     assert "| g | 1 | 1.500 ± 0.707 | 7 |" in table
     assert "| g | 2 | 2.500 ± 0.707 | 3 |" in table
 
@@ -214,15 +214,13 @@ def test_paper_numbers_sit_beside_ours():
 def test_many_lines_share_one_legend_with_colour_by_method_and_marker_by_setting():
     import pandas as pd
 
-    from ccbench import report
-
     rows = [
         {"dataset.name": "d", "method.name": "m", "method.c": c, "noise.rate": r,
          "constraints.n_constraints": n, "status": "ok", "modified_rand": c + r + n / 100}
         for c in (0.0, 0.1, 0.5, 0.9) for r in (0.05, 0.1) for n in (50, 100)
     ]
-    summary = report.summarise(pd.DataFrame(rows), "modified_rand", "constraints.n_constraints")
-    fig = report.plot_metric(summary, "modified_rand", "constraints.n_constraints")
+    summary = rsummary.summarise(pd.DataFrame(rows), "modified_rand", "constraints.n_constraints")
+    fig = rplots.plot_metric(summary, "modified_rand", "constraints.n_constraints")
     assert len(fig.legends) == 1 and fig.axes[0].get_legend() is None
     assert len(fig.legends[0].get_texts()) == 8
     lines = {c.get_label(): c.lines[0] for c in fig.axes[0].containers}
@@ -233,7 +231,7 @@ def test_many_lines_share_one_legend_with_colour_by_method_and_marker_by_setting
 
 
 def test_report_on_a_missing_directory_is_one_clear_line(capsys, tmp_path):
-    from ccbench.cli import main
+    from ccbench.running.cli import main
 
     assert main(["report", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
@@ -243,7 +241,7 @@ def test_report_on_a_missing_directory_is_one_clear_line(capsys, tmp_path):
 def test_a_parameter_left_at_its_default_is_labelled_with_the_default():
     import pandas as pd
 
-    from ccbench.report import method_labels
+    from ccbench.reporting._format import method_labels
 
     data = pd.DataFrame({"method.name": ["ap", "ap", "kmeans"], "method.damping": [None, 0.9, None]})
     assert method_labels(data).tolist() == ["ap(damping=0.75)", "ap(damping=0.9)", "kmeans"]
@@ -293,7 +291,7 @@ def test_a_single_x_value_is_a_dot_chart_not_one_vertical_line():
     points = sorted((float(c.lines[0].get_xdata()[0]), float(c.lines[0].get_ydata()[0])) for c in ax.containers)
     assert points == [(0.6, 0.0), (0.7, 1.0), (0.8, 2.0)]  # the metric runs along the axis
     assert ax.get_xlabel() == "modified Rand index" and "labeled points per class = 5" in fig._suptitle.get_text()
-    from ccbench.report import _draw_paper
+    from ccbench.reporting.plots import _draw_paper
 
     _draw_paper(fig, {"method": "b", "values": {5: 0.75}})  # the paper's number on its method's row
     (cross,) = [ln for ln in ax.lines if ln.get_marker() == "x"]
@@ -327,7 +325,7 @@ def test_axes_are_labelled_in_words():
     fig = plot_metric(_summary({"a": [0.6, 0.7]}), "modified_rand", X)
     assert fig.axes[0].get_xlabel() == "number of constraints"
     assert fig.axes[0].get_ylabel() == "modified Rand index"
-    from ccbench.report import axis_label
+    from ccbench.reporting._format import axis_label
 
     assert axis_label("noise.rate") == "noise rate" and axis_label("method.max_iter") == "max iter (method)"
 
@@ -337,7 +335,7 @@ def test_one_colour_per_method_on_the_whole_page(monkeypatch):
     method is missing from the CD diagram (no complete block) and so shifts everyone's index."""
     from matplotlib.colors import to_hex
 
-    from ccbench import report_html
+    from ccbench.reporting import html as report_html
 
     rng = np.random.default_rng(0)
     rows = []

@@ -8,10 +8,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ccbench.cli import main
-from ccbench.report import load, summarise
-from ccbench.report_export import latex_escape, parse_formats
-from ccbench.results import write_results
+from ccbench.reporting.export import latex_escape, parse_formats
+from ccbench.reporting.summary import load, summarise
+from ccbench.running.cli import main
+from ccbench.running.results import write_results
 
 X = "constraints.n_constraints"
 

@@ -11,9 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ccbench import report_html
-from ccbench.cli import main
-from ccbench.results import write_results
+from ccbench.reporting import html as report_html
+from ccbench.running.cli import main
+from ccbench.running.results import write_results
 
 X = "constraints.n_constraints"
 

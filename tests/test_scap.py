@@ -7,12 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from ccbench_plugins.scap.scap import SCAP, SSAPL, _CandidateSimilarity, _run_scap
 
 import ccbench
-from ccbench import Constraints, constraints as cgen, metrics
+from ccbench import Constraints, metrics
+from ccbench import constraints as cgen
 from ccbench.base import ConvergenceWarning
 from ccbench.similarity import negative_sq_euclidean
-from ccbench_plugins.scap.scap import SCAP, SSAPL, _CandidateSimilarity, _run_scap
 
 
 def _blobs(n_per, centers, scale=0.3, seed=0):
@@ -336,10 +337,9 @@ def test_dense_and_linear_modes_are_identical_on_ties_and_unsettled_runs():
 
 def test_similarity_rows_are_translation_invariant():
     # The Gram identity on raw iris + 1e6 was off by ~1e-5 relative (eps * ||x||^2).
+    from ccbench_plugins.scap.scap import _CandidateSimilarity
     from scipy.spatial.distance import cdist
     from sklearn.datasets import load_iris
-
-    from ccbench_plugins.scap.scap import _CandidateSimilarity
 
     far = load_iris().data + 1e6
     exact = -cdist(far, far, "sqeuclidean")

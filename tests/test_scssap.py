@@ -5,11 +5,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_blobs
-
-from ccbench import Constraints, make_method
-from ccbench import constraints as cgen
-from ccbench.similarity import median_preference, negative_sq_euclidean
 from ccbench_plugins.affinity import core as ap_core
 from ccbench_plugins.affinity.scssap import (
     SCSSAP,
@@ -19,6 +14,11 @@ from ccbench_plugins.affinity.scssap import (
     metric_update,
     resolve_penalties,
 )
+from sklearn.datasets import make_blobs
+
+from ccbench import Constraints, make_method
+from ccbench import constraints as cgen
+from ccbench.similarity import median_preference, negative_sq_euclidean
 
 
 def with_median_preference(X):

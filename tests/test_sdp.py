@@ -7,10 +7,6 @@ import warnings
 import cvxpy as cp
 import numpy as np
 import pytest
-
-from ccbench import Constraints, load_dataset, make_method
-from ccbench.base import InfeasibleConstraintsError
-from ccbench.constraints import per_class_pairs
 from ccbench_plugins.sdp._solvers import solve_admm, solve_cvxpy
 from ccbench_plugins.sdp.core import (
     build_problem,
@@ -22,6 +18,10 @@ from ccbench_plugins.sdp.core import (
     neg_normalized_laplacian,
     relational_bounds,
 )
+
+from ccbench import Constraints, load_dataset, make_method
+from ccbench.base import InfeasibleConstraintsError
+from ccbench.constraints import per_class_pairs
 
 #: Optima of the reduced problem on iris subsets (every (150/n)-th point, so bench_sdp's
 #: ``iris_subset(n)``: per_class_pairs(j=3, rng=default_rng(0)), t = 3, sigma = 0.271,

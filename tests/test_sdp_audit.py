@@ -7,10 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from scipy.linalg import sqrtm
-
-from ccbench import Constraints, load_dataset, make_method
-from ccbench.constraints import per_class_pairs, random_pairs
 from ccbench_plugins.sdp._solvers import (
     box_violation,
     duality_gap,
@@ -19,7 +15,16 @@ from ccbench_plugins.sdp._solvers import (
     solve_admm,
     solve_cvxpy,
 )
-from ccbench_plugins.sdp.core import RNProblem, build_problem, kmedoids_swap, medoid_cost
+from ccbench_plugins.sdp.core import (
+    RNProblem,
+    build_problem,
+    kmedoids_swap,
+    medoid_cost,
+)
+from scipy.linalg import sqrtm
+
+from ccbench import Constraints, load_dataset, make_method
+from ccbench.constraints import per_class_pairs, random_pairs
 
 #: CLARABEL optimum of test_sdp's iris subset n = 60 (tolerances 1e-10)
 IRIS60_REF = 0.39580618134004775

@@ -6,12 +6,6 @@ import warnings
 
 import numpy as np
 import pytest
-
-from ccbench import load_dataset, make_method
-from ccbench.base import InfeasibleConstraintsError
-from ccbench.constraints import per_class_pairs
-from sklearn.metrics import adjusted_rand_score
-
 from ccbench_plugins.sdp import _solvers
 from ccbench_plugins.sdp._solvers import (
     DEFAULT_RIDGE,
@@ -23,6 +17,11 @@ from ccbench_plugins.sdp._solvers import (
     solve_sdpa,
 )
 from ccbench_plugins.sdp.core import RNProblem, build_problem
+from sklearn.metrics import adjusted_rand_score
+
+from ccbench import load_dataset, make_method
+from ccbench.base import InfeasibleConstraintsError
+from ccbench.constraints import per_class_pairs
 
 pytest.importorskip("sdpap")
 

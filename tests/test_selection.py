@@ -16,19 +16,19 @@ import types
 import numpy as np
 import pandas as pd
 import pytest
-
-from ccbench import Constraints, registry
-from ccbench.check_plugin import grid_problems
-from ccbench.config import cell_hash, to_cell
-from ccbench.constraints import labeled_subsets, random_pairs
-from ccbench.datasets import load_dataset
-from ccbench.harness import fit_and_score, run_job
-from ccbench.hookspecs import hookimpl
-from ccbench.protocol import check_value
-from ccbench.report import method_labels, method_versions, stale_rows
-from ccbench.specs import MAX_GRID_SIZE, MethodSpec, TunerSpec
 from ccbench_plugins.selection import cvcp
 
+from ccbench import Constraints, registry
+from ccbench.constraints import labeled_subsets, random_pairs
+from ccbench.datasets import load_dataset
+from ccbench.hookspecs import hookimpl
+from ccbench.reporting._format import method_labels
+from ccbench.reporting.origins import method_versions, stale_rows
+from ccbench.running.check_plugin import grid_problems
+from ccbench.running.config import cell_hash, to_cell
+from ccbench.running.harness import fit_and_score, run_job
+from ccbench.running.protocol import check_value
+from ccbench.specs import MAX_GRID_SIZE, MethodSpec, TunerSpec
 
 # -- a hand-made problem: 1-D points, clustered by a threshold ------------------------------------
 
@@ -313,7 +313,7 @@ def test_harness_with_tune_cvcp_records_the_choice(tmp_path):
 
 
 def test_tuning_fits_charges_the_time_budget_for_every_fold_and_combination():
-    from ccbench import protocol
+    from ccbench.running import protocol
     from ccbench.specs import TimeModel
 
     spec = registry.get_method_spec("srcp")

@@ -4,13 +4,13 @@ import warnings
 
 import numpy as np
 import pytest
+from ccbench_plugins.spectral import core
 from scipy import sparse
 from scipy.spatial.distance import cdist
 
 from ccbench import Constraints, load_dataset, make_method, metrics
 from ccbench import constraints as cgen
 from ccbench.base import ConvergenceWarning
-from ccbench_plugins.spectral import core
 
 MU = 0.2
 

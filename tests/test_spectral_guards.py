@@ -12,12 +12,12 @@ import warnings
 import numpy as np
 import pytest
 import scipy.linalg
+from ccbench_plugins.spectral import core
 from scipy.spatial.distance import cdist
 from sklearn.datasets import make_blobs
 
 from ccbench import Constraints, load_dataset, make_method
 from ccbench import constraints as cgen
-from ccbench_plugins.spectral import core
 
 METHODS = ("srcp", "e2cp", "spectral_learning", "ncuts")
 

@@ -3,12 +3,12 @@ of :mod:`ccbench_plugins.spectral.lowrank` against the dense eigenbasis routes."
 
 import numpy as np
 import pytest
-from scipy import sparse
-
-from ccbench import make_method
-from ccbench import constraints as cgen
 from ccbench_plugins.spectral import core
 from ccbench_plugins.spectral import lowrank as lr
+from scipy import sparse
+
+from ccbench import constraints as cgen
+from ccbench import make_method
 
 
 def _problem(n=300, n_pairs=20, seed=0, k=10):
@@ -293,7 +293,8 @@ def test_spectral_learning_declares_its_sparse_memory_above_dense_max_n():
     its declared O(n d) model covers the traced peak at n = 3,000 and admits 60,000 points."""
     import tracemalloc
 
-    from ccbench import protocol, registry
+    from ccbench import registry
+    from ccbench.running import protocol
 
     spec = registry.get_method_spec("spectral_learning")
     rng = np.random.default_rng(0)

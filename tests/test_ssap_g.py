@@ -5,13 +5,19 @@ import warnings
 
 import numpy as np
 import pytest
+from ccbench_plugins.affinity import core as ap_core
+from ccbench_plugins.affinity.ssap_g import (
+    SSAPG,
+    meta_points,
+    node_problem,
+    node_similarity,
+    polish,
+)
 from sklearn.datasets import make_blobs
 
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
 from ccbench.similarity import median_preference, negative_sq_euclidean
-from ccbench_plugins.affinity import core as ap_core
-from ccbench_plugins.affinity.ssap_g import SSAPG, meta_points, node_problem, node_similarity, polish
 
 
 def with_median_preference(X):

@@ -7,9 +7,12 @@ import pandas as pd
 import pytest
 import scipy.stats
 
-from ccbench import stats
-from ccbench.cli import main
-from ccbench.results import write_results
+from ccbench.reporting import _format as rfmt
+from ccbench.reporting import verdict as rcompare
+from ccbench.reporting import stats
+from ccbench.reporting import constraint_utility as rutility
+from ccbench.running.cli import main
+from ccbench.running.results import write_results
 
 X = "constraints.n_constraints"
 
@@ -153,10 +156,10 @@ def test_greater_is_better_reads_the_registry():
 
 def test_compare_prints_the_verdict_and_refuses_unknown_labels(tmp_path, capsys):
     data = _better_by_construction(n_sets=6)
-    text = stats.compare(data, "best", "worst", "ari", rope=0.01)
+    text = rcompare.compare(data, "best", "worst", "ari", rope=0.01)
     assert "Across 6 data sets" in text and "Verdict: best better" in text
     with pytest.raises(ValueError, match="no method labelled"):
-        stats.compare(data, "best", "nope", "ari")
+        rcompare.compare(data, "best", "nope", "ari")
     for i, (_, part) in enumerate(data.groupby("config_hash")):
         write_results(part, tmp_path / "sweep" / str(i) / "results.parquet")
     assert main(["report", str(tmp_path / "sweep"), "--compare", "best", "mid", "--metric", "ari",
@@ -186,10 +189,10 @@ def test_every_metric_declares_its_direction_and_a_count_is_not_ranked():
         assert spec.direction in registry.DIRECTIONS, spec.name
         assert spec.bounds[0] < spec.bounds[1], spec.name
     # fewer clusters is not better: SSAP-G "won" scssap_fig3 by finding one cluster
-    assert stats.direction("n_clusters_found") == "none" and not stats.is_ranked("n_clusters_found")
-    assert stats.direction("n_clusters_error") == "lower"  # the rankable version, |found - classes|
-    assert stats.direction("modified_rand") == "higher" and stats.direction("fit_time") == "lower"
-    assert stats.direction("n_iter") == "none"  # a column that declares nothing is not ranked
+    assert rfmt.direction("n_clusters_found") == "none" and not rfmt.is_ranked("n_clusters_found")
+    assert rfmt.direction("n_clusters_error") == "lower"  # the rankable version, |found - classes|
+    assert rfmt.direction("modified_rand") == "higher" and rfmt.direction("fit_time") == "lower"
+    assert rfmt.direction("n_iter") == "none"  # a column that declares nothing is not ranked
     means = pd.DataFrame({"a": [1.0, 1.0, 2.0], "b": [3.0, 4.0, 3.0], "c": [9.0, 7.0, 8.0]})
     for ranked_only in (stats.average_ranks, stats.win_tie_loss, stats.cd_diagram):
         with pytest.raises(ValueError, match="not ranked"):
@@ -214,7 +217,7 @@ def test_n_clusters_error_is_the_distance_to_the_number_of_classes():
 
 
 def test_a_count_gets_per_cell_difference_tests_but_no_better_verdict_and_no_ranks():
-    from ccbench import report_html
+    from ccbench.reporting import html as report_html
 
     rng = np.random.default_rng(0)
     values = {}
@@ -226,7 +229,7 @@ def test_a_count_gets_per_cell_difference_tests_but_no_better_verdict_and_no_ran
     assert set(tests["verdict"]) == {"many higher"} and tests[["wins", "ties", "losses"]].isna().all().all()
     page = report_html.html_page(data, metrics=["n_clusters_found"], x=X)
     assert "is not ranked" in page and "average rank" not in page and "Friedman chi" not in page
-    text = stats.compare(data[data["trial"] < 5], "few", "many", "n_clusters_found")  # 5: no posterior drawn
+    text = rcompare.compare(data[data["trial"] < 5], "few", "many", "n_clusters_found")  # 5: no posterior drawn
     assert "not ranked: differences only" in text and "better" not in text.split("\n", 1)[1]
 
 
@@ -246,7 +249,7 @@ def test_the_smallest_attainable_p_two_routes():
 
 def test_too_few_trials_give_no_verdict_and_say_what_p_they_could_reach():
     # 2 paired trials: baycomp alone says P(B better) = 0.97; that is no verdict
-    text = stats.compare(_frame({("iris", "a"): [0.5, 0.6], ("iris", "b"): [0.7, 0.8]}), "a", "b", "ari")
+    text = rcompare.compare(_frame({("iris", "a"): [0.5, 0.6], ("iris", "b"): [0.7, 0.8]}), "a", "b", "ari")
     assert "Verdict: b better" not in text and not any(line.endswith("B better") for line in text.splitlines())
     row = next(line for line in text.splitlines() if line.startswith("iris"))
     assert row.endswith("too few trials (n = 2 < 6)") and "Verdict: too few trials (n = 2 < 6)" in text
@@ -266,9 +269,9 @@ def test_too_few_trials_give_no_verdict_and_say_what_p_they_could_reach():
     assert two["verdict"].tolist() == ["a better"] and two["p_min"].tolist() == [pytest.approx(1 / 32)]
     # enough trials and data sets: the verdict is given
     # (5 trials per cell: no per-cell verdict, but 6 data sets give one across them)
-    text = stats.compare(_better_by_construction(n_sets=6, n_trials=5), "best", "worst", "ari")
+    text = rcompare.compare(_better_by_construction(n_sets=6, n_trials=5), "best", "worst", "ari")
     assert "Verdict: best better" in text and "too few trials (n = 5 < 6)" in text
-    assert "too few data sets (n = 3 < 6)" in stats.compare(_better_by_construction(n_sets=3, n_trials=5),
+    assert "too few data sets (n = 3 < 6)" in rcompare.compare(_better_by_construction(n_sets=3, n_trials=5),
                                                             "best", "worst", "ari")
 
 
@@ -291,7 +294,7 @@ def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_poolin
     assert list(stats.average_ranks(means, "ari").index) == ["b", "a"]  # averaging over x said "a"
     at0 = stats.block_means(data, "ari", at="0")
     assert list(stats.average_ranks(at0, "ari").index) == ["a", "b"]
-    assert "Across 4 data sets at x = 200 (the largest x" in stats.compare(data, "a", "b", "ari")
+    assert "Across 4 data sets at x = 200 (the largest x" in rcompare.compare(data, "a", "b", "ari")
     with pytest.raises(ValueError, match="no ok trial at x = 7"):
         stats.block_means(data, "ari", at=7)
     schemes = data.assign(**{X: data[X].map({0: "none", 50: "pairs", 200: "labels"})})
@@ -302,7 +305,7 @@ def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_poolin
     per_set = data[~((data["dataset.name"] == "d4") & (data[X] == 200))]
     means = stats.block_means(per_set, "ari")
     assert means.attrs["at"] is None and len(means) == 4 and means["b"].gt(means["a"]).all()
-    assert "at each data set's largest x" in stats.compare(per_set, "a", "b", "ari")
+    assert "at each data set's largest x" in rcompare.compare(per_set, "a", "b", "ari")
 
 
 # -- held-out evaluation (evaluate_on) ------------------------------------------------
@@ -310,7 +313,7 @@ def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_poolin
 
 def test_evaluation_mask_on_a_hand_sized_constraint_set():
     from ccbench import Constraints
-    from ccbench.harness import evaluation_mask
+    from ccbench.running.harness import evaluation_mask
 
     labels = np.array([-1, -1, -1, -1, -1, -1, -1, 2])
     cons = Constraints([[0, 1]], [[1, 2], [5, 6]], n_samples=8, labels=labels)
@@ -324,7 +327,7 @@ def test_evaluation_mask_on_a_hand_sized_constraint_set():
 
 
 def test_evaluate_on_all_keeps_every_existing_cell_hash():
-    from ccbench.config import cell_hash, stable_hash
+    from ccbench.running.config import cell_hash, stable_hash
 
     cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"}, "constraints": {"name": "none"},
             "noise": {"name": "none"}, "seed": 0}
@@ -336,9 +339,10 @@ def test_evaluate_on_all_keeps_every_existing_cell_hash():
 def test_run_job_scores_only_the_held_out_points(tmp_path):
     from sklearn.metrics import adjusted_rand_score
 
-    from ccbench import protocol, registry
+    from ccbench import registry
     from ccbench.datasets import load_dataset
-    from ccbench.harness import run_job
+    from ccbench.running import protocol
+    from ccbench.running.harness import run_job
 
     cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": 3, "n_init": 1},
             "constraints": {"name": "random_pairs", "n_constraints": 30}, "noise": {"name": "none"},
@@ -377,32 +381,32 @@ def test_coherence_of_hand_placed_segments():
                   [0.5, -1], [0.5, 1],       # across a: each projects onto the other as one point
                   [0.5, 0.1], [1.5, 0.1]])   # along a, half on it: overlap 0.5 -> incoherent
     ml = [[0, 1]]
-    assert stats.coherence(X, ml, [[2, 3]]) == 1.0
-    assert stats.coherence(X, ml, [[4, 5]]) == 1.0
-    assert stats.coherence(X, ml, [[6, 7]]) == 0.0
-    assert stats.coherence(X, ml, [[2, 3], [4, 5], [6, 7]]) == pytest.approx(2 / 3)
-    assert np.isnan(stats.coherence(X, ml, np.empty((0, 2))))
+    assert rutility.coherence(X, ml, [[2, 3]]) == 1.0
+    assert rutility.coherence(X, ml, [[4, 5]]) == 1.0
+    assert rutility.coherence(X, ml, [[6, 7]]) == 0.0
+    assert rutility.coherence(X, ml, [[2, 3], [4, 5], [6, 7]]) == pytest.approx(2 / 3)
+    assert np.isnan(rutility.coherence(X, ml, np.empty((0, 2))))
 
 
 def test_utility_informativeness_gain_and_share_worse():
     frame = _frame({("iris", "base"): [0.5, 0.5, 0.5, 0.5], ("iris", "cons"): [0.6, 0.4, 0.7, 0.5]})
     # the baseline satisfied every constraint on trials 0 and 1, half of them on trials 2 and 3
     frame["constraint_violations"] = np.where(frame["method.name"] == "base", [0, 0, 0.5, 0.5] * 2, 0.0)
-    u = stats.utility(frame, "base", "ari").iloc[0]
+    u = rutility.utility(frame, "base", "ari").iloc[0]
     assert u["method"] == "cons" and u["n_pairs"] == 4
     assert u["informativeness"] == pytest.approx(0.25)
     assert u["gain"] == pytest.approx(0.05) and u["share_worse"] == pytest.approx(0.25)
     uninformative = frame.assign(constraint_violations=0.0)
-    assert stats.utility(uninformative, "base", "ari").iloc[0]["informativeness"] == 0.0
+    assert rutility.utility(uninformative, "base", "ari").iloc[0]["informativeness"] == 0.0
     with pytest.raises(ValueError, match="no method labelled"):
-        stats.utility(frame, "nope", "ari")
+        rutility.utility(frame, "nope", "ari")
 
 
 def test_utility_end_to_end_informativeness_from_the_baseline_and_coherence_redrawn(tmp_path):
-    from ccbench import protocol
     from ccbench.datasets import load_dataset
-    from ccbench.harness import run_job
-    from ccbench.report import load
+    from ccbench.reporting.summary import load
+    from ccbench.running import protocol
+    from ccbench.running.harness import run_job
 
     # kmeans ignores the constraints it is given, so its violations are the set's informativeness
     base = {"dataset": {"name": "iris"}, "constraints": {"name": "random_pairs", "n_constraints": 10},
@@ -410,14 +414,14 @@ def test_utility_end_to_end_informativeness_from_the_baseline_and_coherence_redr
     run_job({**base, "method": {"name": "kmeans", "n_clusters": 3, "n_init": 1}}, out_dir=tmp_path / "a")
     run_job({**base, "method": {"name": "cop_kmeans", "n_clusters": 3}}, out_dir=tmp_path / "b")
     data = load(tmp_path)
-    u = stats.utility(data, "kmeans", "ari", with_coherence=True).iloc[0]
+    u = rutility.utility(data, "kmeans", "ari", with_coherence=True).iloc[0]
     violations = data.loc[data["method.name"] == "kmeans", "constraint_violations"]
     assert u["informativeness"] == pytest.approx(violations.mean())
     ds = load_dataset("iris")
     rng, _ = protocol.trial_streams(protocol.trial_seed({**base, "seed": 0}, 0))
     cons, _ = protocol.draw_supervision(ds.y, base["constraints"], base["noise"], rng)
-    coh = stats.trial_coherence(data[(data["method.name"] == "kmeans") & (data["trial"] == 0)]).iloc[0]
-    assert coh == pytest.approx(stats.coherence(ds.X, cons.must_link, cons.cannot_link))
+    coh = rutility.trial_coherence(data[(data["method.name"] == "kmeans") & (data["trial"] == 0)]).iloc[0]
+    assert coh == pytest.approx(rutility.coherence(ds.X, cons.must_link, cons.cannot_link))
     out = tmp_path / "report"
     assert main(["report", str(tmp_path / "a"), str(tmp_path / "b"), "--metric", "ari", "--utility", "kmeans",
                  "--out", str(out)]) == 0

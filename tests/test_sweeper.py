@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from hydra import compose, initialize_config_module
 
-from ccbench.results import MEASURED_COLUMNS, read_results
+from ccbench.running.results import MEASURED_COLUMNS, read_results
 from hydra_plugins.ccbench_sweeper import ccbench_sweeper
 
 
@@ -76,7 +76,7 @@ def counted(self, *args, **kwargs):
     calls.append(1)
     return compose_job(self, *args, **kwargs)
 loader_impl.ConfigLoaderImpl.load_sweep_config = counted
-from ccbench.cli import main
+from ccbench.running.cli import main
 code = main(sys.argv[1:])
 print("COMPOSED", len(calls))
 sys.exit(code)

@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from ccbench.cli import main, precheck
-
+from ccbench.running.cli import main, precheck
 
 
 @pytest.fixture
 def validate():
     """The module under test (imported by the tests that call it directly; the CLI tests go through main)."""
-    from ccbench import validate as module
+    from ccbench.running import validate as module
 
     return module
 
@@ -109,7 +108,7 @@ def test_cli_unknown_option_is_one_line_and_exit_2(capsys):
 
 def _ccbench(args, cwd):
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    return subprocess.run([sys.executable, "-m", "ccbench.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], capture_output=True, text=True,
                           cwd=cwd, env=env, timeout=300)
 
 
@@ -128,7 +127,7 @@ def test_typos_in_group_keys_stop_a_multirun_before_any_job(tmp_path):
 
 
 def test_a_per_point_budget_beside_the_default_count_is_refused_before_any_job():
-    from ccbench.protocol import check_cell
+    from ccbench.running.protocol import check_cell
 
     def cell(**constraints):
         return {"n_trials": 1, "metrics": ["ari"], "dataset": {"name": "iris"}, "method": {"name": "kmeans"},
@@ -171,7 +170,7 @@ def test_every_committed_experiment_passes_the_check(experiment, validate):
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from ccbench import app  # noqa: F401 - registers the schema and the sweeper
-    from ccbench.config import to_cell
+    from ccbench.running.config import to_cell
 
     base = [f"experiment={experiment}", "hydra.searchpath=[pkg://ccbench_plugins.kmeans.peers_conf]"]
     with initialize_config_module("ccbench_conf", version_base="1.3"):

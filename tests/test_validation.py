@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from ccbench.check_plugin import builtin_methods
 from ccbench import Constraints, make_method
+from ccbench.running.check_plugin import builtin_methods
 
 
 def _build(spec, **extra):

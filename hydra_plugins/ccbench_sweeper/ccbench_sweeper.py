@@ -8,7 +8,7 @@ configs it had already composed. This sweeper keeps the validation pass and
 hands the launcher the config that pass produced; everything else (the
 cartesian product, ``params``, ``max_batch_size``) is the basic sweeper's.
 Two additions: the validation pass also checks every job's group keys and
-values (:mod:`ccbench.validate`; a bad sweep stops before its first job), and
+values (:mod:`ccbench.running.validate`; a bad sweep stops before its first job), and
 a data-set suite among the ``dataset`` choices (``dataset=uci_all``) is
 replaced by its members (:func:`ccbench.datasets.expand_suites`).
 """
@@ -86,10 +86,10 @@ class CCBenchSweeper(BasicSweeper):
         """Compose every job (as the basic sweeper does) and check it before any job starts.
 
         Every group key against its target's parameters, names and values
-        (:func:`ccbench.validate.refuse_bad_jobs`): a typo stops the sweep with
+        (:func:`ccbench.running.validate.refuse_bad_jobs`): a typo stops the sweep with
         one line per problem instead of turning every trial into an error row.
         """
-        from ccbench.validate import refuse_bad_jobs
+        from ccbench.running.validate import refuse_bad_jobs
 
         loader = self.hydra_context.config_loader
         refuse_bad_jobs(lambda overrides: loader.load_sweep_config(self.config, list(overrides)), batch)

@@ -17,7 +17,15 @@ import warnings
 import numpy as np
 
 from . import common
-from .common import QUICK, BenchData, EstimatorBenchmark, blobs, make, require_method, smoke_or
+from .common import (
+    QUICK,
+    BenchData,
+    EstimatorBenchmark,
+    blobs,
+    make,
+    require_method,
+    smoke_or,
+)
 
 #: Fixed work of the timed fits: ``max_iter`` iterations, convergence test on but unable
 #: to stop the run early (``convergence_iter = max_iter``).

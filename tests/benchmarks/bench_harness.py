@@ -17,8 +17,8 @@ import numpy as np
 
 from ccbench import registry
 from ccbench.base import ConstrainedClusterer
-from ccbench.harness import run_job
 from ccbench.hookspecs import hookimpl
+from ccbench.running.harness import run_job
 
 from .common import smoke_or
 

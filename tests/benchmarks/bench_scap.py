@@ -6,7 +6,14 @@ array (3.2 GB at N = 20000).  The N = 20000 case is skipped by the CI smoke run
 (``CCBENCH_BENCH_QUICK``), which measures n = 5000 instead.
 """
 
-from .common import BenchData, EstimatorBenchmark, blobs, labeled_constraints, make, smoke_or
+from .common import (
+    BenchData,
+    EstimatorBenchmark,
+    blobs,
+    labeled_constraints,
+    make,
+    smoke_or,
+)
 
 #: Fixed work: sweeps with the stationarity test unable to stop early.
 FIXED_SWEEPS = 10

@@ -18,9 +18,10 @@ IRIS_SIGMA = 0.271
 def iris_subset(n: int, j: int = 3, t: int = 3):
     """``n`` iris points (every ``150 / n``-th, so all three classes) with ``j`` must-links
     per class and ``j`` cannot-links per class pair, and the reduced RN-SDP problem."""
+    from ccbench_plugins.sdp.core import build_problem
+
     from ccbench import load_dataset
     from ccbench.constraints import per_class_pairs
-    from ccbench_plugins.sdp.core import build_problem
 
     ds = load_dataset("iris")
     idx = np.linspace(0, len(ds.y) - 1, n).round().astype(int)
@@ -86,7 +87,12 @@ def scale_table_data(n: int) -> BenchData:
 
 def default_solve(problem):
     """The solve ``make_method("rn_sdp")`` runs: :func:`auto_solver`'s route, default ridge."""
-    from ccbench_plugins.sdp._solvers import DEFAULT_RIDGE, auto_solver, solve_admm, solve_sdpa
+    from ccbench_plugins.sdp._solvers import (
+        DEFAULT_RIDGE,
+        auto_solver,
+        solve_admm,
+        solve_sdpa,
+    )
 
     if auto_solver(problem, DEFAULT_RIDGE) == "sdpa":
         return solve_sdpa(problem)
@@ -123,9 +129,8 @@ class RNSDPVsCvxpy:
     timeout = 900
 
     def setup_cache(self):
-        from threadpoolctl import threadpool_limits
-
         from ccbench_plugins.sdp._solvers import solve_admm, solve_cvxpy, solve_sdpa
+        from threadpoolctl import threadpool_limits
 
         out = {}
         for n in self.params[0]:

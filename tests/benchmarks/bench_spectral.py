@@ -13,7 +13,14 @@ import time
 
 import numpy as np
 
-from .common import QUICK, EstimatorBenchmark, make, pairs_data, require_method, smoke_or
+from .common import (
+    QUICK,
+    EstimatorBenchmark,
+    make,
+    pairs_data,
+    require_method,
+    smoke_or,
+)
 
 #: Random pairs per point of the fit benchmarks (2400 pairs at n = 1500 would be 1.6 n,
 #: the paper's Corel timing; 0.2 n keeps the p n^2 rotation small next to the eigh).
@@ -306,11 +313,11 @@ def _stages(method: str, n: int) -> None:
     import resource
     import warnings
 
+    from ccbench_plugins.spectral import core, lowrank
     from sklearn.datasets import make_blobs
 
     from ccbench import constraints as cgen
     from ccbench import metrics, registry
-    from ccbench_plugins.spectral import core, lowrank
 
     X, y = make_blobs(n_samples=n, n_features=10, centers=5, random_state=0)
     X = (X - X.mean(0)) / X.std(0)

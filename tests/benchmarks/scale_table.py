@@ -27,7 +27,8 @@ _CHILD = r"""
 import json, resource, sys, time, warnings
 import numpy as np
 from sklearn.datasets import make_blobs
-from ccbench import constraints as cgen, protocol, registry
+from ccbench import constraints as cgen, registry
+from ccbench.running import protocol
 
 name, n = sys.argv[1], int(sys.argv[2])
 warnings.simplefilter("ignore")

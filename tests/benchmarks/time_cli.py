@@ -43,7 +43,7 @@ def _median(cmd, repeats, **kw) -> tuple[float, list[float]]:
 def _quickstart(repeats: int) -> dict:
     import pandas as pd
 
-    ccbench = [sys.executable, "-m", "ccbench.cli"]
+    ccbench = [sys.executable, "-m", "ccbench.running.cli"]
     with tempfile.TemporaryDirectory() as tmp:
         _wall([*ccbench, f"hydra.sweep.dir={tmp}/warm"], cwd=tmp)
         walls, fits, jobs = [], [], 0
@@ -62,7 +62,7 @@ _TIMELINE = """
 import json, os, sys, time
 start = float(os.environ["CCBENCH_T0"])
 marks = {}
-import ccbench.cli, ccbench.app as app, ccbench.harness as harness
+import ccbench.running.cli, ccbench.running.app as app, ccbench.running.harness as harness
 marks["imports"] = time.time() - start
 run_job, begin, end = harness.run_job, app.SweepSummaryCallback.on_multirun_start, app.SweepSummaryCallback.on_multirun_end
 def timed_run_job(*a, **k):
@@ -78,7 +78,7 @@ def timed_end(self, *a, **k):
     finally:
         marks["report_end"] = time.time() - start
 harness.run_job, app.SweepSummaryCallback.on_multirun_start, app.SweepSummaryCallback.on_multirun_end = timed_run_job, timed_begin, timed_end
-code = ccbench.cli.main(sys.argv[1:])
+code = ccbench.running.cli.main(sys.argv[1:])
 sys.stderr.write("CCBENCH_MARKS " + json.dumps(marks) + "\\n")
 sys.exit(code)
 """
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quickstart-repeats", type=int, default=3)
     args = parser.parse_args(argv)
     print(f"load average: {os.getloadavg()}")
-    ccbench = [sys.executable, "-m", "ccbench.cli"]
+    ccbench = [sys.executable, "-m", "ccbench.running.cli"]
     for name, cmd in (("python -c pass", [sys.executable, "-c", "pass"]),
                       ("ccbench --help", [*ccbench, "--help"]),
                       ("ccbench plugins", [*ccbench, "plugins"])):

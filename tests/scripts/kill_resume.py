@@ -27,11 +27,11 @@ GRID = ["-m", "hydra/launcher=local", "hydra.launcher.n_jobs=2", "dataset=iris,w
         "method=kmeans,scssap,cop_kmeans", "constraints.n_constraints=0,40", "n_trials=6",
         "metrics=[ari,nmi,modified_rand]"]
 METRICS = ["ari", "nmi", "modified_rand", "n_clusters_found"]
-CMD = [sys.executable, "-c", "import sys; from ccbench.cli import main; sys.exit(main())"]
+CMD = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())"]
 
 
 def _rows(sweep: Path) -> pd.DataFrame:
-    from ccbench.results import read_results
+    from ccbench.running.results import read_results
 
     frames = [read_results(f) for f in sorted(sweep.rglob("results.parquet"))]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()

@@ -18,7 +18,7 @@ happened to be imported first), plus the modules of the methods its
 ``MethodSpec.uses`` names (compositions through the registry). ``ccbench``'s own
 modules are not part of a method's code: they are recorded by the ccbench
 version and commit. Only a change of ``code.method_hash`` makes a row stale
-(:mod:`ccbench.harness`); a new machine or library version is recorded and
+(:mod:`ccbench.running.harness`); a new machine or library version is recorded and
 reported, never a reason to recompute.
 """
 
@@ -118,7 +118,7 @@ def _git(args: list[str], cwd: Path) -> str | None:
 def ccbench_code() -> dict:
     """``code.ccbench_version``, ``code.git_commit`` (of the ccbench source tree; empty when it is
     not a git checkout, e.g. a wheel) and ``code.git_dirty`` (uncommitted changes)."""
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]  # ccbench/running/provenance.py -> the source tree
     commit = _git(["rev-parse", "HEAD"], root) if (root / ".git").exists() else None
     dirty = None
     if commit:
@@ -234,7 +234,7 @@ def method_code(spec, also: tuple[str, ...] = ()) -> dict:
     """``code.plugin_dist``, ``code.plugin_version``, ``code.method_hash`` and ``code.method_files``
     of a loaded :class:`~ccbench.registry.MethodSpec` (see the module docstring for what counts).
     ``also``: further modules that shape the results (the tuner of a ``tune=cvcp`` cell)."""
-    from . import registry
+    from .. import registry
 
     roots = [spec.estimator.__module__, *also]
     for other in getattr(spec, "uses", ()) or ():
@@ -254,7 +254,7 @@ def cell_method_code(method: str, tune: str | None = "none") -> dict:
     """The ``code.*`` columns of a cell's method: :func:`method_code`, plus the tuner's module when the
     cell is tuned (``tune=cvcp``: its numbers depend on the selection code too). The harness records
     it and the report compares rows with it, so the two agree on what "the installed code" is."""
-    from . import registry
+    from .. import registry
 
     spec = registry.get_method_spec(method)
     if tune is None or tune == "none" or (isinstance(tune, float) and tune != tune):  # NaN: a row from before tune

@@ -1,8 +1,8 @@
 """Run one cell and record it: :func:`run_job` writes one Parquet row per trial.
 
 The trial protocol (seeds, supervision, skips, ``n_clusters``) is
-:mod:`ccbench.protocol`; the schema and identity of a cell are
-:mod:`ccbench.config`; the Hydra app and its callback are :mod:`ccbench.app`.
+:mod:`ccbench.running.protocol`; the schema and identity of a cell are
+:mod:`ccbench.running.config`; the Hydra app and its callback are :mod:`ccbench.running.app`.
 This module knows none of Hydra's state and does not import the report.
 
 Statuses: ``ok``; ``error`` (the trial raised: the traceback tail is kept and the
@@ -19,14 +19,14 @@ retries them (``rerun_errors``). An ``ok`` row also says whether the method
 converged and how many given constraints it violated, so a report can flag what
 an ``ok`` hides.
 
-Every row carries the provenance of its job (:mod:`ccbench.provenance`: the
+Every row carries the provenance of its job (:mod:`ccbench.running.provenance`: the
 method's code hash, ccbench's commit, the environment). On resume an ``ok`` row
 whose ``code.method_hash`` differs from the current code's is *stale*: it is
 re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
 
 With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
 method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` under a
-lock (:mod:`ccbench.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
+lock (:mod:`ccbench.running.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
 """
 
 from __future__ import annotations
@@ -44,8 +44,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from . import protocol, provenance, registry, shared_fits
-from .base import (
+from .. import registry
+from . import protocol, provenance, shared_fits
+from ..base import (
     InconsistentConstraintsWarning,
     InfeasibleConstraintsError,
     InsufficientMemoryError,
@@ -53,8 +54,8 @@ from .base import (
     SolutionNotFoundError,
 )
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
-from .datasets import load_dataset
-from .isolation import IsolatedRunner, TrialTimeout
+from ..datasets import load_dataset
+from ..isolation import IsolatedRunner, TrialTimeout
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
@@ -173,7 +174,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     ----------
     cell : DictConfig or dict
         A composed ccbench config (``dataset``, ``method``, ``constraints``,
-        ``noise`` groups plus root keys; :class:`ccbench.config.CellConfig`
+        ``noise`` groups plus root keys; :class:`ccbench.running.config.CellConfig`
         fills the missing ones).
     out_dir : path-like, optional
         Where ``results.parquet`` and ``cell.json`` go. Default: ``cell["out_dir"]``.
@@ -309,7 +310,7 @@ def _worker() -> IsolatedRunner:
     small data set's job. A method's module is imported by its first call (inside its time limit)."""
     global _WORKER
     if _WORKER is None:
-        _WORKER = IsolatedRunner(preload=("ccbench.harness",))
+        _WORKER = IsolatedRunner(preload=("ccbench.running.harness",))
         atexit.register(_WORKER.close)
     return _WORKER
 

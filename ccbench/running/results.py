@@ -230,16 +230,21 @@ class ResultsStore:
         self._last_write = time.monotonic()
 
     def frame(self) -> pd.DataFrame:
-        """Existing rows (minus those replaced) followed by the new ones."""
+        """Existing rows (minus those replaced) followed by the new ones, typed as the file stores them.
+
+        Always normalised (:func:`_normalise`): whether a flush happened before the last trial
+        depends on how long the trials took, and the rows a job returns must not change their
+        dtypes with that (``n_iter`` was ``int64`` when every trial fitted within one flush interval,
+        ``Int64`` otherwise)."""
         new = pd.DataFrame(self.new_rows)
         if self.existing.empty:
-            return new.reset_index(drop=True)
+            return _normalise(new.reset_index(drop=True))
         if new.empty:
-            return self.existing
+            return _normalise(self.existing)
         replaced = pd.MultiIndex.from_frame(new[list(KEY)])
         old_keys = pd.MultiIndex.from_frame(self.existing[list(KEY)])
         kept = self.existing[~old_keys.isin(replaced)]
-        return pd.concat([kept, new], ignore_index=True)
+        return _normalise(pd.concat([kept, new], ignore_index=True))
 
 
 def _result_files(paths: Iterable) -> list[Path]:

@@ -57,76 +57,27 @@ import itertools
 import numpy as np
 import pandas as pd
 
-__all__ = [
-    "direction",
-    "is_ranked",
-    "metric_bounds",
-    "greater_is_better",
-    "wilcoxon_min_p",
-    "min_pairs",
-    "friedman_min_p",
-    "resolve_at",
-    "x_values",
-    "holm",
-    "paired_frame",
-    "paired_tests",
-    "block_means",
-    "win_tie_loss",
-    "average_ranks",
-    "friedman",
-    "nemenyi",
-    "cd_diagram",
-    "bayesian_signed_rank",
-    "compare",
-    "coherence",
-    "trial_coherence",
-    "utility",
-]
+from ._format import (
+    direction,
+    fmt,
+    is_ranked,
+    method_colors,
+    method_labels,
+    resolve_x,
+    setting_labels,
+)
+
+__all__ = ["greater_is_better", "wilcoxon_min_p", "min_pairs", "friedman_min_p", "resolve_at", "x_values", "holm", "paired_frame", "paired_tests", "block_means", "win_tie_loss", "average_ranks", "friedman", "nemenyi", "cd_diagram", "bayesian_signed_rank"]
+
 
 CELL = ["dataset", "setting", "x"]
+
+
 BLOCK = ["dataset", "setting"]
+
+
 # A posterior probability above this makes a Bayesian verdict (Benavoli et al. 2017 use 0.95).
 DECISION = 0.95
-
-
-# Results columns that are no registered metric but have a known direction and range.
-_COLUMNS = {"fit_time": ("lower", (0.0, np.inf))}
-
-
-def _spec(metric: str):
-    """The registry entry of ``metric``; ``<metric>_unconstrained`` (``evaluate_on=both``: the same
-    metric on the unconstrained points) has its base metric's direction and range."""
-    from . import registry
-    from .protocol import UNCONSTRAINED_SUFFIX
-
-    for name in (metric, metric.removesuffix(UNCONSTRAINED_SUFFIX)):
-        try:
-            return registry.get_metric_spec(name)
-        except Exception:  # noqa: BLE001 - a results column that is no registered metric
-            continue
-    return None
-
-
-def direction(metric: str) -> str:
-    """``"higher"``, ``"lower"`` or ``"none"`` (not ranked): the metric's registry entry; ``fit_time``
-    is "lower"; any other column declares nothing and is not ranked."""
-    spec = _spec(metric)
-    if spec is not None:
-        return spec.direction
-    return _COLUMNS.get(metric, ("none",))[0]
-
-
-def is_ranked(metric: str) -> bool:
-    """Whether ranks, Friedman, CD diagrams, win/tie/loss and "better" verdicts apply to ``metric``."""
-    return direction(metric) != "none"
-
-
-def metric_bounds(metric: str) -> tuple[float, float]:
-    """The range ``metric`` can take (registry entry; ``(-inf, inf)`` when unknown)."""
-    spec = _spec(metric)
-    if spec is not None:
-        return spec.bounds
-    return _COLUMNS.get(metric, (None, (-np.inf, np.inf)))[1]
 
 
 def greater_is_better(metric: str) -> bool:
@@ -140,9 +91,6 @@ def _sign(metric: str) -> float:
         raise ValueError(f"metric {metric!r} is not ranked (direction 'none': e.g. a count, where fewer is "
                          f"not better); rank a metric with a direction (n_clusters_error = |found - classes|)")
     return 1.0 if d == "higher" else -1.0
-
-
-# -- what a sample of a given size can show ---------------------------------------------
 
 
 @functools.lru_cache(maxsize=None)
@@ -210,19 +158,18 @@ def holm(pvalues) -> np.ndarray:
 
 def _prepare(data: pd.DataFrame, metric: str, x: str | None, pool=()) -> pd.DataFrame:
     """``ok`` rows with ``dataset, setting, x, method_label, pair, value`` columns."""
-    from . import report
 
     if data.empty:
         raise ValueError("no results to compare")
     if metric not in data:
         known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
         raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
-    x = report.resolve_x(data, x)
+    x = resolve_x(data, x)
     data = data.reset_index(drop=True)  # concatenated sweeps can repeat index labels
     frame = pd.DataFrame({
         "dataset": data["dataset.name"],
-        "method_label": report.method_labels(data, x),
-        "setting": report._settings(data, x, pool),
+        "method_label": method_labels(data, x),
+        "setting": setting_labels(data, x, pool),
         "x": data[x] if x in data else np.nan,
         "value": pd.to_numeric(data[metric], errors="coerce"),
     })
@@ -516,16 +463,14 @@ def cd_diagram(means: pd.DataFrame, metric: str, alpha: float = 0.05, title: str
                colors: dict | None = None):
     """Critical-difference diagram (scikit-posthocs): average ranks, bars join methods that the
     Nemenyi test does not tell apart at ``alpha``. ``colors`` ({method label: colour}, e.g.
-    :func:`ccbench.report.method_colors` of the whole page) gives each method the colour it has
+    :func:`ccbench.method_colors` of the whole page) gives each method the colour it has
     in the page's line plots. Returns a matplotlib Figure (no pyplot state)."""
     import scikit_posthocs as sp
     from matplotlib.figure import Figure
 
-    from . import report
-
     ranks = average_ranks(means, metric)
     n, k = means.shape
-    colors = colors or report.method_colors(means.columns)
+    colors = colors or method_colors(means.columns)
     fig = Figure(figsize=(10.0, 1.8 + 0.3 * k))
     ax = fig.subplots()
     # the method names sit outside the axes, left and right: leave them room (no layout engine sees them)
@@ -536,7 +481,7 @@ def cd_diagram(means: pd.DataFrame, metric: str, alpha: float = 0.05, title: str
     cd = critical_difference(k, n, alpha)
     at = means.attrs.get("at")
     where = "" if "at" not in means.attrs else " at each data set's largest x" if at is None else \
-        f" at x = {report._fmt(at)}"
+        f" at x = {fmt(at)}"
     limit = "" if _nemenyi_can_separate(k, n, alpha) else f"; CD > {k - 1}: too few data sets to separate any two"
     fig.suptitle(title or f"{metric}: average ranks over {n} data sets{where} (1 = best)\na bar joins methods "
                  f"the Nemenyi test does not separate (CD = {cd:.2f}, alpha = {alpha}{limit})", fontsize="medium")
@@ -566,228 +511,3 @@ def bayesian_signed_rank(a, b, rope: float = 0.01, *, greater: bool = True, nsam
     return {"p_a_better": probs["A better"], "p_rope": probs["equivalent"], "p_b_better": probs["B better"],
             "verdict": ("too few trials" if a.size < _bayes_min_n() else
                         best if probs[best] >= DECISION else "inconclusive"), "n": int(a.size)}
-
-
-def _text_table(rows: list[list], header: list[str]) -> str:
-    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [fmt.format(*header), fmt.format(*("-" * w for w in widths))]
-    return "\n".join(line.rstrip() for line in lines + [fmt.format(*map(str, r)) for r in rows])
-
-
-def _verdict_text(res: dict, a: str, b: str, word: str = "better") -> str:
-    if res["verdict"] == "too few trials":
-        return f"too few trials (n = {res['n']} < {_bayes_min_n()})"
-    v = res["verdict"].replace("A better", f"{a} {word}").replace("B better", f"{b} {word}")
-    return v.replace("equivalent", "practically equivalent")
-
-
-def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = None, rope: float = 0.01,
-            margin: float = 0.03, pool=(), at=None, alpha: float = 0.05) -> str:
-    """Text verdict for methods ``a`` and ``b`` (method labels): per cell, Bayesian signed-rank
-    over paired trials and Wilcoxon (Holm over the cells); across data sets at one x value
-    (``at``, default the largest), the Bayesian signed-rank test over per-data-set means,
-    Wilcoxon over them and win/tie/loss.
-
-    Below the minimum sample (:func:`min_pairs`: 6 paired values for one test at
-    alpha 0.05) a verdict reads "too few trials" / "too few data sets", and the
-    smallest p-value the sample could give is printed beside the p-value.
-    """
-    from . import report
-
-    labels = set(report.method_labels(data, report.resolve_x(data, x)))
-    missing = [m for m in (a, b) if m not in labels]
-    if missing:
-        raise ValueError(f"no method labelled {missing} in these results; labels: {sorted(labels)}")
-    if a == b:
-        raise ValueError("--compare needs two different methods")
-    ranked = is_ranked(metric)
-    greater = _sign(metric) > 0 if ranked else True
-    word = "better" if ranked else "higher"
-    wide = paired_frame(data, metric, x, pool)
-    if at is not None:
-        wide = wide[wide.index.get_level_values("x").map(_same(at))]
-    wide = wide[[a, b]].dropna()
-    if wide.empty:
-        raise ValueError(f"{a} and {b} share no ok paired trial{'' if at is None else f' at x = {at}'}")
-    min_n = _bayes_min_n()
-    direction_text = f"{'higher' if greater else 'lower'} is better" if ranked else "not ranked: differences only"
-    lines = [f"{a} (A) vs {b} (B) on {metric} ({direction_text}); ROPE ±{rope:g}, "
-             f"win margin {margin:g}, alpha {alpha:g}", ""]
-    cells = []
-    for cell, rows in wide.groupby(level=CELL, sort=True):
-        va, vb = rows[a].to_numpy(float), rows[b].to_numpy(float)
-        _, p = _wilcoxon(va, vb)
-        # below the minimum no verdict is given, so no posterior is drawn either (baycomp: ~1 s per call)
-        bay = bayesian_signed_rank(va, vb, rope, greater=greater) if len(rows) >= min_n else None
-        cells.append((cell, va, vb, p, bay))
-    p_holm = holm([c[3] for c in cells])
-    floors = _holm_floor([len(c[1]) for c in cells])
-    header = ["dataset", "setting", "x", "n", "mean A", "mean B", "W/T/L", "p Holm", "min p",
-              "P(A>B)", "P(rope)", "P(B>A)", "verdict"]
-    rows_out = []
-    for (cell, va, vb, _, bay), ph, floor in zip(cells, p_holm, floors):
-        wtl = "/".join(map(str, _wtl((1 if greater else -1) * (va - vb), margin))) if ranked else "-"
-        verdict = (f"too few trials (n = {len(va)} < {min_n})" if bay is None
-                   else _verdict_text(bay, "A", "B", word))
-        rows_out.append([cell[0], cell[1] or "-", report._fmt(cell[2]), len(va), f"{va.mean():.3f}",
-                         f"{vb.mean():.3f}", wtl, f"{ph:.3g}", f"{floor:.3g}",
-                         *(["-"] * 3 if bay is None else
-                           [f"{bay['p_a_better']:.2f}", f"{bay['p_rope']:.2f}", f"{bay['p_b_better']:.2f}"]),
-                         verdict])
-    lines += [f"Per cell (paired trials; W/T/L per trial; Wilcoxon p Holm-corrected over the {len(cells)} "
-              f"cell(s), 'min p' the smallest value these trials can give; a verdict needs >= {min_n} "
-              f"paired trials, and p <= {alpha:g} needs {min_pairs(alpha, len(cells))} per cell here):",
-              _text_table(rows_out, header), ""]
-    chosen = resolve_at(data, metric, x, pool, at)
-    where = (" at each data set's largest x (--at picks one x)" if chosen is None else
-             f" at x = {report._fmt(chosen)}" + ("" if at is not None else " (the largest x; --at picks another)"))
-    means = block_means(data, metric, x, pool, at=chosen, complete=False)[[a, b]].dropna()
-    if len(means) >= 2:
-        _, p = _wilcoxon(means[a].to_numpy(float), means[b].to_numpy(float))
-        wtl = ("/".join(map(str, _wtl((1 if greater else -1) * (means[a] - means[b]).to_numpy(float), margin)))
-               if ranked else "-")
-        lines += [f"Across {len(means)} data sets{where} (per-data-set means over trials):"]
-        if len(means) >= min_n:
-            bay = bayesian_signed_rank(means[a], means[b], rope, greater=greater)
-            verdict = _verdict_text(bay, a, b, word)
-            lines += [f"  Bayesian signed-rank: P(A {word}) = {bay['p_a_better']:.3f}, P(practically equivalent) "
-                      f"= {bay['p_rope']:.3f}, P(B {word}) = {bay['p_b_better']:.3f}"]
-        else:
-            verdict = f"too few data sets (n = {len(means)} < {min_n})"
-        lines += [f"  Wilcoxon signed-rank p = {p:.3g} (smallest possible with {len(means)} data sets: "
-                  f"{wilcoxon_min_p(len(means)):.3g}); win/tie/loss of A (margin {margin:g}) = {wtl}",
-                  f"  Verdict: {verdict} (decision at posterior probability {DECISION}; "
-                  f"needs >= {min_n} data sets)."]
-    else:
-        if chosen is None:
-            one = _largest_x_of_each_block(wide.reset_index()).set_index(wide.index.names)
-        else:
-            one = wide[wide.index.get_level_values("x").map(_same(chosen))]
-        only = bayesian_signed_rank(one[a], one[b], rope, greater=greater) if len(one) >= min_n else None
-        if only is None:
-            lines += [f"One data set{where}: {len(one)} paired trial(s); Verdict: too few trials "
-                      f"(n = {len(one)} < {min_n})."]
-        else:
-            lines += [f"One data set{where}: Bayesian signed-rank over its {len(one)} paired trials: "
-                      f"P(A {word}) = {only['p_a_better']:.3f}, P(equivalent) = {only['p_rope']:.3f}, "
-                      f"P(B {word}) = {only['p_b_better']:.3f}",
-                      f"  Verdict: {_verdict_text(only, a, b, word)} (decision at posterior probability "
-                      f"{DECISION}; needs >= {min_n} paired trials)."]
-    return "\n".join(lines)
-
-
-# -- constraint-set utility (Davidson, Wagstaff & Basu 2006) ---------------------------
-
-
-def _overlap(p0, p1, q0, q1) -> np.ndarray:
-    """Length of the overlap between segment p (m_p, d) and the projection of segment q (m_q, d)
-    onto p's line, measured along p: an (m_p, m_q) matrix."""
-    v = p1 - p0
-    length = np.linalg.norm(v, axis=1)
-    u = v / np.where(length > 0, length, 1.0)[:, None]
-    t0 = np.einsum("pd,pqd->pq", u, q0[None, :, :] - p0[:, None, :])
-    t1 = np.einsum("pd,pqd->pq", u, q1[None, :, :] - p0[:, None, :])
-    lo, hi = np.minimum(t0, t1), np.maximum(t0, t1)
-    return np.clip(np.minimum(hi, length[:, None]) - np.maximum(lo, 0.0), 0.0, None)
-
-
-def coherence(X, must_link, cannot_link) -> float:
-    """Coherence of a constraint set in the Euclidean metric of ``X`` (Davidson, Wagstaff & Basu 2006).
-
-    Each constraint is the segment between its two points. A must-link ``a`` and a
-    cannot-link ``r`` agree when neither projects onto the other with a positive
-    overlap (``over_r a = over_a r = 0``): a cannot-link lying along a must-link
-    says "far apart" where the must-link says "close". Coherence is the share of
-    (must-link, cannot-link) pairs that agree, in [0, 1]; NaN without both kinds.
-    """
-    X = np.asarray(X, dtype=float)
-    ml, cl = np.asarray(must_link, dtype=np.intp).reshape(-1, 2), np.asarray(cannot_link, dtype=np.intp).reshape(-1, 2)
-    if len(ml) == 0 or len(cl) == 0:
-        return float("nan")
-    a0, a1, r0, r1 = X[ml[:, 0]], X[ml[:, 1]], X[cl[:, 0]], X[cl[:, 1]]
-    incoherent = (_overlap(a0, a1, r0, r1) > 0) | (_overlap(r0, r1, a0, a1) > 0).T
-    return float(1.0 - incoherent.mean())
-
-
-def trial_coherence(data: pd.DataFrame) -> pd.Series:
-    """Coherence of each row's constraint set, re-drawn from its job's ``cell.json`` and ``trial_seed``
-    (the draw is deterministic); NaN where the row has no seed or the job no ``cell.json``."""
-    import json
-    from pathlib import Path
-
-    from . import protocol
-    from .config import CELL_FILE
-    from .datasets import load_dataset
-
-    out = pd.Series(np.nan, index=data.index)
-    cache, datasets = {}, {}
-    for idx, row in data.iterrows():
-        cell_file = Path(str(row.get("source", ""))) / CELL_FILE
-        if pd.isna(row.get("trial_seed")) or not cell_file.exists():
-            continue
-        cell = json.loads(cell_file.read_text())
-        key = (json.dumps([cell["dataset"], cell["constraints"], cell["noise"]], sort_keys=True), int(row["trial_seed"]))
-        if key not in cache:
-            dkey = json.dumps(cell["dataset"], sort_keys=True)
-            if dkey not in datasets:
-                datasets[dkey] = load_dataset(cell["dataset"]["name"],
-                                              **protocol.report_safe_dataset_params(cell["dataset"]))
-            ds = datasets[dkey]
-            rng, _ = protocol.trial_streams(int(row["trial_seed"]))
-            cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
-            cache[key] = coherence(ds.X, cons.must_link, cons.cannot_link)
-        out[idx] = cache[key]
-    return out
-
-
-def utility(data: pd.DataFrame, baseline: str, metric: str, x: str | None = None, pool=(),
-            with_coherence: bool = False) -> pd.DataFrame:
-    """Did the constraints help? Each method against its unconstrained ``baseline`` on the same trials.
-
-    The baseline runs on the same constraint sets (same ``trial_seed``) without
-    using them, so its ``constraint_violations`` on a trial is the set's
-    *informativeness* (Davidson et al. 2006: the share of the constraints the
-    unconstrained algorithm violates; 0 when it satisfies them already). One row
-    per (dataset, setting, x, method): ``n_pairs``, ``informativeness`` (mean),
-    ``coherence`` (mean, with ``with_coherence``), ``gain`` (mean method minus
-    baseline, in the metric's units), ``share_worse`` (share of paired trials in
-    which the constraints made the method *worse* than the baseline) and
-    ``corr_informativeness_gain`` (Spearman, NaN when either is constant).
-    """
-    from scipy.stats import spearmanr
-
-    if "constraint_violations" not in data:
-        raise ValueError("utility needs the constraint_violations metric in the runs (metrics=[..., constraint_violations])")
-    wide = paired_frame(data, metric, x, pool)
-    if baseline not in wide.columns:
-        raise ValueError(f"no method labelled {baseline!r} in these results; labels: {sorted(wide.columns)}")
-    info = paired_frame(data, "constraint_violations", x, pool)[baseline].rename("informativeness")
-    sign = _sign(metric) if is_ranked(metric) else np.nan  # "worse" needs a direction
-    coh = None
-    if with_coherence:  # one re-draw per paired trial: the baseline's rows
-        data = data.reset_index(drop=True)
-        ok = _prepare(data, metric, x, pool)
-        ok = ok[ok["method_label"] == baseline]
-        values = trial_coherence(data.loc[ok.index])
-        coh = pd.Series(values.to_numpy(), index=pd.MultiIndex.from_frame(ok[[*CELL, "pair"]]))
-    out = []
-    for cell, rows in wide.groupby(level=CELL, sort=True):
-        for method in sorted(rows.columns):
-            if method == baseline:
-                continue
-            both = rows[[method, baseline]].dropna().join(info, how="left")
-            if both.empty:
-                continue
-            gain = (both[method] - both[baseline]).to_numpy(float)
-            inf = both["informativeness"].to_numpy(float)
-            varied = np.ptp(inf) > 0 and np.ptp(gain) > 0
-            rec = dict(zip(CELL, cell), method=method, baseline=baseline, n_pairs=len(both),
-                       informativeness=float(np.nanmean(inf)) if np.isfinite(inf).any() else np.nan,
-                       gain=float(gain.mean()),
-                       share_worse=float(np.mean(sign * gain < 0)) if np.isfinite(sign) else np.nan,
-                       corr_informativeness_gain=float(spearmanr(inf, gain).statistic) if varied else np.nan)
-            if coh is not None:
-                rec["coherence"] = float(coh.reindex(both.index).mean())
-            out.append(rec)
-    return pd.DataFrame(out)

@@ -4,14 +4,14 @@ A typo (``method.penalti=3``, ``constraints.n_constraint=5``, ``method=scsap``)
 would otherwise reach every trial and turn a whole sweep into ``error`` rows.
 Two passes, both before the first job:
 
-- :func:`check_command_line` (called by ``ccbench.cli.precheck``, before Hydra
+- :func:`check_command_line` (called by ``ccbench.running.cli.precheck``, before Hydra
   composes anything): every group option named on the command line
   (``method=scsap``, ``dataset=iris,irs``) exists in the config search path, and
-  every root key is a :class:`~ccbench.config.CellConfig` field;
+  every root key is a :class:`~ccbench.running.config.CellConfig` field;
 - :func:`refuse_bad_jobs` (called by the sweeper, ``hydra/sweeper=ccbench``, on
   the job configs its validation pass composes anyway): every key of every
   group is a parameter of its target (:func:`accepted_keys`), plus the value
-  checks of :func:`ccbench.protocol.check_cell`.
+  checks of :func:`ccbench.running.protocol.check_cell`.
 
 Problems are one line each, deduplicated over the jobs of the sweep; the
 command prints them and exits with status 2 (:class:`ConfigProblems`).
@@ -24,7 +24,7 @@ import difflib
 import inspect
 from collections.abc import Callable, Iterable, Sequence
 
-from . import registry
+from .. import registry
 from .config import GROUPS, CellConfig
 
 __all__ = [
@@ -63,7 +63,7 @@ class ConfigProblems(SystemExit):
     """The sweep was refused before any job started; ``problems`` holds one line each.
 
     A ``SystemExit`` (status 2), so it passes through Hydra's catch-all error
-    report (which would print a traceback and exit 1) to ``ccbench.cli``.
+    report (which would print a traceback and exit 1) to ``ccbench.running.cli``.
     """
 
     def __init__(self, problems: Sequence[str]):
@@ -247,7 +247,7 @@ def check_command_line(overrides) -> list[str]:
     """
     from hydra.errors import HydraException
 
-    from .datasets import SUITES
+    from ..datasets import SUITES
 
     searchpaths: list[str] = []
     for o in overrides:

@@ -1,7 +1,7 @@
 """The Hydra side of ccbench: the app (one job = one cell) and the sweep callback.
 
 Thin on purpose: :func:`hydra_app` passes Hydra's output directory to
-:func:`ccbench.harness.run_job`; :class:`SweepSummaryCallback` shows progress,
+:func:`ccbench.running.harness.run_job`; :class:`SweepSummaryCallback` shows progress,
 prints the summary at the end of a sweep (the same text as ``ccbench report``)
 and records whether any trial failed, so the command can exit non-zero.
 """
@@ -83,7 +83,7 @@ def _count_jobs(config) -> int | None:
         import numpy as np
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
-        from .datasets import expand_suites
+        from ..datasets import expand_suites
 
         params = expand_suites([f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()])
         args = expand_suites(list(config.hydra.overrides.task))
@@ -145,7 +145,7 @@ class SweepSummaryCallback(Callback):
     def on_multirun_end(self, config, **kwargs):
         """Count failures first (from the raw rows), then summarise; Hydra turns an exception
         raised here into a warning, so none escapes: a failed summary is recorded and the
-        command exits non-zero (:func:`ccbench.cli._run_sweep`)."""
+        command exits non-zero (:func:`ccbench.running.cli._run_sweep`)."""
         sweep = Path(config.hydra.sweep.dir)
         try:
             data = self._count(sweep)
@@ -192,7 +192,7 @@ class SweepSummaryCallback(Callback):
         return data
 
     def _summarise(self, sweep: Path, data) -> None:
-        from . import report
+        from .. import reporting as report
 
         data = report.prepare(data, [sweep])
         x = report.resolve_x(data)
@@ -204,9 +204,8 @@ class SweepSummaryCallback(Callback):
             print(f"warning: {line}", file=sys.stderr)
         _outcome.update(errors=report.error_summary(data) or _outcome["errors"], problems=problems)
         if self.write_report:
-            from . import report_html
 
             paper = report.paper_reference(data)
             paths = report.write_report(data, sweep / "report", metrics=[metric], x=x, paper=paper)
-            html = report_html.write_html(data, sweep / "report", metrics=[metric], x=x, paper=paper)
+            html = report.write_html(data, sweep / "report", metrics=[metric], x=x, paper=paper)
             print(f"report: {paths['summary_md']}\nreport: {html}")

@@ -2,7 +2,7 @@
 
 ``ccbench report DIR ...`` and ``ccbench plugins [--all]`` are argparse
 subcommands; ``ccbench fetch <overrides>`` checks the data a run needs
-(:mod:`ccbench.fetch`); anything else goes to the Hydra app (``ccbench --help`` shows
+(:mod:`ccbench.running.fetch`); anything else goes to the Hydra app (``ccbench --help`` shows
 Hydra's help, ``ccbench -m method=ap,kmeans ...`` runs a sweep). A command line
 that chooses no dataset/method/constraints/noise/experiment runs the quick start
 (:func:`with_default_experiment`).
@@ -51,14 +51,14 @@ def with_default_experiment(args: list[str]) -> list[str]:
 def _report(args) -> int:
     from pathlib import Path
 
-    from . import report
+    from .. import reporting as report
 
     data = report.load(*args.dirs)
     if args.converged_only:
         kept = report.drop_not_converged(data)
         print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
         data = kept
-    from . import leaderboard
+    from ..reporting import leaderboard
 
     request = leaderboard.config_request(data)
     if args.leaderboard or request is not None:
@@ -74,15 +74,15 @@ def _report(args) -> int:
         [*map(str, args.dirs), f"--metric {args.metric}", f"--x {x}"] + ([f"--pool {args.pool}"] if pool else [])
         + (["--converged-only"] if args.converged_only else []) + ([f"--at {args.at}"] if args.at is not None else [])
     )
-    from .report_export import parse_formats
+    from ..reporting import parse_formats
 
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
                                 paper=report.paper_reference(data), command=command,
                                 formats=parse_formats(args.format))
     if not args.no_html:
-        from . import report_html
+        from ..reporting import write_html
 
-        paths["html"] = report_html.write_html(data, out, metrics=metrics, x=x, pool=pool,
+        paths["html"] = write_html(data, out, metrics=metrics, x=x, pool=pool,
                                                paper=report.paper_reference(data), command=command,
                                                margin=args.margin, baseline=args.utility, at=args.at)
     print(paths["summary_md"].read_text())
@@ -99,7 +99,7 @@ def _leaderboard(args, data, request: dict) -> int:
     margin; the command line's ``--metric`` wins): one ranking page per supervision kind."""
     from pathlib import Path
 
-    from . import leaderboard
+    from ..reporting import leaderboard
 
     metric = args.metric or request.get("metric") or leaderboard.DEFAULT_METRIC
     args.margin = float(request.get("margin", args.margin))
@@ -118,7 +118,7 @@ def _leaderboard(args, data, request: dict) -> int:
 
 def _print_utility(data, baseline, metrics, x, pool) -> None:
     """``--utility BASE``: each method against its unconstrained baseline on the same trials."""
-    from . import stats
+    from .. import reporting as stats
 
     for metric in metrics:
         table = stats.utility(data, baseline, metric, x=x, pool=pool)
@@ -129,7 +129,7 @@ def _print_utility(data, baseline, metrics, x, pool) -> None:
 
 def _compare(args, data, x, metrics, pool) -> int:
     """``--compare A B``: print the paired verdict for each metric; write nothing."""
-    from . import stats
+    from .. import reporting as stats
 
     for metric in metrics:
         print(stats.compare(data, *args.compare, metric=metric, x=x, rope=args.rope, margin=args.margin,
@@ -148,7 +148,7 @@ def _table(rows: list[list[str]], header: list[str]) -> str:
 
 def plugins_table(all: bool = False) -> str:
     """The registered methods as a text table; with ``all``, data sets, schemes, noise, metrics."""
-    from . import registry
+    from .. import registry
 
     methods = [
         [m.name, m.summary, "/".join(m.supervision) or "-", "yes" if m.needs_n_clusters else "no",
@@ -182,7 +182,7 @@ def plugins_table(all: bool = False) -> str:
 
 
 def _plugins(args) -> int:
-    from . import registry
+    from .. import registry
 
     registry.load_plugins(args.plugin or [])
     print(plugins_table(all=args.all))
@@ -301,7 +301,7 @@ def help_text() -> str:
     for group in ("dataset", "method", "constraints", "noise", "experiment"):
         options = sorted(f.stem for f in (conf / group).glob("*.yaml"))
         lines.append(f"  {group}: {', '.join(options)}")
-    lines += ["", "Root keys (defaults from ccbench.config.CellConfig):"]
+    lines += ["", "Root keys (defaults from ccbench.running.config.CellConfig):"]
     for f in dataclasses.fields(CellConfig):
         if f.name in ("dataset", "method", "constraints", "noise"):
             continue
@@ -325,9 +325,9 @@ def precheck(args: list[str]) -> list[str]:
     """Problems in the command line's own values (every value of a sweep), before any job starts.
 
     Only what needs no data and no composition: group options and root keys
-    (:func:`ccbench.validate.check_command_line`), then values
-    (:data:`ccbench.protocol.VALUE_CHECKS`). The sweeper checks every composed
-    job's keys and values before the first job starts (:mod:`ccbench.validate`).
+    (:func:`ccbench.running.validate.check_command_line`), then values
+    (:data:`ccbench.running.protocol.VALUE_CHECKS`). The sweeper checks every composed
+    job's keys and values before the first job starts (:mod:`ccbench.running.validate`).
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
@@ -358,7 +358,7 @@ def _run_sweep() -> int:
     import atexit
     import gc
 
-    from . import registry
+    from .. import registry
     from .app import hydra_app, last_sweep_outcome
 
     args = sys.argv[1:]

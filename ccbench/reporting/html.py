@@ -3,10 +3,10 @@
 Everything is inline (CSS in a ``<style>`` element, figures as base64 PNG
 ``data:`` URIs), so the file opens offline and can be mailed or archived as one
 file. The tables reuse :mod:`ccbench.report` (the same text as ``summary.md``)
-and :mod:`ccbench.stats` (paired tests, ranks, Friedman, the critical-difference
+and :mod:`ccbench.reporting.stats` (paired tests, ranks, Friedman, the critical-difference
 diagram)::
 
-    data = report.load("multirun/2026-01-01/12-00-00")
+    data = load("multirun/2026-01-01/12-00-00")
     write_html(data, "out", metrics=["ari"], x="constraints.n_constraints")
 """
 
@@ -21,8 +21,38 @@ from pathlib import Path
 
 import pandas as pd
 
-from . import report, stats
-from .config import CELL_FILE
+from ..running.config import CELL_FILE
+from ._format import (
+    DEFAULT_METRIC,
+    DEFAULT_X,
+    fmt,
+    is_ranked,
+    method_colors,
+    method_labels,
+)
+from .origins import method_versions, provenance_table, provenance_warnings
+from .plots import CI_LEVEL, _draw_paper, plot_metric
+from .stats import (
+    CELL,
+    average_ranks,
+    block_means,
+    cd_diagram,
+    friedman,
+    friedman_min_p,
+    min_pairs,
+    paired_tests,
+    resolve_at,
+    win_tie_loss,
+)
+from .summary import (
+    markdown_table,
+    paper_table,
+    plain_text,
+    problems_table,
+    read_cell,
+    summarise,
+)
+from .constraint_utility import utility
 
 __all__ = ["write_html", "html_page", "markdown_to_html", "HTML_FILE"]
 
@@ -86,7 +116,7 @@ def _png(fig) -> str:
 
 def _config_section(data: pd.DataFrame) -> str:
     sources = sorted(data["source"].dropna().unique()) if "source" in data else []
-    cells = [c for c in (report.read_cell(Path(s) / CELL_FILE) for s in sources) if c]
+    cells = [c for c in (read_cell(Path(s) / CELL_FILE) for s in sources) if c]
     if not cells:
         return "<p>No cell.json found beside the results.</p>"
     flat = pd.json_normalize(cells)
@@ -104,30 +134,30 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
     """Across data sets at one x value (ranks, Friedman, CD diagram, win/tie/loss; ranked metrics
     only) and per cell (Wilcoxon-Holm), each with what its sample size allows."""
     parts = []
-    if not stats.is_ranked(metric):
+    if not is_ranked(metric):
         parts.append(f"<h3>Across data sets</h3><p class='note'><code>{html.escape(metric)}</code> is not ranked "
                      f"(direction 'none': e.g. a count, where fewer is not better): no ranks, Friedman test, "
                      f"CD diagram or win/tie/loss. The per-cell tests below ask only whether two methods differ.</p>")
     else:
         try:
-            chosen = stats.resolve_at(data, metric, x, pool, at)
-            all_means = stats.block_means(data, metric, x, pool, at=chosen, complete=False)
+            chosen = resolve_at(data, metric, x, pool, at)
+            all_means = block_means(data, metric, x, pool, at=chosen, complete=False)
         except ValueError as exc:
             return f"<p>No statistics: {html.escape(str(exc))}</p>"
         parts.append(_across_section(all_means, metric, x, chosen, at is None, margin, alpha, colors))
-    tests = stats.paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
+    tests = paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
     if len(tests):
         significant = int((tests["p_holm"] <= alpha).sum())
         too_few = int((tests["p_min"] > alpha).sum())
-        per_cell = tests.groupby(stats.CELL, dropna=False).size()
-        need = stats.min_pairs(alpha, int(per_cell.max()))
+        per_cell = tests.groupby(CELL, dropna=False).size()
+        need = min_pairs(alpha, int(per_cell.max()))
         parts.append(f"<h3>Per cell: paired Wilcoxon signed-rank tests</h3><p class='note'>{len(tests)} method pairs "
                      f"over paired trials, Holm-corrected within each (data set, setting, x); {significant} differ at "
                      f"alpha = {alpha}. " + ("W/T/L per trial with margin {margin:g}. ".format(margin=margin)
-                                             if stats.is_ranked(metric) else "")
+                                             if is_ranked(metric) else "")
                      + f"p_min is the smallest Holm-adjusted p the cell's trials can give: with "
                      f"{int(per_cell.max())} method pair(s) per cell to correct for, a difference needs at least "
-                     f"{need} paired trials (a single Wilcoxon test needs {stats.min_pairs(alpha)})"
+                     f"{need} paired trials (a single Wilcoxon test needs {min_pairs(alpha)})"
                      + (f"; {too_few} pair(s) have too few trials to reach alpha and get no verdict" if too_few else "")
                      + ".</p>")
         parts.append("<details><summary>All pairs</summary>" + _frame_html(tests, index=False) + "</details>")
@@ -145,7 +175,7 @@ def _across_section(all_means: pd.DataFrame, metric: str, x: str, at, default: b
         where = (f"each data set's largest <code>{html.escape(x)}</code> "
                  f"(<code>ccbench report --at X</code> picks one value)")
     else:
-        where = (f"<code>{html.escape(x)}</code> = {html.escape(report._fmt(at))}"
+        where = (f"<code>{html.escape(x)}</code> = {html.escape(fmt(at))}"
                  + (" (the largest value; <code>ccbench report --at X</code> picks another)" if default else ""))
     parts = [f"<h3>Across data sets at {where}</h3><p class='note'>Blocks are (data set, setting) at this one x "
              f"value (never pooled over x: x = 0 has no supervision); each block's value is the method's mean "
@@ -154,31 +184,31 @@ def _across_section(all_means: pd.DataFrame, metric: str, x: str, at, default: b
              + (f"; not ranked, no ok trial at this x: {', '.join(map(html.escape, absent))}" if absent else "")
              + ".</p>"]
     if n >= 2 and k >= 2:
-        ranks = stats.average_ranks(means, metric).rename_axis("method").reset_index(name="average rank")
+        ranks = average_ranks(means, metric).rename_axis("method").reset_index(name="average rank")
         parts.append(_frame_html(ranks, index=False, floats="{:.2f}"))
     if n >= 2 and k >= 3:
-        fr = stats.friedman(means)
-        floor = stats.friedman_min_p(n, k)
+        fr = friedman(means)
+        floor = friedman_min_p(n, k)
         parts.append(f"<p>Friedman chi² = {fr['statistic']:.3f}, p = {fr['pvalue']:.3g} "
                      f"(Iman-Davenport F = {fr['iman_davenport']:.3f}, p = {fr['pvalue_iman_davenport']:.3g}) "
                      f"over {n} blocks and {k} methods; the smallest p Friedman's test can give here is "
                      f"{floor:.3g}" + (" (too few data sets to reach alpha)" if floor > alpha else "") + ".</p>")
-        parts.append(_png(stats.cd_diagram(means, metric, alpha=alpha, colors=colors)))
+        parts.append(_png(cd_diagram(means, metric, alpha=alpha, colors=colors)))
     else:
         parts.append("<p>No Friedman test or CD diagram: they need at least 3 methods on 2 complete data sets.</p>")
     if n >= 1 and k >= 2:
         parts.append(f"<p>Win/tie/loss of the row method against the column method over blocks "
                      f"(a difference under {margin:g} is a tie; counts, not a test):</p>")
-        parts.append(_frame_html(stats.win_tie_loss(means, metric, margin).rename_axis(None)))
+        parts.append(_frame_html(win_tie_loss(means, metric, margin).rename_axis(None)))
     return "\n".join(parts)
 
 
 def _utility_section(data: pd.DataFrame, baseline: str, metric: str, x: str, pool) -> str:
     note = ""
     try:
-        table = stats.utility(data, baseline, metric, x, pool, with_coherence=True)
+        table = utility(data, baseline, metric, x, pool, with_coherence=True)
     except (OSError, ImportError) as exc:  # coherence re-draws the constraints: the data must be at hand
-        table = stats.utility(data, baseline, metric, x, pool)
+        table = utility(data, baseline, metric, x, pool)
         note = f" Coherence left out: {exc}."
     return (f"<h3>Constraint-set utility against {html.escape(baseline)}</h3><p class='note'>Davidson, Wagstaff "
             f"&amp; Basu 2006: informativeness is the share of the constraints the unconstrained baseline violates "
@@ -197,20 +227,20 @@ def _per_method(table: pd.DataFrame) -> pd.DataFrame:
     return weighted.div(n, axis=0).assign(n_pairs=n).reset_index()[["method", "n_pairs", *cols]]
 
 
-def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = report.DEFAULT_X, pool=(),
+def html_page(data: pd.DataFrame, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X, pool=(),
               paper: dict | None = None, command: str | None = None, margin: float = 0.03,
               alpha: float = 0.05, baseline: str | None = None, at=None) -> str:
     """The report of ``data`` as one HTML string (see the module docstring); ``baseline`` (an
     unconstrained method label) adds the constraint-set utility of every method against it;
     ``at`` is the x value at which methods are ranked across data sets (default: the largest)."""
     if "method_label" not in data:
-        data = data.assign(method_label=report.method_labels(data))
+        data = data.assign(method_label=method_labels(data))
     # one colour per method label on the whole page: line plots and CD diagrams alike
-    colors = report.method_colors(report.method_labels(data, x))
+    colors = method_colors(method_labels(data, x))
     n_jobs = data["source"].nunique() if "source" in data else 1
     body = [f"<h1>ccbench report</h1><p>{len(data)} trials from {n_jobs} job(s); x = <code>{html.escape(x)}</code>. "
             f"Every method of a cell saw the same constraint sets (paired trials); tables show mean ± std "
-            f"(ddof=1) over the ok trials, plots the mean with a {report.CI_LEVEL:.0%} confidence interval of "
+            f"(ddof=1) over the ok trials, plots the mean with a {CI_LEVEL:.0%} confidence interval of "
             f"the mean clipped to the metric's range.</p>"]
     if command:
         body.append(f"<p>Generated by <code>{html.escape(command)}</code>.</p>")
@@ -218,13 +248,13 @@ def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = rep
                 + '<li><a href="#problems">Problems</a></li><li><a href="#config">Config</a></li>'
                   '<li><a href="#environment">Environment</a></li></ul></nav>')
     for m in metrics:
-        summary = report.summarise(data, m, x, pool)
+        summary = summarise(data, m, x, pool)
         body.append(f'<h2 id="metric-{html.escape(m)}">{html.escape(m)}</h2>')
-        body.append(markdown_to_html(report.markdown_table(summary, m, x)))
-        fig = report.plot_metric(summary, m, x, colors=colors)
+        body.append(markdown_to_html(markdown_table(summary, m, x)))
+        fig = plot_metric(summary, m, x, colors=colors)
         if paper and paper.get("metric") == m:
-            body.append("<h3>Beside the paper</h3>" + markdown_to_html(report.paper_table(summary, paper)))
-            report._draw_paper(fig, paper)
+            body.append("<h3>Beside the paper</h3>" + markdown_to_html(paper_table(summary, paper)))
+            _draw_paper(fig, paper)
         body.append(_png(fig))
         try:
             body.append(_stats_section(data, m, x, pool, margin, alpha, at=at, colors=colors))
@@ -232,16 +262,16 @@ def html_page(data: pd.DataFrame, metrics=(report.DEFAULT_METRIC,), x: str = rep
             body.append(f"<p>No statistics for {html.escape(m)}: {html.escape(str(exc))}</p>")
         if baseline:
             body.append(_utility_section(data, baseline, m, x, pool))
-    body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(report.problems_table(data)))
+    body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(problems_table(data)))
     body.append('<h2 id="config">Config</h2>' + _config_section(data))
     body.append('<h2 id="environment">Environment</h2><p class="note">The machines and code that made these rows, '
                 'read from the rows themselves (<code>env.*</code>, <code>code.*</code> columns).</p>'
-                + _frame_html(report.provenance_table(data), index=False))
-    versions = report.method_versions(data)
+                + _frame_html(provenance_table(data), index=False))
+    versions = method_versions(data)
     if len(versions):
         body.append("<h3>Method code</h3><p class='note'>installed = the code installed where this report was "
                     "written.</p>" + _frame_html(versions, index=False))
-    warn = report.provenance_warnings(data)
+    warn = provenance_warnings(data)
     if warn:
         body.append("<h3>Provenance warnings</h3><ul>" + "".join(f"<li>{html.escape(w)}</li>" for w in warn) + "</ul>")
     return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>ccbench report</title>"
@@ -253,7 +283,7 @@ def write_html(data: pd.DataFrame, out_dir, **kwargs) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = out / HTML_FILE
-    with report.plain_text():
+    with plain_text():
         page = html_page(data, **kwargs)
     path.write_text(page, encoding="utf-8")
     return path

@@ -18,9 +18,9 @@ import inspect
 
 import numpy as np
 
-from . import registry
+from .. import registry
 from .config import stable_hash
-from .constraints import Constraints
+from ..constraints import Constraints
 
 __all__ = [
     "trial_seed",
@@ -169,7 +169,7 @@ def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_feat
     for ``fits`` fits (a tuned trial: :func:`tuning_fits`).
     The one place size limits are checked (the harness records a ``refused`` row)."""
     if spec.memory is not None:
-        from .base import available_memory
+        from ..base import available_memory
 
         need = spec.memory.bytes(n_samples, n_features, params)
         free = available_memory() if available is None else available
@@ -308,7 +308,7 @@ def _metrics(value) -> str | None:
 
 #: What a trial does with contradictory constraints (``inconsistent``).
 INCONSISTENT = ("warn", "raise", "ignore")
-#: Which points the label metrics score (``evaluate_on``; :func:`ccbench.harness.evaluation_mask`).
+#: Which points the label metrics score (``evaluate_on``; :func:`ccbench.running.harness.evaluation_mask`).
 #: ``both`` writes the metrics on all points under their names and on the unconstrained points
 #: as ``<metric>_unconstrained`` (:data:`UNCONSTRAINED_SUFFIX`), from one fit.
 EVALUATE_ON = ("all", "unconstrained", "both")
@@ -382,7 +382,7 @@ def check_cell(cell: dict) -> list[str]:
 
     Every value :data:`VALUE_CHECKS` knows, plus more random pairs than the data
     set has (from its spec's size). The command line runs the same value checks
-    on its own overrides before Hydra starts any job (``ccbench.cli``).
+    on its own overrides before Hydra starts any job (``ccbench.running.cli``).
     """
     flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
                                      "evaluate_on", "tune", "tune_folds",

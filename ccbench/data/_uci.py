@@ -1,4 +1,4 @@
-"""Raw UCI files: one parser per data set (fetching and verifying: :mod:`ccbench._data_files`).
+"""Raw UCI files: one parser per data set (fetching and verifying: :mod:`ccbench.data._files`).
 
 Every data set of ``ccbench/data/MANIFEST.tsv`` (role ``data``) has a row in
 :data:`UCI_SETS`: a small parse function plus the shape it yields with the
@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._data_files import (
+from ._files import (
     DataDownloadError,
     DataIntegrityError,
     DataParseError,

@@ -3,7 +3,7 @@
 Every file of ``ccbench/data/MANIFEST.tsv`` is read from ``<data_dir>/<name>/<file>``
 (``data_dir``: the argument, else ``CCBENCH_DATA_DIR``, else a user cache),
 downloaded with pooch from its ``uci_url`` when absent, and checked against the
-manifest's sha256 before anything parses it (:mod:`ccbench._uci` parses).
+manifest's sha256 before anything parses it (:mod:`ccbench.data._uci` parses).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The cache of shared unsupervised fits (``share_unsupervised_fits``): one fit per key for a sweep.
 
 A method that uses no supervision gives the same labels in every cell of a (data set, trial): the
-harness (:mod:`ccbench.harness`) fits it once, keyed by :func:`fit_key`, writes the labels and the
+harness (:mod:`ccbench.running.harness`) fits it once, keyed by :func:`fit_key`, writes the labels and the
 fit's fields to ``<sweep dir>/.fits/<key>.npz`` and re-scores them with each cell's own constraints.
 """
 
@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from . import provenance, registry
+from .. import registry
+from . import provenance
 from .config import canonical_json, stable_hash
 from .results import atomically, locked
 

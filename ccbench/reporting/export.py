@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+__all__ = ["FORMATS", "parse_formats", "latex_escape", "latex_table", "export_tables"]
+
 FORMATS = ("latex", "csv")
 
 # LaTeX's special characters in text mode, and what prints them.
@@ -49,12 +51,12 @@ def _latex_cell(text: str) -> str:
 
 def latex_table(summary: pd.DataFrame, metric: str, x: str) -> str:
     """One ``table`` environment (needs ``\\usepackage{booktabs}``) for ``metric``'s summary."""
-    from .report import _cell, _fmt, _line_label, _sorted_values
+    from ._format import cell_text, fmt, line_label, sorted_values
 
     s = summary.copy()
-    s["line"] = _line_label(s)
-    s["cell"] = s.apply(_cell, axis=1)
-    xs = _sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
+    s["line"] = line_label(s)
+    s["cell"] = s.apply(cell_text, axis=1)
+    xs = sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
     s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
     lines = [
         f"% ccbench report: {metric}, mean ± std (ddof=1) over the ok trials; x = {x}. Needs \\usepackage{{booktabs}}.",
@@ -65,7 +67,7 @@ def latex_table(summary: pd.DataFrame, metric: str, x: str) -> str:
         f"\\label{{tab:ccbench-{re.sub(r'[^A-Za-z0-9]+', '-', metric)}}}",
         r"\begin{tabular}{ll" + "r" * len(xs) + "}",
         r"\toprule",
-        "data set & method & " + " & ".join(latex_escape(_fmt(v)) for v in xs) + r" \\",
+        "data set & method & " + " & ".join(latex_escape(fmt(v)) for v in xs) + r" \\",
         r"\midrule",
     ]
     for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):

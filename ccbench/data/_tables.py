@@ -12,7 +12,7 @@ label column:
 - **non-numeric features**: ``categorical="error"`` (default) refuses them, naming
   the columns and the fix; ``"onehot"`` replaces each by one 0/1 column per value
   (sorted; the column names are in ``meta["features"]``); ``"codes"`` codes each
-  as ``0..I-1`` in sorted order, as the UCI parsers do (:mod:`ccbench._uci`).
+  as ``0..I-1`` in sorted order, as the UCI parsers do (:mod:`ccbench.data._uci`).
   Boolean columns are numbers (0/1).
 
 OpenML goes through :func:`sklearn.datasets.fetch_openml` with ``data_home`` set to
@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._data_files import (
+from ._files import (
     DATA_DIR_ENV, DataDownloadError, DataIntegrityError, DataParseError, _sha256, resolve_data_dir,
 )
 

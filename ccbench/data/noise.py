@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .constraints import Constraints
+from ..constraints import Constraints
 
 __all__ = ["label_noise", "constraint_flip"]
 

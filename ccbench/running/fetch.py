@@ -36,7 +36,7 @@ def needed_datasets(args: list[str]) -> list[dict]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
     from . import app  # noqa: F401 - registers the schema and hydra/sweeper=ccbench
-    from .datasets import expand_suites
+    from ..datasets import expand_suites
 
     parser = OverridesParser.create()
     given = expand_suites([a for a in args if not a.startswith("-") and "=" in a])
@@ -69,8 +69,8 @@ def fetch(args: list[str]) -> int:
 
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from . import registry
-    from .datasets import fetch_dataset
+    from .. import registry
+    from ..datasets import fetch_dataset
     from .validate import check_command_line
 
     given = [a for a in args if not a.startswith("-") and "=" in a]

@@ -54,7 +54,7 @@ def is_builtin(spec) -> bool:
 
 def builtin_methods(*, load: bool = True) -> list:
     """The registered methods ccbench ships (``list_methods`` minus every other plugin's)."""
-    from .registry import list_methods
+    from ..registry import list_methods
 
     return [spec for spec in list_methods(load=load) if is_builtin(spec)]
 
@@ -154,7 +154,7 @@ def _blobs(n=N, d=2, scale=1.0, dtype=np.float64):
 
 
 def _cons(ml=(), cl=(), n=N, labels=None):
-    from .constraints import Constraints
+    from ..constraints import Constraints
 
     return Constraints(np.array(ml, dtype=int).reshape(-1, 2), np.array(cl, dtype=int).reshape(-1, 2),
                        n_samples=n, labels=labels)
@@ -168,7 +168,7 @@ def _labels(n=N, per_class=2):
 
 
 def _from_labels():
-    from .constraints import Constraints
+    from ..constraints import Constraints
 
     return Constraints.from_labels(_labels())
 
@@ -197,7 +197,7 @@ HOSTILE_CASES: dict[str, Callable] = {
 
 def make_for_checks(spec, k):
     """``spec``'s estimator with ``random_state=0`` (if it has one) and ``n_clusters=k`` (if it needs k)."""
-    from .registry import make_method
+    from ..registry import make_method
 
     params = {"random_state": 0} if "random_state" in spec.estimator().get_params() else {}
     if spec.needs_n_clusters:
@@ -224,7 +224,7 @@ def run_hostile_case(spec, case: str) -> str:
     """Fit ``spec`` on ``HOSTILE_CASES[case]``: returns ``"clustering"`` or
     ``"documented error: ..."``; raises ``AssertionError`` (or the unexpected exception,
     e.g. a numpy ``RuntimeWarning`` turned error) when the outcome is neither."""
-    from .base import ConvergenceWarning
+    from ..base import ConvergenceWarning
 
     X, cons, k = HOSTILE_CASES[case]()
     est = make_for_checks(spec, k)
@@ -244,7 +244,7 @@ def run_hostile_case(spec, case: str) -> str:
 def contradiction_outcome(spec) -> tuple[str, bool]:
     """Fit the ``contradictory`` case: (``"fits"`` or ``"infeasible"``, whether an
     :class:`~ccbench.base.InconsistentConstraintsWarning` was issued)."""
-    from .base import InconsistentConstraintsWarning, InfeasibleConstraintsError
+    from ..base import InconsistentConstraintsWarning, InfeasibleConstraintsError
 
     X, cons, k = HOSTILE_CASES["contradictory"]()
     est = make_for_checks(spec, k)
@@ -324,7 +324,7 @@ def config_problems(spec, composed: dict, own: dict, parents: dict | None = None
     ``get_params()`` is the defaults plus the declared values, repeat no default, and
     set ``n_clusters`` when the method needs k.
     """
-    from .registry import make_method
+    from ..registry import make_method
 
     file = file or f"method/{spec.name}.yaml"
     problems = []
@@ -455,7 +455,7 @@ def _read_method_file(name: str, searchpath: list[str]) -> str:
 def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable[str] | None = None,
                  plugins: Iterable[str] = ()) -> list[CheckResult]:
     """Run the check ``groups`` on the registered method ``name``."""
-    from .registry import get_method_spec, load_plugins
+    from ..registry import get_method_spec, load_plugins
 
     load_plugins(list(plugins))
     spec = get_method_spec(name)
@@ -491,7 +491,7 @@ def main(args) -> int:
 
 
 def add_parser(sub) -> None:
-    """The ``check-plugin`` subcommand of ``ccbench`` (see :mod:`ccbench.cli`)."""
+    """The ``check-plugin`` subcommand of ``ccbench`` (see :mod:`ccbench.running.cli`)."""
     p = sub.add_parser("check-plugin", help="run ccbench's estimator, hostile-input and config checks on one method")
     p.add_argument("name", help="registered method name")
     p.add_argument("--only", default=None, help=f"comma-separated subset of {','.join(GROUPS)}")

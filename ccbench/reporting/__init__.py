@@ -1,0 +1,57 @@
+"""Reporting: everything made from a results folder's rows, and nothing else.
+
+Owns the summary tables and plots (:mod:`.summary`, :mod:`.plots`), the shared formatting of numbers,
+labels, colours and metrics (:mod:`._format`, the one place both the summary and the statistics
+use), the provenance section (:mod:`.origins`), the paired statistics (:mod:`.stats`,
+:mod:`.verdict`, :mod:`.constraint_utility`), the self-contained HTML page (:mod:`.html`), the exports
+(:mod:`.export`) and the leaderboard (:mod:`.leaderboard`). It may import the plugin API
+(``ccbench.registry``, ``ccbench.datasets``, ...) and the running room's store and schema
+(``ccbench.running.results``, ``.config``, ``.protocol``, ``.provenance``); the running and data rooms
+reach it only through the names below (``tests/test_architecture.py``). Names are imported on first
+use (PEP 562), so the CLI pays for pandas and matplotlib only when it reports.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# public name -> module of this package that defines it
+_EXPORTS = {
+    "DEFAULT_METRIC": "_format",
+    "resolve_x": "_format",
+    "first_metric": "_format",
+    "method_labels": "_format",
+    "load": "summary",
+    "prepare": "summary",
+    "summarise": "summary",
+    "drop_not_converged": "summary",
+    "markdown_table": "summary",
+    "problems_table": "summary",
+    "error_summary": "summary",
+    "paper_reference": "summary",
+    "write_report": "summary",
+    "plot_metric": "plots",
+    "provenance_warnings": "origins",
+    "parse_formats": "export",
+    "write_html": "html",
+    "compare": "verdict",
+    "utility": "constraint_utility",
+}
+_SUBMODULES = ("leaderboard",)
+
+__all__ = sorted([*_EXPORTS, *_SUBMODULES])
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted([*globals(), *_EXPORTS, *_SUBMODULES])

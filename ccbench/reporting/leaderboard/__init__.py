@@ -1,0 +1,54 @@
+"""The leaderboard (``ccbench report DIR --leaderboard``): one ranking page per supervision kind (pairs, labels) over many data sets.
+
+``ccbench report DIR --leaderboard --out reports/leaderboard`` writes, per kind,
+``<kind>.md`` (with PNG figures beside it) and ``<kind>.html`` (figures embedded,
+opens offline), plus ``index.md`` and ``leaderboard.parquet`` (every number of the
+pages in long form). Each page holds:
+
+1. average ranks over *cells* (data set x budget x noise x setting) on one metric
+   (default ``ari``), ranked two ways (see *Scale honesty*), with a
+   critical-difference diagram (:func:`ccbench.cd_diagram`: Friedman blocks
+   are the cells, Nemenyi's test between methods);
+2. a win/tie/loss matrix over all pairs of methods (:func:`win_tie_loss_cells`), and the cells
+   where nothing beats a method (:func:`unbeaten`; for ``cobs``: where no semi-supervised method
+   is better than choosing among unsupervised clusterings by the constraints);
+3. per data set, the gain of every supervised method over the best unsupervised
+   baseline, with a bootstrap 95 % confidence interval (:func:`gains`);
+4. the share of trials in which the supervision made a method worse than its own
+   unconstrained run (:func:`hurt_share`);
+5. what noise does: each noisy cell against the method's noiseless twin, per method and
+   family, with bootstrap intervals (:func:`noise_effect`);
+6. fit time and peak memory beside quality, and a quality-vs-time scatter plot;
+7. per method the count of every status, and the ranking both ways;
+
+then the failure messages and the provenance (machines, code) of the kind's rows.
+Plain ``ccbench report DIR`` writes the leaderboard when the cells' ``paper`` block
+holds ``leaderboard: {metric: ..., margin: ...}`` (:func:`config_request`).
+
+Definitions (every one is stated on the page as well):
+
+- *kind*: the constraint scheme's: ``random_pairs`` and ``per_class_pairs`` are
+  pairs, ``labeled_subsets`` labels. The *budget* is the scheme's size key
+  (:data:`BUDGET`).
+- *unconstrained run*: a row with ``constraints=none`` or budget 0 (``n_constraints=0``,
+  ``per_class=0``); ``constraints=none`` rows serve both kinds. These rows are no
+  ranking cell (nothing supervises them): they are the reference of item 4.
+- *method*: the report's method label (:func:`ccbench.method_labels`, with a
+  tuned variant as ``name+tuner``, e.g. ``pck_means+cvcp``).
+- *completed cell*: every trial of the method in that cell has status ``ok`` (a
+  mean over the trials that survived a time limit would be over easier draws).
+- *unsupervised*: a method whose :class:`~ccbench.specs.MethodSpec` declares no
+  supervision (``kmeans``, ``ap``, ``ncuts``, ``kmedoids``, ``scap``).
+"""
+
+from ._frame import BUDGET, DEFAULT_METRIC, KINDS, attempted_cells, cell_means, completed, long_frame
+from .gains import best_baseline, bootstrap_ci, cost_table, gains, hurt_share, noise_effect, status_counts
+from .pages import config_request, sweep_coverage, write_leaderboard
+from .ranks import rank_table, ranks_by_condition, unbeaten, win_tie_loss_cells
+
+__all__ = [
+    "KINDS", "BUDGET", "DEFAULT_METRIC", "long_frame", "cell_means", "completed", "attempted_cells",
+    "rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "bootstrap_ci", "best_baseline",
+    "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage",
+    "write_leaderboard",
+]

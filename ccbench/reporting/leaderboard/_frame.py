@@ -1,0 +1,195 @@
+"""The leaderboard's long frame: one row per trial with its kind, cell, budget, noise and family, and the
+per-cell means every ranking starts from.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .._format import fmt, method_labels
+from ..stats import (
+    _sign,
+)
+
+__all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed", "cell_means", "attempted_cells"]
+
+#: The supervision kind of each constraint scheme.
+KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "labels": ("labeled_subsets",)}
+
+
+#: The column that holds each scheme's supervision budget.
+# random_pairs' budget is constraints.per_point instead where that is set (pairs per point)
+BUDGET = {"random_pairs": "constraints.n_constraints", "per_class_pairs": "constraints.n_pairs",
+          "labeled_subsets": "constraints.per_class"}
+
+
+UNCONSTRAINED = "none"
+
+
+DEFAULT_METRIC = "ari"
+
+
+CELL = ["dataset", "setting", "budget", "noise"]
+
+
+# Columns that name a cell, not a setting of it (the setting is what else varies: preprocessing, evaluate_on).
+_NOT_SETTING = {"dataset.name", "constraints.name", "noise.name", "noise.rate", "constraints.per_point",
+                *BUDGET.values()}
+
+
+_SETTING_PREFIXES = ("dataset.", "constraints.", "evaluate_on")
+
+
+N_BOOT = 2000
+
+
+CI = 0.95
+
+
+def _noise_text(data: pd.DataFrame) -> pd.Series:
+    name = data["noise.name"].astype(str) if "noise.name" in data else pd.Series("none", index=data.index)
+    rate = data["noise.rate"] if "noise.rate" in data else pd.Series(np.nan, index=data.index)
+    text = name + rate.map(lambda r: "" if pd.isna(r) else f"={fmt(r)}")
+    return text.where(name != "none", "none")
+
+
+def _setting_text(data: pd.DataFrame) -> pd.Series:
+    """What else varies within a data set's rows (``evaluate_on``, preprocessing), as ``key=value`` text;
+    per data set, so an option only some sets have (``dataset.missing``) splits nothing."""
+    cols = [c for c in data.columns if c.startswith(_SETTING_PREFIXES) and c not in _NOT_SETTING]
+    text = pd.Series("", index=data.index, dtype=object)
+    for _, rows in data.groupby("dataset.name", sort=False):
+        varying = [c for c in cols if rows[c].astype(str).nunique(dropna=False) > 1]
+        if varying:
+            text[rows.index] = rows[varying].apply(
+                lambda r: ", ".join(f"{c}={fmt(v)}" for c, v in r.items() if pd.notna(v)), axis=1)
+    return text
+
+
+def _unsupervised(labels: pd.Series, names: pd.Series) -> dict:
+    """{method label: True when its method declares no supervision}; a method not installed here
+    counts as supervised (it cannot be a baseline unless its spec says so)."""
+    from ... import registry
+
+    out = {}
+    for label, name in zip(labels, names):
+        if label in out:
+            continue
+        try:
+            out[label] = not registry.get_method_spec(str(name)).supervision
+        except Exception:  # noqa: BLE001 - a report must open without the method's package
+            out[label] = False
+    return out
+
+
+def _families(names: pd.Series) -> dict:
+    """{method name: its family}: the plugin package its estimator lives in (``ccbench_plugins.affinity.ap``
+    -> ``affinity``; a third-party package's top-level name), ``?`` for a method not installed here."""
+    from ... import registry
+
+    out = {}
+    for name in pd.unique(names.astype(str)):
+        try:
+            module = registry.get_method_spec(name).estimator.__module__.split(".")
+        except Exception:  # noqa: BLE001 - a report must open without the method's package
+            out[name] = "?"
+            continue
+        out[name] = module[1] if module[0] == "ccbench_plugins" and len(module) > 1 else module[0]
+    return out
+
+
+def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
+    """One row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
+    ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
+    ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
+    ``unsupervised``, ``family`` (:func:`_families`), ``row`` (the row's position in ``data``).
+
+    Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
+    (cell, method, trial) keeps its last row (a resumed sweep re-ran it).
+    """
+    if data.empty:
+        raise ValueError("no results for a leaderboard")
+    if metric not in data:
+        known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
+        raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
+    _sign(metric)  # an unranked metric has no leaderboard: say so now
+    data = data.reset_index(drop=True)
+    scheme = data["constraints.name"].astype(str)
+    kind = pd.Series(None, index=data.index, dtype=object)
+    for k, schemes in KINDS.items():
+        kind[scheme.isin(schemes)] = k
+    kind[scheme == UNCONSTRAINED] = "both"
+    budget = pd.Series(0.0, index=data.index)
+    for s, col in BUDGET.items():
+        if col in data:
+            budget[scheme == s] = pd.to_numeric(data.loc[scheme == s, col], errors="coerce")
+    if "constraints.per_point" in data:  # a budget that scales with n (pairs per point) wins
+        per_point = pd.to_numeric(data["constraints.per_point"], errors="coerce")
+        budget = budget.where(per_point.isna() | (scheme != "random_pairs"), per_point)
+    labels = data["method_label"] if "method_label" in data else method_labels(data)
+    ok = data["status"].eq("ok")
+    out = pd.DataFrame({
+        "kind": kind, "dataset": data["dataset.name"].astype(str), "setting": _setting_text(data),
+        "budget": budget, "noise": _noise_text(data), "method": labels.astype(str),
+        "trial": data["trial"].astype(int), "status": data["status"].astype(str),
+        "value": pd.to_numeric(data[metric], errors="coerce").where(ok),
+        "fit_time": pd.to_numeric(data.get("fit_time", pd.Series(np.nan, index=data.index)), errors="coerce").where(ok),
+        **{c: pd.to_numeric(data.get(c, pd.Series(np.nan, index=data.index)), errors="coerce").where(ok)
+           for c in ("peak_rss_mb", "fit_rss_mb")},
+    })
+    out["unconstrained"] = (scheme == UNCONSTRAINED) | (budget == 0)
+    out["row"] = data.index  # back to the full row (provenance, error messages)
+    flags = _unsupervised(labels, data["method.name"])
+    out["unsupervised"] = out["method"].map(flags).astype(bool)
+    out["family"] = data["method.name"].astype(str).map(_families(data["method.name"]))
+    if "timestamp" in data:
+        out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
+    out = out[out["kind"].notna()]
+    return out.drop_duplicates([*CELL, "kind", "method", "trial"], keep="last").reset_index(drop=True)
+
+
+def _of_kind(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
+    """The rows of ``kind``: its schemes' rows and the shared ``constraints=none`` rows."""
+    return frame[frame["kind"].isin([kind, "both"])]
+
+
+def _cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """The ranking cells' rows: supervised budgets only (an unconstrained run ranks nothing), and
+    only methods with some row that is not ``skipped``: a variant every one of whose trials was
+    skipped by design (``ap+cvcp``: nothing to tune) is no entry; section 7 still counts its rows."""
+    supervised = frame[~frame["unconstrained"]]
+    ran = supervised.groupby("method")["status"].transform(lambda s: bool((s != "skipped").any()))
+    return supervised[ran.astype(bool)]
+
+
+def completed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Index cells, columns methods: True where every trial of the method in the cell is ``ok``
+    (False where some is not; absent where the method has no row in the cell)."""
+    return frame.groupby([*CELL, "method"])["status"].agg(lambda s: bool((s == "ok").all())).unstack("method")
+
+
+def cell_means(frame: pd.DataFrame) -> pd.DataFrame:
+    """Index cells, columns methods: the metric's mean over the trials of a completed cell, NaN elsewhere."""
+    means = frame.groupby([*CELL, "method"])["value"].mean().unstack("method")
+    done = completed(frame).reindex_like(means).fillna(False).astype(bool)
+    return means.where(done)
+
+
+def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Convention (b): a cell a method did not complete holds a value worse than any real one, so it
+    ranks last there (several such methods tie for last). With ``attempted`` (cells x methods, True
+    where the method has rows in the cell), a cell outside the method's grid stays NaN: a variant the
+    experiment runs on some cells only (a tuned one) is not ranked last where it was never asked."""
+    sign = _sign(metric)
+    finite = means.to_numpy(float)
+    finite = finite[np.isfinite(finite)]
+    worst = -sign if not finite.size else (  # nobody completed anything: every method ties for last
+        finite.min() - (finite.max() - finite.min() + 1.0) if sign > 0 else finite.max() + (finite.max() - finite.min() + 1.0))
+    filled = means.fillna(worst)
+    return filled if attempted is None else filled.where(attempted.reindex_like(means).fillna(False).astype(bool))
+
+
+def attempted_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Index cells, columns methods: True where the method has any row (of any status) in the cell."""
+    return completed(frame).notna()

@@ -1,0 +1,161 @@
+"""What supervision and noise do: gains over the best unsupervised baseline (bootstrap intervals), the
+share of trials hurt by supervision, the effect of noise, and the status and cost tables.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ...running.results import STATUSES
+from ..stats import (
+    _sign,
+)
+from ._frame import CELL, CI, N_BOOT, _cells
+
+__all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "cost_table"]
+
+
+def bootstrap_ci(diff, level: float = CI, n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean of ``diff`` (trials resampled with replacement,
+    ``n_boot`` times, a fixed seed so pages do not change between runs); NaN for no value."""
+    d = np.asarray(diff, dtype=float)
+    d = d[np.isfinite(d)]
+    if d.size == 0:
+        return np.nan, np.nan
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, d.size, size=(n_boot, d.size))].mean(axis=1)
+    q = (1.0 - level) / 2.0
+    return float(np.quantile(means, q)), float(np.quantile(means, 1.0 - q))
+
+
+def best_baseline(frame: pd.DataFrame, metric: str) -> pd.Series:
+    """Per data set, the unsupervised method with the best mean over all its ok trials there
+    (chosen on the whole data set, not per trial: the best of several noisy values per trial
+    would flatter the baseline)."""
+    base = frame[frame["unsupervised"]]
+    if base.empty:
+        return pd.Series(dtype=object)
+    means = base.groupby(["dataset", "method"])["value"].mean().dropna().reset_index()
+    sign = _sign(metric)
+    means["key"] = sign * means["value"]
+    return means.sort_values(["key", "method"], ascending=[False, True]).groupby("dataset")["method"].first()
+
+
+def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
+    """Per (cell, supervised method): the mean gain over the data set's best unsupervised baseline
+    (:func:`best_baseline`) in the metric's direction (positive = better), paired by trial, with its
+    bootstrap ``ci_low``, ``ci_high`` and ``n_pairs``.
+
+    The baseline's value on a trial is its row in the same cell (the same constraint draw, which it
+    ignores); where it has none there (a sweep that fits baselines once per data set), its mean over
+    its rows of the same data set, setting and trial index.
+    """
+    sign = _sign(metric)
+    best = best_baseline(frame, metric)
+    cells = _cells(frame)
+    out = []
+    for dataset, base_label in best.items():
+        base = frame[(frame["dataset"] == dataset) & (frame["method"] == base_label) & frame["value"].notna()]
+        same_cell = base.set_index([*CELL, "trial"])["value"]
+        fallback = base.groupby(["setting", "trial"])["value"].mean()
+        rows = cells[(cells["dataset"] == dataset) & ~cells["unsupervised"] & cells["value"].notna()]
+        for key, g in rows.groupby([*CELL, "method"], sort=True):
+            idx = pd.MultiIndex.from_frame(g[[*CELL, "trial"]])
+            ref = same_cell.reindex(idx).to_numpy(float)
+            missing = np.isnan(ref)
+            if missing.any():
+                by_trial = fallback.reindex(pd.MultiIndex.from_frame(g[["setting", "trial"]]))
+                ref[missing] = by_trial.to_numpy(float)[missing]
+            d = sign * (g["value"].to_numpy(float) - ref)
+            d = d[np.isfinite(d)]
+            lo, hi = bootstrap_ci(d, seed=seed)
+            out.append(dict(zip([*CELL, "method"], key), baseline=base_label, n_pairs=d.size,
+                            gain=float(d.mean()) if d.size else np.nan, ci_low=lo, ci_high=hi))
+    return pd.DataFrame(out, columns=[*CELL, "method", "baseline", "n_pairs", "gain", "ci_low", "ci_high"])
+
+
+def _own_unconstrained(frame: pd.DataFrame) -> pd.Series:
+    """Per (method, dataset, setting, trial): the method's value on its unconstrained run, the
+    ``noise=none`` row where there is one, else the mean of its unconstrained rows there."""
+    ref = frame[frame["unconstrained"] & frame["value"].notna()]
+    clean = ref[ref["noise"] == "none"]
+    keys = ["method", "dataset", "setting", "trial"]
+    has_clean = ref.set_index(keys).index.isin(clean.set_index(keys).index)
+    ref = ref[has_clean & (ref["noise"] == "none") | ~has_clean]
+    return ref.groupby(keys)["value"].mean()
+
+
+def hurt_share(frame: pd.DataFrame, metric: str, by=("method",)) -> pd.DataFrame:
+    """Share of supervised ok trials worse than the same method's own unconstrained run of the same
+    data set, setting and trial index (:func:`_own_unconstrained`; strictly worse in the metric's
+    direction: an equal value is no harm). Columns: ``by``, ``n_trials`` (trials with a reference),
+    ``n_worse``, ``share_worse``, ``mean_change``. A method without an unconstrained run has no row.
+    """
+    sign = _sign(metric)
+    ref = _own_unconstrained(frame)
+    cells = _cells(frame)
+    cells = cells[cells["value"].notna()]
+    keyed = pd.MultiIndex.from_frame(cells[["method", "dataset", "setting", "trial"]])
+    change = sign * (cells["value"].to_numpy(float) - ref.reindex(keyed).to_numpy(float))
+    cells = cells.assign(change=change)[np.isfinite(change)]
+    by = list(by)
+    out = cells.groupby(by).agg(n_trials=("change", "size"), n_worse=("change", lambda c: int((c < 0).sum())),
+                                mean_change=("change", "mean")).reset_index()
+    out["share_worse"] = out["n_worse"] / out["n_trials"]
+    return out[[*by, "n_trials", "n_worse", "share_worse", "mean_change"]]
+
+
+def noise_effect(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
+    """Per (family, supervised method, noise, budget): the change noise makes, in the metric's direction
+    (negative = noise hurt), paired with the same method's noiseless row of the same data set,
+    setting, budget and trial index; its mean over ok pairs with a bootstrap interval
+    (:func:`bootstrap_ci`), ``n_pairs`` and ``n_sets`` (data sets with a pair)."""
+    sign = _sign(metric)
+    cells = _cells(frame)
+    cells = cells[cells["value"].notna() & ~cells["unsupervised"]]  # a baseline ignores the noise: 0 by design
+    keys = ["method", "dataset", "setting", "budget", "trial"]
+    clean = cells[cells["noise"] == "none"].drop_duplicates(keys).set_index(keys)["value"]
+    noisy = cells[cells["noise"] != "none"]
+    ref = clean.reindex(pd.MultiIndex.from_frame(noisy[keys])).to_numpy(float)
+    noisy = noisy.assign(change=sign * (noisy["value"].to_numpy(float) - ref))
+    noisy = noisy[np.isfinite(noisy["change"])]
+    out = []
+    for (family, method, noise, budget), g in noisy.groupby(["family", "method", "noise", "budget"], sort=True):
+        lo, hi = bootstrap_ci(g["change"], seed=seed)
+        out.append(dict(family=family, method=method, noise=noise, budget=budget, n_pairs=len(g),
+                        n_sets=g["dataset"].nunique(), change=float(g["change"].mean()), ci_low=lo, ci_high=hi))
+    return pd.DataFrame(out, columns=["family", "method", "noise", "budget", "n_pairs", "n_sets", "change",
+                                      "ci_low", "ci_high"])
+
+
+def status_counts(frame: pd.DataFrame) -> pd.DataFrame:
+    """Per method: trials of every status, and ``cells_missing``: ranking cells of this kind in
+    which the method has no row at all (never run, or its rows lost)."""
+    counts = frame.groupby(["method", "status"]).size().unstack("status", fill_value=0)
+    counts = counts.reindex(columns=[s for s in STATUSES if s in counts.columns or s in
+                                     ("ok", "timeout", "refused", "error", "skipped")], fill_value=0)
+    present = _cells(frame).groupby([*CELL, "method"]).size().unstack("method")
+    counts["cells_missing"] = present.isna().sum().reindex(counts.index).fillna(len(present)).astype(int)
+    counts.columns.name = None
+    return counts
+
+
+def cost_table(frame: pd.DataFrame, means: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
+    """Per method: quality (mean of its completed-cell means, rank (b)) beside cost (median and
+    total fit time of its ok supervised trials, median and largest peak RSS)."""
+    ok = _cells(frame)
+    ok = ok[ok["status"] == "ok"]
+    g = ok.groupby("method")
+    out = pd.DataFrame({
+        "quality": means.mean(),
+        "rank_failed_last": ranks["rank_failed_last"],
+        "fit_time_median_s": g["fit_time"].median(),
+        "fit_time_total_s": g["fit_time"].sum(),
+        "peak_rss_median_mb": g["peak_rss_mb"].median(),
+        "peak_rss_max_mb": g["peak_rss_mb"].max(),
+        "fit_rss_median_mb": g["fit_rss_mb"].median(),
+        "fit_rss_max_mb": g["fit_rss_mb"].max(),
+    })
+    out.index.name = "method"
+    return out.sort_values("rank_failed_last")

@@ -1,0 +1,316 @@
+"""Reports: gather results, summarise mean ± std, tabulate in markdown, plot.
+
+Everything is a small function of a DataFrame (benchopt style), so a notebook
+can reuse any step::
+
+    data = load("multirun/2026-01-01/12-00-00")
+    summary = summarise(data, "modified_rand", "constraints.n_constraints")
+    fig = plot_metric(summary, "modified_rand", "constraints.n_constraints")
+
+Groups: one panel per data set; one line per *label* = method name plus the
+method parameters that vary among that method's rows (``scssap(confidence=0.5)``),
+plus any other varying setting (noise, scheme, preprocessing) in brackets.
+Only ``ok`` trials enter the mean and the standard deviation (ddof=1); the
+other statuses are counted.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..running.config import CELL_FILE
+from ..running.results import (
+    FAILED_STATUSES,
+    STATUSES,
+    gather,
+    last_line,
+    write_results,
+)
+from ._format import (
+    DEFAULT_METRIC,
+    DEFAULT_X,
+    cell_text,
+    fmt,
+    line_label,
+    md_text,
+    method_labels,
+    setting_labels,
+    sorted_values,
+)
+from .origins import provenance_markdown
+from .plots import CI_LEVEL, _draw_paper, plot_metric
+
+__all__ = ["load", "summarise", "markdown_table", "problems_table", "write_report", "paper_reference", "paper_table", "error_summary", "drop_not_converged"]
+
+
+def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
+    """All results under ``paths`` with a ``method_label`` and ``setting`` column.
+
+    ``damaged="skip"`` leaves out damaged results files with a warning naming each
+    (:func:`ccbench.running.results.gather`); by default a damaged file is an error naming it.
+    """
+    return prepare(gather(*paths, damaged=damaged), paths)
+
+
+def prepare(data: pd.DataFrame, paths=()) -> pd.DataFrame:
+    """Gathered rows ready for a report: rows without a method left out (with a warning), labels added."""
+    if data.empty:
+        return data
+    unnamed = data["method.name"].isna() if "method.name" in data else pd.Series(True, index=data.index)
+    if unnamed.all():
+        raise ValueError(f"no rows with a method.name under {', '.join(map(str, paths))}: "
+                         f"these are not ccbench run results")
+    if unnamed.any():
+        sources = sorted(data.loc[unnamed, "source"].unique()) if "source" in data else []
+        warnings.warn(f"left out {int(unnamed.sum())} row(s) with no method.name (not ccbench run results): "
+                      f"{', '.join(sources[:3])}{' ...' if len(sources) > 3 else ''}", stacklevel=2)
+        data = data[~unnamed].reset_index(drop=True)
+    data["method_label"] = method_labels(data)
+    return data
+
+
+def drop_not_converged(data: pd.DataFrame) -> pd.DataFrame:
+    """``data`` without the ``ok`` trials whose method reported ``converged_ = False``."""
+    if "converged" not in data:
+        return data
+    bad = (data["status"] == "ok") & data["converged"].astype("boolean").eq(False).fillna(False)
+    return data[~bad.to_numpy()]
+
+
+def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X, pool=()) -> pd.DataFrame:
+    """Mean ± std of ``metric`` per (dataset, method label, setting, x value).
+
+    ``pool`` names setting columns whose values are replicates rather than
+    settings (e.g. ``dataset.seed`` for generated data): rows that differ only
+    there are averaged together instead of drawn as separate lines.
+
+    Returns a long table with columns ``dataset, method_label, setting, x,
+    metric, mean, std, n_ok, n_error, n_skipped, n_infeasible, n_trials,
+    fit_time_mean, n_not_converged`` (ok trials whose method did not converge:
+    counted in the mean; :func:`drop_not_converged` removes them first).
+    """
+    if data.empty:
+        raise ValueError("no results to summarise")
+    if metric not in data:
+        if (data["status"] == "ok").any():
+            known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
+            raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
+        data = data.assign(**{metric: np.nan})  # no trial succeeded: the table shows the statuses
+    data = data.copy()
+    data["method_label"] = method_labels(data, x)
+    data["setting"] = setting_labels(data, x, pool)
+    data["x"] = data[x] if x in data else np.nan
+    keys = ["dataset.name", "method_label", "setting", "x"]
+    out = []
+    for key, rows in data.groupby(keys, dropna=False, sort=True):
+        ok = rows[rows["status"] == "ok"]
+        rec = dict(zip(["dataset", "method_label", "setting", "x"], key))
+        values = pd.to_numeric(ok[metric], errors="coerce")
+        rec.update(
+            metric=metric,
+            mean=values.mean() if len(values) else np.nan,
+            std=values.std(),  # ddof=1: NaN for a single trial
+            n_trials=len(rows),
+            fit_time_mean=pd.to_numeric(ok.get("fit_time"), errors="coerce").mean() if len(ok) else np.nan,
+        )
+        for s in STATUSES:
+            rec[f"n_{s}"] = int((rows["status"] == s).sum())
+        rec["n_not_converged"] = _n_not_converged(ok)
+        out.append(rec)
+    return pd.DataFrame(out)
+
+
+def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X) -> str:
+    """One markdown table: rows (dataset, method label), columns x values, cells mean ± std."""
+    s = summary.copy()
+    s["line"] = line_label(s)
+    s["cell"] = s.apply(cell_text, axis=1)
+    xs = sorted_values(s["x"].dropna().unique().tolist()) + (["n/a"] if s["x"].isna().any() else [])
+    s["x"] = s["x"].map(lambda v: "n/a" if pd.isna(v) else v)
+    header = "| dataset | method | " + " | ".join(md_text(f"{x}={fmt(v)}") for v in xs) + " |"
+    note = "; nc k: k of them did not converge" if s.get("n_not_converged", pd.Series(0)).sum() else ""
+    lines = [f"{metric}: mean ± std over ok trials (n ok / trials when some failed{note})", "", header,
+             "|" + "---|" * (2 + len(xs))]
+    for (dataset, line), rows in s.groupby(["dataset", "line"], sort=True):
+        cells = dict(zip(rows["x"], rows["cell"]))
+        lines.append(f"| {md_text(dataset)} | {md_text(line)} | " + " | ".join(cells.get(v, "") for v in xs) + " |")
+    return "\n".join(lines)
+
+
+def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
+    """One line per distinct error message: how many trials hit it and the first cell that did."""
+    bad = data[data["status"].isin(FAILED_STATUSES)] if "status" in data else data.iloc[:0]
+    if bad.empty:
+        return []
+    messages = bad["error"].map(lambda e: last_line(e)[:width])
+    lines = []
+    for message, rows in bad.groupby(messages, sort=False):
+        first = rows.iloc[0]
+        cell = ", ".join(f"{g}={first.get(f'{g}.name')}" for g in ("dataset", "method", "constraints", "noise"))
+        lines.append(f"{len(rows)} of {len(data)} trials failed: {message} (e.g. {cell})")
+    return lines
+
+
+def _n_not_converged(rows: pd.DataFrame) -> int:
+    if "converged" not in rows:
+        return 0
+    return int(rows["converged"].astype("boolean").eq(False).fillna(False).sum())
+
+
+def problems_table(data: pd.DataFrame, width: int = 160) -> str:
+    """What the means hide, per (dataset, method label): failed trials with their first message,
+    ``ok`` trials that did not converge, and hard-constraint methods that violated given constraints."""
+    lines = ["| dataset | method | status | rows | first message |", "|---|---|---|---|---|"]
+    for (d, m, st), rows in data[data["status"] != "ok"].groupby(["dataset.name", "method_label", "status"], sort=True):
+        msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
+        msg = last_line(msg)
+        lines.append(f"| {md_text(d)} | {md_text(m)} | {st} | {len(rows)} | {md_text(msg[:width])} |")
+    ok = data[data["status"] == "ok"]
+    for (d, m), rows in ok.groupby(["dataset.name", "method_label"], sort=True):
+        not_converged = _n_not_converged(rows)
+        if not_converged:
+            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, not converged | {not_converged} of {len(rows)} | "
+                         f"counted in the means; raise max_iter or see the method's warnings |")
+        if "constraints_consistent" in rows:
+            contradictory = int(rows["constraints_consistent"].astype("boolean").eq(False).fillna(False).sum())
+            if contradictory:
+                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, contradictory constraints | {contradictory} of {len(rows)} | "
+                             f"no clustering meets them all (noise can chain must-links across a cannot-link) |")
+        hard = rows["constraint_kind"].eq("hard") if "constraint_kind" in rows else None
+        if "n_violated" in rows and hard is not None and hard.any():
+            violated = int((pd.to_numeric(rows["n_violated"], errors="coerce") > 0)[hard].sum())
+            if violated:
+                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, hard constraints violated | {violated} of {len(rows)} | "
+                             f"a hard-constraint method left given constraints unmet |")
+    if len(lines) == 2:
+        return f"All {len(data)} trials ok and converged where the method reports it."
+    return "\n".join(lines)
+
+
+def paper_reference(data: pd.DataFrame) -> dict | None:
+    """The ``paper`` block of the cells behind ``data`` (from each job's ``cell.json``).
+
+    ``None`` when no cell has one. The block names ``source``, ``metric``,
+    ``method`` (a method label) and ``values`` ({x value: number the paper prints}).
+    """
+    for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
+        paper = read_cell(Path(source) / CELL_FILE).get("paper")
+        if paper:
+            return paper
+    return None
+
+
+def read_cell(path) -> dict:
+    """A job's ``cell.json`` (empty when absent); a damaged one is an error naming it and the fix."""
+    import json
+
+    path = Path(path)
+    if not path.exists():
+        return {}
+    try:
+        return json.loads(path.read_text())
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path} is damaged ({exc}); move it aside (mv '{path}' '{path}.damaged') and re-run "
+                         f"the sweep command, which rewrites it, or report without that job directory") from None
+
+
+def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
+    """Markdown for a paper block with ``methods`` ({paper column: our method label}) and
+    ``table`` ({data set: {paper column: [mean, std]}}; a ``mean`` row compares the
+    averages over the data sets): per data set and column, ours beside the paper's."""
+    ours = {(r["dataset"], r["method_label"]): r for _, r in summary.iterrows()}
+    lines = [f"Ours (mean ± std over trials) beside {paper['source']}; diff = ours - paper.", "",
+             "| dataset | method | ours | paper | diff |", "|---|---|---|---|---|"]
+    for dataset, cols in paper["table"].items():
+        for col, (mean, std) in cols.items():
+            label = paper["methods"][col]
+            if dataset == "mean":
+                means = [r["mean"] for (d, m), r in ours.items() if m == label and d in paper["table"]]
+                ours_mean = float(np.mean(means)) if means else float("nan")
+                text = f"{ours_mean:.3f} ({len(means)} sets)"
+            else:
+                rec = ours.get((dataset, label))
+                ours_mean = float("nan") if rec is None else rec["mean"]
+                text = "" if rec is None else cell_text(rec)
+            lines.append(f"| {dataset} | {col} (`{label}`) | {text} | {mean:.3f} ± {std:.3f} | {ours_mean - mean:+.3f} |")
+    return "\n".join(lines)
+
+
+def paper_table(summary: pd.DataFrame, paper: dict) -> str:
+    """Markdown: per data set and x, our mean ± std for the paper's method beside the paper's number."""
+    if "table" in paper:
+        return paper_grid(summary, paper)
+    ours = summary[summary["method_label"] == paper["method"]]
+    lines = [f"Ours (`{paper['method']}`, mean ± std over trials) beside {paper['source']}.", "",
+             "| dataset | x | ours | paper |", "|---|---|---|---|"]
+    values = {str(k): v for k, v in paper["values"].items()}
+    for _, rec in ours.sort_values(["dataset", "x"]).iterrows():
+        lines.append(f"| {rec['dataset']} | {fmt(rec['x'])} | {cell_text(rec)} | {values.get(fmt(rec['x']), '')} |")
+    return "\n".join(lines)
+
+
+def _trials_note(data: pd.DataFrame) -> str:
+    per_cell = data.groupby("config_hash").size() if "config_hash" in data else pd.Series([len(data)])
+    n = f"{per_cell.min()}" if per_cell.min() == per_cell.max() else f"{per_cell.min()} to {per_cell.max()}"
+    return (f"Each cell (data set, method, setting, x) has {n} paired trials: every method saw the same "
+            f"constraint sets. Tables show mean ± one standard deviation (ddof=1) over the ok trials; plots show "
+            f"the mean with a {CI_LEVEL:.0%} confidence interval of the mean (t, clipped to the metric's "
+            f"range); other statuses are counted, never averaged.")
+
+
+def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
+                 pool=(), paper: dict | None = None, command: str | None = None, formats=()) -> dict:
+    """Write ``summary.parquet``, ``summary.md`` and ``<metric>.png`` per metric to ``out_dir``.
+
+    ``paper`` (see :func:`paper_reference`) adds the paper's printed numbers
+    beside ours for its metric, in a table and as black crosses on the plot;
+    ``command`` is recorded in the markdown so the report says how it was made;
+    ``formats`` (``"latex"``, ``"csv"``) also exports the tables (:mod:`ccbench.reporting.export`).
+    Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
+    """
+    with plain_text():
+        return _write_report(data, out_dir, metrics, x, pool, paper, command, formats)
+
+
+def plain_text():
+    """Matplotlib context in which labels are literal text: a ``$`` in a method label or x axis
+    would otherwise be parsed as mathtext, and an invalid expression stops the whole report."""
+    import matplotlib
+
+    return matplotlib.rc_context({"text.parse_math": False})
+
+
+def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> dict:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if "method_label" not in data:
+        data = data.assign(method_label=method_labels(data))
+    summaries = [summarise(data, m, x, pool) for m in metrics]
+    paths = {"summary_parquet": out / "summary.parquet", "summary_md": out / "summary.md"}
+    write_results(pd.concat(summaries, ignore_index=True), paths["summary_parquet"])
+    parts = [f"# ccbench report\n\n{len(data)} trials from {data['source'].nunique() if 'source' in data else 1} job(s); x = `{x}`.\n",
+             f"{_trials_note(data)}\n"]
+    if command:
+        parts.append(f"Generated by `{command}`.\n")
+    for m, s in zip(metrics, summaries):
+        parts.append(f"## {m}\n\n{markdown_table(s, m, x)}\n")
+        fig = plot_metric(s, m, x)
+        if paper and paper.get("metric") == m:
+            parts.append(f"### Beside the paper\n\n{paper_table(s, paper)}\n")
+            _draw_paper(fig, paper)
+        png = out / f"{m}.png"
+        fig.savefig(png, dpi=110)
+        paths[f"png_{m}"] = png
+        parts.append(f"![{m}]({png.name})\n")
+    parts.append(f"## Problems\n\n{problems_table(data)}\n")
+    parts.append(f"## Provenance\n\n{provenance_markdown(data)}\n")
+    paths["summary_md"].write_text("\n".join(parts))
+    if formats:
+        from .export import export_tables
+
+        paths.update(export_tables(summaries, metrics, x, out, formats))
+    return paths
