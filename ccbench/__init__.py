@@ -38,22 +38,34 @@ _EXPORTS = {
     "register_plugin": "registry",
 }
 # public submodule -> its module (the noise injectors live in the data room)
-_SUBMODULES = {"constraints": "constraints", "metrics": "metrics", "noise": "data.noise", "similarity": "similarity",
-               "datasets": "datasets", "reporting": "reporting", "running": "running", "data": "data"}
+_SUBMODULES = {"constraints": "constraints", "metrics": "metrics", "noise": "data.noise", "similarity": "similarity"}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{_SUBMODULES[name]}", __name__)
-    else:
-        raise AttributeError(f"module 'ccbench' has no attribute {name!r}")
-    globals()[name] = value
-    return value
+def _lazy_attributes(package: str, exports: dict, submodules: dict | None = None):
+    """PEP 562 ``__getattr__`` and ``__dir__`` for ``package``: ``exports`` maps a public name to the
+    module (relative to ``package``) that defines it, ``submodules`` a public submodule name to its
+    module. A name is imported on first use and then cached in the package, so ``ccbench --help``
+    and ``ccbench plugins`` never pay for scikit-learn, pandas or matplotlib."""
+    import sys
+
+    submodules = submodules or {}
+
+    def __getattr__(name: str):
+        if name in exports:
+            value = getattr(importlib.import_module(f".{exports[name]}", package), name)
+        elif name in submodules:
+            value = importlib.import_module(f".{submodules[name]}", package)
+        else:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__():
+        return sorted([*vars(sys.modules[package]), *exports, *submodules])
+
+    return __getattr__, __dir__
 
 
-def __dir__():
-    return sorted([*globals(), *_EXPORTS, *_SUBMODULES])
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBMODULES)

@@ -13,7 +13,7 @@ use (PEP 562), so the CLI pays for pandas and matplotlib only when it reports.
 
 from __future__ import annotations
 
-import importlib
+from .. import _lazy_attributes
 
 # public name -> module of this package that defines it
 _EXPORTS = {
@@ -37,21 +37,9 @@ _EXPORTS = {
     "compare": "verdict",
     "utility": "constraint_utility",
 }
-_SUBMODULES = ("leaderboard",)
+_SUBMODULES = {"leaderboard": "leaderboard"}
 
 __all__ = sorted([*_EXPORTS, *_SUBMODULES])
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f".{name}", __name__)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted([*globals(), *_EXPORTS, *_SUBMODULES])
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS, _SUBMODULES)

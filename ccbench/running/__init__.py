@@ -14,7 +14,7 @@ and the harness and protocol never do (a cell runs the same from Python, Hydra o
 
 from __future__ import annotations
 
-import importlib
+from .. import _lazy_attributes
 
 # public name -> module of this package that defines it
 _EXPORTS = {
@@ -30,14 +30,4 @@ _EXPORTS = {
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str):
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    else:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    globals()[name] = value
-    return value
-
-
-def __dir__():
-    return sorted([*globals(), *_EXPORTS])
+__getattr__, __dir__ = _lazy_attributes(__name__, _EXPORTS)
