@@ -7,6 +7,7 @@ import pytest
 
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
+from ccbench.metrics import adjusted_rand
 
 
 def _blobs(n_per=30, k=3, d=2, sep=4.0, seed=0):
@@ -100,6 +101,52 @@ def test_more_neighbourhoods_than_clusters_weighted_farthest_first():
     got = initial_centres(X, cons, "supervision", 2, np.random.default_rng(0))
     # sizes 3, 2, 2, 2 at 0.2, 1.1, 9.1, 5.1: the k largest would take 0.2 and 1.1
     np.testing.assert_allclose(got[:, 0], [0.2, 9.1])
+
+
+def _more_groups_than_k():
+    """Three blobs (a wide one at the origin, tight ones at y = +-5), k = 3; the wide
+    blob carries two must-link groups of 8 (left and right), the others one pair each.
+    The weighted farthest-first traversal seeds both wide-blob groups and one pair:
+    PCK-means then merges a tight blob into the wide one (ARI 0.68)."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([c + [2.0, 0.4] * rng.normal(size=(20, 2)) for c in ([0, 0], [0, 5], [0, -5])])
+    y = np.repeat([0, 1, 2], 20)
+    order = np.argsort(X[:20, 0])
+    ml = [[a, b] for g in (order[:8], order[-8:]) for a, b in zip(g[:-1], g[1:])] + [[20, 21], [40, 41]]
+    return X, y, Constraints(must_link=ml, n_samples=len(X))
+
+
+def test_supervision_restarts_explore_with_more_groups_than_clusters():
+    # issue 38: with >= k must-link groups the seeding used no randomness, so n_init
+    # restarts were one run; now restarts r >= 1 draw k groups by size-weighted D^2
+    # sampling and the lowest objective is kept
+    X, y, cons = _more_groups_than_k()
+    assert len(cons.chunklets()) > 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = make_method("pck_means", n_clusters=3, init="k-means++", n_init=20, random_state=0).fit(X, constraints=cons)
+        for seed in range(3):
+            est = make_method("pck_means", n_clusters=3, n_init=20, random_state=seed).fit(X, constraints=cons)
+            assert est.objective_ == pytest.approx(ref.objective_)
+            assert adjusted_rand(y, est.labels_) == pytest.approx(1.0)
+
+
+def test_supervision_first_restart_is_the_deterministic_traversal():
+    # restart 0 keeps the documented rule (n_init=1 results unchanged); later restarts vary
+    from ccbench_plugins.kmeans.core import initial_centres
+
+    X, _, cons = _more_groups_than_k()
+    first = [initial_centres(X, cons, "supervision", 3, np.random.default_rng(s)) for s in range(5)]
+    for got in first[1:]:
+        np.testing.assert_array_equal(got, first[0])
+    rng = np.random.default_rng(0)
+    later = {initial_centres(X, cons, "supervision", 3, rng, restart=r).tobytes() for r in range(1, 30)}
+    assert len(later) > 1
+    cents = np.array([X[g].mean(0) for g in cons.chunklets()])
+    for r in range(1, 10):  # every seed is a neighbourhood centroid, no repeats
+        got = initial_centres(X, cons, "supervision", 3, rng, restart=r)
+        hit = np.isclose(got[:, None, :], cents[None]).all(-1)
+        assert hit.any(1).all() and len(np.unique(hit.argmax(1))) == 3
 
 
 def test_icm_row_known_answer():

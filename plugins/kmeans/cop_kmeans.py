@@ -94,7 +94,9 @@ class COPKMeans(ConstrainedClusterer):
         Starting centres. ``"supervision"`` seeds from the labeled subsets
         (``Constraints.labels``) or, with only pairs, the centroids of the
         must-link chunklets (Basu et al. 2004; weighted farthest-first when
-        there are more than ``n_clusters``), filling up with k-means++.
+        there are more than ``n_clusters``; randomised by size-weighted D^2
+        sampling after the first restart, see ``pck_means``), filling up with
+        k-means++.
     n_init : int, default=10
         Restarts; the best feasible objective wins.
     n_orders : int, default=10
@@ -191,8 +193,8 @@ class COPKMeans(ConstrainedClusterer):
                 f"or use a soft method (pck_means)"
             )
         best, failed = None, 0
-        for _ in range(self.n_init):
-            centres = initial_centres(X, cons, self.init, k, rng)
+        for r in range(self.n_init):
+            centres = initial_centres(X, cons, self.init, k, rng, restart=r)
             run = cop_kmeans_single(
                 units, centres, rng.permutation(constrained), max_iter=self.max_iter, rng=rng,
                 n_orders=self.n_orders, budget=self.search_budget,

@@ -122,26 +122,40 @@ def _kmeanspp(X, k, rng, centres=None, weights=None):
     return np.asarray(chosen, dtype=float)
 
 
-def _supervision_seeds(X, constraints: Constraints, k: int) -> np.ndarray:
-    """Seeds from the supervision: class means of the labeled points, else must-link
-    neighbourhood centroids. With more than ``k`` neighbourhoods: the largest, then a
-    weighted farthest-first traversal (size times squared distance to the chosen ones),
-    as MPCK-means does (Bilenko et al. 2004) -- not PCKMeans' rule, which takes the
-    ``k`` largest (Basu et al. 2004; the peer package does that, deterministically).
-    At most ``k`` rows; may be fewer (the caller fills the rest)."""
+def _supervision_seeds(X, constraints: Constraints, k: int, rng=None) -> np.ndarray:
+    """Seeds from the supervision: class means of the labeled points (the ``k`` most
+    populous classes), else must-link neighbourhood centroids. With more than ``k``
+    neighbourhoods (or classes, for restarts ``r >= 1`` only):
+
+    - ``rng`` None (the first restart): for neighbourhoods, the largest, then a weighted farthest-first
+      traversal (size times squared distance to the chosen ones), as MPCK-means does
+      (Bilenko et al. 2004) -- not PCKMeans' rule, which takes the ``k`` largest
+      (Basu et al. 2004, section 3.2; the peer package does that, deterministically);
+    - ``rng`` given (restarts ``r >= 1``): the same traversal randomised, i.e. k-means++
+      D^2 sampling over the centroids weighted by size: the first neighbourhood drawn
+      with probability proportional to its size, each next one proportional to size
+      times squared distance to the chosen ones (:func:`_kmeanspp` with weights).
+
+    With at most ``k`` neighbourhoods all of them are used (Basu et al.) whatever
+    ``rng``. At most ``k`` rows; may be fewer (the caller fills the rest)."""
     lab = constraints.labels
     if lab is not None and np.any(lab >= 0):
         known = lab >= 0
         classes, codes, counts = np.unique(lab[known], return_inverse=True, return_counts=True)
-        means = group_sums(codes, X[known], len(classes)) / counts[:, None]
-        return means[np.argsort(-counts, kind="stable")[:k]]
-    groups = constraints.chunklets()
-    if not groups:
-        return np.empty((0, X.shape[1]))
-    sizes = np.array([len(g) for g in groups], dtype=float)
-    cents = np.array([X[g].mean(0) for g in groups])
-    if len(groups) <= k:
+        cents = group_sums(codes, X[known], len(classes)) / counts[:, None]
+        sizes = counts.astype(float)
+        if rng is None or len(sizes) <= k:
+            return cents[np.argsort(-sizes, kind="stable")[:k]]
+    else:
+        groups = constraints.chunklets()
+        if not groups:
+            return np.empty((0, X.shape[1]))
+        sizes = np.array([len(g) for g in groups], dtype=float)
+        cents = np.array([X[g].mean(0) for g in groups])
+    if len(sizes) <= k:
         return cents[np.argsort(-sizes, kind="stable")]
+    if rng is not None:
+        return _kmeanspp(cents, k, rng, weights=sizes)
     # weighted farthest-first traversal from the largest neighbourhood
     pick = [int(np.argmax(sizes))]
     d2 = sq_dists(cents, cents[pick]).min(1)
@@ -152,19 +166,22 @@ def _supervision_seeds(X, constraints: Constraints, k: int) -> np.ndarray:
     return cents[pick]
 
 
-def initial_centres(X, constraints: Constraints, init: str, k: int, rng) -> np.ndarray:
-    """``k`` starting centres.
+def initial_centres(X, constraints: Constraints, init: str, k: int, rng, *, restart: int = 0) -> np.ndarray:
+    """``k`` starting centres for restart number ``restart`` (0-based).
 
     ``"supervision"`` seeds from the labeled subsets or the must-link chunklets
     (:func:`_supervision_seeds`); when they give fewer than ``k`` centres, a point
     cannot-linked to every seeding neighbourhood comes next (Basu et al.) and
-    k-means++ fills the rest (Basu et al. draw the rest at random).
+    k-means++ fills the rest (Basu et al. draw the rest at random). With more than
+    ``k`` neighbourhoods, restart 0 takes the deterministic weighted farthest-first
+    traversal and every later restart a size-weighted k-means++ draw over the
+    neighbourhood centroids, so ``n_init`` restarts explore (issue 38).
     """
     if init == "random":
         return X[rng.choice(len(X), size=k, replace=False)].astype(float)
     if init == "k-means++":
         return _kmeanspp(X, k, rng)
-    seeds = _supervision_seeds(X, constraints, k)
+    seeds = _supervision_seeds(X, constraints, k, rng if restart > 0 else None)
     if len(seeds) < k and len(seeds) and constraints.labels is None and constraints.n_cannot_link:
         groups = constraints.chunklets()
         member = np.full(len(X), -1)
