@@ -281,7 +281,7 @@ def transitive_closure(constraints: Constraints) -> Constraints:
 COLOUR_BUDGET = 20_000  # colour assignments one search may try before it gives up
 
 
-def colour_units(cost, cannot, *, budget=COLOUR_BUDGET):
+def colour_units(cost, cannot, *, budget=COLOUR_BUDGET, priority=None):
     """Labels meeting every cannot-link, guided by ``cost``: a complete backtracking search.
 
     Finding labels for units joined by cannot-links with ``k = cost.shape[1]``
@@ -303,6 +303,17 @@ def colour_units(cost, cannot, *, budget=COLOUR_BUDGET):
         Cannot-link edges between units.
     budget : int
         Assignments tried over all components before giving up.
+    priority : ndarray (n_units,) or None
+        None: the first unit of a component is the one with the most
+        neighbours, ties by index. Given (e.g. a random permutation drawn once
+        per COP-k-means restart): each component starts from its unit of
+        highest priority, and later ties of saturation and degree go to the
+        higher priority, so restarts reach different colourings while the
+        search stays a function of ``cost`` within one run (Lloyd iterations
+        can reach a fixed point). With ``k = 2`` a connected component has only
+        two colourings, and the one returned is fixed by the cheapest label of
+        its first unit: without a priority every restart returned the same one
+        (issue 38). The search stays complete either way.
 
     Returns
     -------
@@ -322,7 +333,7 @@ def colour_units(cost, cannot, *, budget=COLOUR_BUDGET):
     spent = 0
     for c in np.unique(comp[involved]):
         nodes = involved[comp[involved] == c]
-        lab, status, steps = _dsatur(cost, nodes, indptr, nbr, k, budget - spent)
+        lab, status, steps = _dsatur(cost, nodes, indptr, nbr, k, budget - spent, priority)
         spent += steps
         if status != "found":
             return None, status
@@ -330,7 +341,7 @@ def colour_units(cost, cannot, *, budget=COLOUR_BUDGET):
     return labels, "found"
 
 
-def _dsatur(cost, nodes, indptr, nbr, k, budget):
+def _dsatur(cost, nodes, indptr, nbr, k, budget, priority=None):
     """Backtracking colouring of one connected component (see :func:`colour_units`)."""
     m = len(nodes)
     local = np.full(len(cost), -1)
@@ -341,6 +352,7 @@ def _dsatur(cost, nodes, indptr, nbr, k, budget):
     used = np.zeros((m, k), dtype=np.intp)  # coloured neighbours holding each label
     in_comp = np.zeros(k, dtype=np.intp)  # units of the component holding each label
     c_loc = cost[nodes]
+    prio = None if priority is None else priority[nodes]
     stack, steps = [], 0
     while True:
         free = lab < 0
@@ -348,7 +360,12 @@ def _dsatur(cost, nodes, indptr, nbr, k, budget):
             return lab, "found", steps
         cand = np.flatnonzero(free)
         n_free = (used[cand] == 0).sum(1)
-        u = cand[np.lexsort((-deg[cand], n_free))[0]]
+        if priority is None:
+            u = cand[np.lexsort((-deg[cand], n_free))[0]]
+        elif len(cand) == m:  # the component's first unit: its highest priority
+            u = cand[np.argmax(prio[cand])]
+        else:
+            u = cand[np.lexsort((-prio[cand], -deg[cand], n_free))[0]]
         cols = np.flatnonzero(used[u] == 0)
         fresh = cols[in_comp[cols] == 0]
         cols = cols[in_comp[cols] > 0]
