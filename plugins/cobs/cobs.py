@@ -79,7 +79,9 @@ class COBS(ConstrainedClusterer):
         How members satisfying the same (weighted) number of constraints are ordered (see
         Notes). ``"fewer_clusters"`` is the rule before issue 38.
     silhouette_max_samples : int >= 2 or None, default=2000
-        The tie-break's silhouettes cost O(n^2 d) each, for the tied members only; above
+        The tie-break's silhouettes cost O(n^2 d) each, for the tied members only (0.16 s
+        at 2,000 x 30 on the 2-core reference machine, so about 5 s when all ~30 members of
+        the default pool tie, as with no constraints); above
         this many points they are computed on one random subsample of this size (the same
         rows for every member, drawn after the members' seeds). ``None``: all points.
     k_max : int >= 2, default=10

@@ -53,14 +53,15 @@ def cop_kmeans_single(units: Units, centres, order, *, max_iter, rng=None, n_ord
     backtracking search :func:`core.colour_units` (cheapest labels first, at most
     ``budget`` assignments), before the run fails. The search's priority of
     units (where a component starts, how ties go) is a random permutation drawn
-    from ``rng`` once per run, so restarts explore other colourings (issue 38:
+    from ``rng`` once per run, at its first fallback (a run that never falls back
+    draws exactly what it drew before issue 38), so restarts explore other colourings (issue 38:
     with a fixed priority every restart that fell back reached the same one)
     while one run stays a function of its centres and can converge; ``rng``
     None keeps the deterministic search. Returns ``(unit_labels,
     centres, n_iter, converged)`` or None on failure (Wagstaff et al.'s "fail").
     """
     indptr, nbr, _ = neighbours(units.cannot, units.n_units)
-    priority = None if rng is None else rng.permutation(units.n_units)
+    priority = None  # drawn at the first fallback: runs that never fall back use rng as before
     lab = None
     for it in range(1, max_iter + 1):
         # a unit's cost sum_{i in u} ||x_i - c||^2 = |u| ||mean_u - c||^2 + const
@@ -73,6 +74,8 @@ def cop_kmeans_single(units: Units, centres, order, *, max_iter, rng=None, n_ord
             new = _assign(cost, order, indptr, nbr)
         if new is None:
             # a greedy failure proves nothing: search the colourings, cheapest labels first
+            if priority is None and rng is not None:
+                priority = rng.permutation(units.n_units)
             new, _ = colour_units(cost, units.cannot, budget=budget, priority=priority)
         if new is None:
             return None
