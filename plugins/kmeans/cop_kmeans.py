@@ -103,8 +103,8 @@ class COPKMeans(ConstrainedClusterer):
         Starting centres. ``"supervision"`` seeds from the labeled subsets
         (``Constraints.labels``) or, with only pairs, the centroids of the
         must-link chunklets (Basu et al. 2004; weighted farthest-first when
-        there are more than ``n_clusters``; randomised by size-weighted D^2
-        sampling after the first restart, see ``pck_means``), filling up with
+        there are more than ``n_clusters``; randomised by weighted k-means++
+        over the units after the first restart, see ``pck_means``), filling up with
         k-means++.
     n_init : int, default=10
         Restarts; the best feasible objective wins.

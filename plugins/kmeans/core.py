@@ -131,10 +131,15 @@ def _supervision_seeds(X, constraints: Constraints, k: int, rng=None) -> np.ndar
       traversal (size times squared distance to the chosen ones), as MPCK-means does
       (Bilenko et al. 2004) -- not PCKMeans' rule, which takes the ``k`` largest
       (Basu et al. 2004, section 3.2; the peer package does that, deterministically);
-    - ``rng`` given (restarts ``r >= 1``): the same traversal randomised, i.e. k-means++
-      D^2 sampling over the centroids weighted by size: the first neighbourhood drawn
-      with probability proportional to its size, each next one proportional to size
-      times squared distance to the chosen ones (:func:`_kmeanspp` with weights).
+    - ``rng`` given (restarts ``r >= 1``): the traversal randomised and opened to the
+      points outside the supervision: k-means++ D^2 sampling (:func:`_kmeanspp` with
+      weights) over the units, i.e. each neighbourhood (class) as one point at its
+      centroid weighted by its size and every other point weighted 1 -- the first seed
+      drawn with probability proportional to weight, each next one proportional to weight
+      times squared distance to the chosen ones. Unlike choosing ``k`` of the
+      neighbourhoods, this can seed a cluster no neighbourhood covers (soybean_small,
+      PCCC's 20 % set: 5 neighbourhoods in 3 of the 4 classes; MPCK-means with 10
+      restarts went from ARI 0.741 to 1.0).
 
     With at most ``k`` neighbourhoods all of them are used (Basu et al.) whatever
     ``rng``. At most ``k`` rows; may be fewer (the caller fills the rest)."""
@@ -155,7 +160,16 @@ def _supervision_seeds(X, constraints: Constraints, k: int, rng=None) -> np.ndar
     if len(sizes) <= k:
         return cents[np.argsort(-sizes, kind="stable")]
     if rng is not None:
-        return _kmeanspp(cents, k, rng, weights=sizes)
+        # k-means++ over the units: each neighbourhood (class) at its centroid with weight its
+        # size, every other point with weight 1
+        free = np.ones(len(X), dtype=bool)
+        if lab is not None and np.any(lab >= 0):
+            free[lab >= 0] = False
+        else:
+            for g in groups:
+                free[g] = False
+        pts = np.vstack([cents, X[free]])
+        return _kmeanspp(pts, k, rng, weights=np.concatenate([sizes, np.ones(int(free.sum()))]))
     # weighted farthest-first traversal from the largest neighbourhood
     pick = [int(np.argmax(sizes))]
     d2 = sq_dists(cents, cents[pick]).min(1)
@@ -174,8 +188,9 @@ def initial_centres(X, constraints: Constraints, init: str, k: int, rng, *, rest
     cannot-linked to every seeding neighbourhood comes next (Basu et al.) and
     k-means++ fills the rest (Basu et al. draw the rest at random). With more than
     ``k`` neighbourhoods, restart 0 takes the deterministic weighted farthest-first
-    traversal and every later restart a size-weighted k-means++ draw over the
-    neighbourhood centroids, so ``n_init`` restarts explore (issue 38).
+    traversal (classes: the ``k`` most populous) and every later restart a weighted
+    k-means++ draw over the units (neighbourhood centroids weighted by size, other
+    points by 1), so ``n_init`` restarts explore (issue 38).
     """
     if init == "random":
         return X[rng.choice(len(X), size=k, replace=False)].astype(float)

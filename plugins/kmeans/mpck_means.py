@@ -78,7 +78,8 @@ class MPCKMeans(ConstrainedClusterer):
         As PCK-means: the must-link neighbourhoods, with a weighted
         farthest-first traversal when there are more than ``n_clusters``
         (Bilenko et al.'s rule) in the first restart and its randomised form
-        (size-weighted D^2 sampling over the neighbourhood centroids) in every
+        (k-means++ D^2 sampling over the neighbourhood centroids weighted by
+        size and the other points weighted 1) in every
         later one, so ``n_init`` restarts explore (issue 38).
     n_init : int, default=1
     max_iter : int, default=100

@@ -77,11 +77,10 @@ class PCKMeans(ConstrainedClusterer):
         is MPCK-means' rule (Bilenko et al. 2004), not Basu et al.'s (their
         PCKMeans takes the ``n_clusters`` largest). That rule is the first
         restart's; with more neighbourhoods than ``n_clusters``, every later
-        restart draws ``n_clusters`` of them at random, the first with
-        probability proportional to its size and each next proportional to size
-        times squared distance to those chosen (k-means++ D^2 sampling over the
-        neighbourhood centroids, the randomised form of the traversal), so
-        restarts explore (issue 38: before, ``n_init`` restarts started from
+        restart draws its seeds by k-means++ D^2 sampling over the units
+        (each neighbourhood at its centroid weighted by its size, every other
+        point weighted 1: the randomised form of the traversal, which can also
+        seed a cluster no neighbourhood covers), so restarts explore (issue 38: before, ``n_init`` restarts started from
         the same centres). With at most ``n_clusters`` neighbourhoods all are
         used in every restart (Basu et al., section 3.2), and restarts differ
         in the k-means++ fill and in ICM's visiting order only.
