@@ -153,3 +153,16 @@ def test_unreachable_count_warns_and_says_so(monkeypatch):
     with pytest.warns(ConvergenceWarning, match="n_clusters=3"):
         est = make_method("ap", n_clusters=3, random_state=0).fit(X, constraints=cons)
     assert not est.n_clusters_exact_ and est.n_preference_fits_ == core.PREFERENCE_SEARCH_FITS
+
+
+@pytest.mark.parametrize("method", ["scssap", "ssap_l"])
+def test_contradictory_constraints_warn_once_per_search(method):
+    from ccbench.base import InconsistentConstraintsWarning
+
+    X, _ = _blobs()
+    cons = Constraints(must_link=[[0, 1], [1, 2]], cannot_link=[[0, 2]], n_samples=len(X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = make_method(method, n_clusters=4, random_state=0).fit(X, constraints=cons)
+    assert est.n_preference_fits_ > 1
+    assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1

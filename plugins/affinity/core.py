@@ -61,7 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ccbench.base import ConvergenceWarning, Interval, Options, check_memory
+from ccbench.base import ConvergenceWarning, InconsistentConstraintsWarning, Interval, Options, check_memory
 from ccbench.similarity import bisect_preference, median_preference, negative_sq_euclidean, similarity_range
 
 __all__ = [
@@ -722,6 +722,7 @@ class PreferenceSearchMixin:
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # the search's own fits
+            warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, above
             search = bisect_preference(fit_at, int(self.n_clusters), low, high, max_iter=PREFERENCE_SEARCH_FITS)
         vars(self).update(best["state"])
         self.preference_ = search.preference

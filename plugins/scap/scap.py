@@ -28,7 +28,15 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_memory, check_random_state
+from ccbench.base import (
+    ConstrainedClusterer,
+    ConvergenceWarning,
+    InconsistentConstraintsWarning,
+    Interval,
+    Options,
+    check_memory,
+    check_random_state,
+)
 from ccbench.similarity import bisect_preference, negative_sq_euclidean, similarity_range
 
 __all__ = ["SCAP", "SSAPL"]
@@ -494,6 +502,7 @@ class SCAP(ConstrainedClusterer):
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)  # the search's own fits
+            warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, above
             search = bisect_preference(fit_at, int(self.n_clusters), low, high, max_iter=SEARCH_FITS)
         vars(self).update(best["state"])
         self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
