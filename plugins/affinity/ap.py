@@ -32,7 +32,10 @@ class AffinityPropagationClusterer(PreferenceSearchMixin, ConstrainedClusterer):
         ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
         ``2^-20`` of its first width wide): a search costs at most 20 fits.
         If the count is never hit, the closest fit is kept,
-        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
+        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so. The
+        steps are linear (as ``apclusterK``): the resolution after 20 fits is
+        ``(s_max - N s_min) / 2^20``, so a count that needs a preference finer
+        than that (tight groups far apart) may be missed.
         Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (the SCSSAP paper's value; scikit-learn's default is 0.5).
@@ -100,6 +103,15 @@ asv blobs; only a point tied between two exemplars may fall the other way
     >>> X = np.r_[np.zeros((5, 2)), np.ones((5, 2)) * 10] + np.arange(10)[:, None] * 0.01
     >>> AffinityPropagationClusterer(random_state=0).fit(X).labels_
     array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+
+    Asking for a number of clusters searches the preference (three groups, two asked):
+
+    >>> X3 = np.r_[X, np.ones((5, 2)) * 30]
+    >>> est = AffinityPropagationClusterer(n_clusters=2, random_state=0).fit(X3)
+    >>> est.labels_
+    array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+    >>> est.n_clusters_exact_, est.n_preference_fits_
+    (True, 3)
     """
 
     _parameter_constraints = {

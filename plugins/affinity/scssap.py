@@ -127,6 +127,7 @@ class SCSSAP(PreferenceSearchMixin, ConstrainedClusterer):
         ``2^-20`` of its first width wide): a search costs at most 20 fits.
         If the count is never hit, the closest fit is kept,
         ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
+        Linear steps, as ``apclusterK``: resolution ``(s_max - N s_min) / 2^20``.
         Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (Section 4.1).
