@@ -8,11 +8,16 @@ core, their only user.)
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 __all__ = [
     "negative_sq_euclidean",
     "median_preference",
+    "similarity_range",
+    "PreferenceSearch",
+    "bisect_preference",
 ]
 
 
@@ -57,3 +62,81 @@ def median_preference(S) -> float:
         raise ValueError("the median preference needs at least 2 points")
     off = S[~np.eye(n, dtype=bool)]
     return float(np.median(off))
+
+
+def similarity_range(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float, float]:
+    """Least and greatest off-diagonal similarity ``(s_min, s_max)`` of the rows of ``X``.
+
+    ``kind``: ``"sqeuclidean"`` (s = -||x_i - x_j||^2, :func:`negative_sq_euclidean`),
+    ``"euclidean"`` (s = -||x_i - x_j||) or ``"precomputed"`` (``X`` is S). Computed in
+    blocks of ``block_rows`` rows: O(block_rows x N) memory, never the whole matrix.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("a similarity range needs at least 2 points")
+    lo, hi = np.inf, -np.inf
+    for start in range(0, n, block_rows):
+        rows = np.arange(start, min(start + block_rows, n))
+        if kind == "precomputed":
+            S = np.array(X[rows], dtype=np.float64)
+        else:
+            S = negative_sq_euclidean(X[rows], X)
+            if kind == "euclidean":
+                S = -np.sqrt(-S)
+        S[np.arange(len(rows)), rows] = np.nan
+        lo, hi = min(lo, float(np.nanmin(S))), max(hi, float(np.nanmax(S)))
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class PreferenceSearch:
+    """Outcome of :func:`bisect_preference`."""
+
+    preference: float
+    n_clusters: int
+    n_fits: int
+    exact: bool
+
+
+def bisect_preference(fit, n_clusters, low, high, *, max_iter=20) -> PreferenceSearch:
+    """The preference at which an exemplar method finds ``n_clusters`` clusters.
+
+    Bisection on the preference, as R's ``apcluster::apclusterK`` (Bodenhofer et al.
+    2011) does: the bracket starts at ``[low, high]`` (the least and greatest
+    similarity: a higher preference gives more exemplars); each step fits at the
+    midpoint ``p``, and when it finds fewer clusters than ``n_clusters`` the bracket
+    becomes ``[p, high]``, else ``[low, p]``. It stops as soon as ``n_clusters`` is
+    found, or after ``max_iter`` fits; then it returns the preference whose count was
+    closest (ties: the first found), with ``exact=False``.
+
+    Parameters
+    ----------
+    fit : callable ``fit(preference) -> int``
+        Fits the method at that preference and returns the number of clusters found.
+    n_clusters : int
+    low, high : float
+        Initial bracket, ``low < high``.
+    max_iter : int, default=20
+        Most fits (bisection steps). After ``m`` steps the bracket is
+        ``(high - low) / 2^m`` wide.
+
+    Returns
+    -------
+    PreferenceSearch
+        ``preference``, the ``n_clusters`` it gave, ``n_fits`` (calls of ``fit``) and
+        ``exact`` (whether that is the count asked for).
+    """
+    best = None
+    for step in range(1, int(max_iter) + 1):
+        p = 0.5 * (low + high)
+        found = int(fit(p))
+        if best is None or abs(found - n_clusters) < abs(best[1] - n_clusters):
+            best = (p, found)
+        if found == n_clusters:
+            return PreferenceSearch(p, found, step, True)
+        if found < n_clusters:
+            low = p
+        else:
+            high = p
+    return PreferenceSearch(best[0], best[1], int(max_iter), False)

@@ -120,12 +120,76 @@ def test_tie_break_fewer_clusters_then_pool_order():
     assert select([-np.inf, 0], [0, 7]) == 1  # a failed member never wins
 
 
-def test_without_constraints_every_member_ties_and_the_smallest_k_wins():
+def test_without_constraints_fewer_clusters_rule_returns_the_smallest_k():
     X, _ = _blobs()
-    est = _fit(X, None, k_max=4)
+    est = _fit(X, None, k_max=4, tie_break="fewer_clusters")
     assert est.n_constraints_ == 0 and all(e["score"] == 0 for e in est.pool_)
     # k = 2 is found by kmeans and by ncuts: kmeans comes first in pool order
     assert est.selected_["method"] == "kmeans" and est.selected_["grid"] == {"k": 2}
+    assert all(e["silhouette"] is None for e in est.pool_)
+
+
+def test_ties_go_to_the_higher_silhouette_by_default():
+    # issue 38: every member ties without constraints; the old rule (fewer clusters) took
+    # k = 2 on three blobs, the silhouette takes the three blobs
+    X, y = _blobs()
+    est = _fit(X, None, k_max=4)
+    assert est.n_clusters_ == 3
+    assert len(np.unique(np.c_[est.labels_, y], axis=0)) == 3  # the blobs themselves
+    tied = [e for e in est.pool_ if e["silhouette"] is not None]
+    assert len(tied) == len(est.pool_)  # all tied, all scored
+    best = max(e["silhouette"] for e in tied)
+    assert est.pool_[[e["silhouette"] for e in est.pool_].index(best)]["labels"] is not None
+    assert est.selected_["n_clusters"] == 3
+
+
+def test_ties_with_constraints_only_tied_members_get_a_silhouette():
+    X, y = _blobs()
+    cons = Constraints([(0, 1)], [], n_samples=len(y))  # met by almost every member
+    est = _fit(X, cons, k_max=4)
+    best = max(e["score"] for e in est.pool_)
+    for e in est.pool_:
+        assert (e["silhouette"] is not None) == (e["score"] == best)
+
+
+def test_select_orders_by_score_then_silhouette_then_fewer_clusters_then_pool_order():
+    assert select([5, 5, 5], [2, 3, 4], [0.1, 0.7, 0.7]) == 1
+    assert select([5, 6], [3, 2], [0.9, 0.1]) == 1  # the score comes first
+    assert select([5, 5], [3, 2], [np.nan, -0.5]) == 1  # undefined silhouette ranks last
+
+
+def test_silhouette_on_a_subsample_above_the_limit():
+    X, y = _blobs()
+    full = _fit(X, None, k_max=4)
+    sub = _fit(X, None, k_max=4, silhouette_max_samples=20)
+    assert sub.n_clusters_ == full.n_clusters_ == 3
+    assert [e["silhouette"] for e in sub.pool_] != [e["silhouette"] for e in full.pool_]
+
+
+# -- k restricted (k_mode="fixed") -------------------------------------------------------
+
+
+def test_fixed_k_restricts_every_member():
+    X, y = _blobs()
+    cons = _chain_constraints(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make_method("cobs", n_clusters=3, k_mode="fixed", random_state=0).fit(X, constraints=cons)
+    methods = [e["method"] for e in est.pool_]
+    assert methods.count("kmeans") == 1 and methods.count("ap") == 1 and methods.count("ncuts") == 2
+    assert all(e["n_clusters"] == 3 for e in est.pool_)
+    ap = est.pool_[methods.index("ap")]
+    assert ap["grid"] == {"n_clusters": 3} and ap["params"]["n_clusters"] == 3
+    assert est.n_clusters_ == 3
+
+
+def test_fixed_k_needs_n_clusters_and_bad_options_are_refused():
+    X, _ = _blobs()
+    with pytest.raises(ValueError, match="k_mode='fixed'"):
+        make_method("cobs", k_mode="fixed").fit(X)
+    for bad in ({"k_mode": "exact"}, {"tie_break": "random"}, {"silhouette_max_samples": 1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            make_method("cobs", **bad).fit(X)
 
 
 # -- supervision -----------------------------------------------------------------
@@ -277,7 +341,8 @@ def test_contradictory_constraints_warn_once_and_members_get_no_constraints():
 def test_the_winners_warnings_are_issued_again_and_every_members_are_recorded():
     X, _ = _blobs(n_per=40)  # three separate blobs: the 20-NN graph has 3 components, more than k = 2
     with pytest.warns(UserWarning, match=r"COBS selected ncuts \{'k': 2, 'sigma_factor': 1.0\}, which warned"):
-        est = make_method("cobs", members=("ncuts",), k_max=3, sigma_factors=(1.0,), random_state=0).fit(X)
+        est = make_method("cobs", members=("ncuts",), k_max=3, sigma_factors=(1.0,), tie_break="fewer_clusters",
+                          random_state=0).fit(X)
     assert est.selected_["grid"] == {"k": 2, "sigma_factor": 1.0}
     assert any("degenerate" in message for _, message in est.pool_[0]["warnings"])
 

@@ -1,12 +1,15 @@
 """PCK-means (Basu et al. 2004): hard limit, transitive closure, seeding (issue 28)."""
 
+import os
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ccbench import Constraints, make_method
 from ccbench import constraints as cgen
+from ccbench.metrics import adjusted_rand
 
 
 def _blobs(n_per=30, k=3, d=2, sep=4.0, seed=0):
@@ -102,6 +105,55 @@ def test_more_neighbourhoods_than_clusters_weighted_farthest_first():
     np.testing.assert_allclose(got[:, 0], [0.2, 9.1])
 
 
+def _more_groups_than_k():
+    """Three blobs (a wide one at the origin, tight ones at y = +-5), k = 3; the wide
+    blob carries two must-link groups of 8 (left and right), the others one pair each.
+    The weighted farthest-first traversal seeds both wide-blob groups and one pair:
+    PCK-means then merges a tight blob into the wide one (ARI 0.68)."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([c + [2.0, 0.4] * rng.normal(size=(20, 2)) for c in ([0, 0], [0, 5], [0, -5])])
+    y = np.repeat([0, 1, 2], 20)
+    order = np.argsort(X[:20, 0])
+    ml = [[a, b] for g in (order[:8], order[-8:]) for a, b in zip(g[:-1], g[1:])] + [[20, 21], [40, 41]]
+    return X, y, Constraints(must_link=ml, n_samples=len(X))
+
+
+def test_supervision_restarts_explore_with_more_groups_than_clusters():
+    # issue 38: with >= k must-link groups the seeding used no randomness, so n_init
+    # restarts were one run; now restarts r >= 1 draw their seeds by weighted k-means++
+    # over the units and the lowest objective is kept
+    X, y, cons = _more_groups_than_k()
+    assert len(cons.chunklets()) > 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ref = make_method("pck_means", n_clusters=3, init="k-means++", n_init=20, random_state=0).fit(X, constraints=cons)
+        for seed in range(3):
+            est = make_method("pck_means", n_clusters=3, n_init=20, random_state=seed).fit(X, constraints=cons)
+            assert est.objective_ == pytest.approx(ref.objective_)
+            assert adjusted_rand(y, est.labels_) == pytest.approx(1.0)
+
+
+def test_supervision_first_restart_is_the_deterministic_traversal():
+    # restart 0 keeps the documented rule (n_init=1 results unchanged); later restarts vary
+    from ccbench_plugins.kmeans.core import initial_centres
+
+    X, _, cons = _more_groups_than_k()
+    first = [initial_centres(X, cons, "supervision", 3, np.random.default_rng(s)) for s in range(5)]
+    for got in first[1:]:
+        np.testing.assert_array_equal(got, first[0])
+    rng = np.random.default_rng(0)
+    later = {initial_centres(X, cons, "supervision", 3, rng, restart=r).tobytes() for r in range(1, 30)}
+    assert len(later) > 1
+    groups = cons.chunklets()
+    member = np.zeros(len(X), dtype=bool)
+    member[np.concatenate(groups)] = True
+    units = np.vstack([[X[g].mean(0) for g in groups], X[~member]])  # centroids, then the free points
+    for r in range(1, 10):  # every seed is a unit (a neighbourhood centroid or a free point), no repeats
+        got = initial_centres(X, cons, "supervision", 3, rng, restart=r)
+        hit = np.isclose(got[:, None, :], units[None]).all(-1)
+        assert hit.any(1).all() and len(np.unique(hit.argmax(1))) == 3
+
+
 def test_icm_row_known_answer():
     # point 0: must-linked to 1 (not labeled yet: no price) and 2 (label 1), cannot-linked
     # to 3 (label 0); every pair costs its weight
@@ -124,3 +176,49 @@ def test_icm_row_known_answer():
     row, hard = icm_row(0, cost, lab, ml, cl)
     np.testing.assert_allclose(row, cost[0])  # infinite prices are counted, not added
     np.testing.assert_array_equal(hard, [2, 0, 1])
+
+
+def test_supervision_restarts_can_seed_a_cluster_no_group_covers():
+    # blobs on a line at x = 0, 8, 15; four must-link groups, three in the first blob and
+    # one in the second: any k = 3 of the groups leaves the third blob unseeded, and the
+    # traversal's seeds (two in the first blob) stay there while the second blob's centre
+    # takes the third. Restarts r >= 1 draw over the units, free points included, so one
+    # of them seeds it (issue 38; soybean_small at PCCC's 20 % is this case)
+    rng = np.random.default_rng(1)
+    X = np.concatenate([c + 0.5 * rng.normal(size=(20, 2)) for c in ([0, 0], [8, 0], [15, 0])])
+    y = np.repeat([0, 1, 2], 20)
+    ml = [[0, 1], [1, 2], [3, 4], [4, 5], [6, 7], [7, 8], [20, 21], [21, 22]]
+    cons = Constraints(must_link=ml, n_samples=len(X))
+    assert len(cons.chunklets()) == 4
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in ("pck_means", "mpck_means"):
+            for seed in range(3):
+                est = make_method(m, n_clusters=3, n_init=10, random_state=seed).fit(X, constraints=cons)
+                assert adjusted_rand(y, est.labels_) == pytest.approx(1.0), (m, seed)
+
+
+PCCC_DIR = Path(os.environ.get("CCBENCH_PCCC_DIR") or Path(__file__).resolve().parents[1] / ".." / "shared" / "pccc")
+
+
+@pytest.mark.skipif(
+    not (PCCC_DIR / "constraint_sets" / "soybean(0.20).txt.gz").is_file() or not os.environ.get("CCBENCH_DATA_DIR"),
+    reason=f"needs PCCC's constraint sets under {PCCC_DIR} (CCBENCH_PCCC_DIR) and CCBENCH_DATA_DIR",
+)
+def test_pccc_soybean_mpck_restarts_reach_the_classes():
+    # PCCC's COL1 set at 20 % on soybean_small (rows = ccbench's): 5 must-link
+    # neighbourhoods in 3 of the 4 classes. Every seed used to give ARI 0.741 with 10
+    # restarts (objective -26821.6); k-means++ seeding found ARI 1.0 (-29186.3).
+    import gzip
+
+    from ccbench.datasets import load_dataset
+
+    ds = load_dataset("soybean_small")
+    with gzip.open(PCCC_DIR / "constraint_sets" / "soybean(0.20).txt.gz") as fh:
+        M = np.triu(np.loadtxt(fh), k=1)
+    cons = Constraints(np.argwhere(M == 1), np.argwhere(M == -1), n_samples=len(ds.y))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make_method("mpck_means", n_clusters=4, n_init=10, random_state=0).fit(ds.X, constraints=cons)
+    assert adjusted_rand(ds.y, est.labels_) == pytest.approx(1.0)
+    assert est.objective_ < -29000

@@ -1,6 +1,9 @@
 """Affinity-propagation family: ``ap``, ``scssap``, ``scssap_ml``, ``ssap_g``.
 
 All four run on one message core (:mod:`.core`, numba kernels in :mod:`._kernels`).
+Each finds the number of clusters itself (``needs_n_clusters=False``) and accepts an
+optional ``n_clusters``: the preference is then searched by bisection
+(:func:`ccbench.similarity.bisect_preference`, issue 38).
 """
 
 from ccbench.hookspecs import hookimpl
@@ -16,6 +19,7 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="ap",
             estimator=f"{__name__}.ap:AffinityPropagationClusterer",
+            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
             summary="affinity propagation on negative squared Euclidean similarities (unsupervised)",
             paper="Frey & Dueck, Science 2007",
             time=TimeModel(n=5000, seconds=15, exponent=1.44),  # scale table, docs/benchmarks.md
@@ -25,6 +29,7 @@ def ccbench_methods() -> list[MethodSpec]:
             name="scssap",
             grid={"confidence": (None, 0.1, 0.5)},
             estimator=f"{__name__}.scssap:SCSSAP",
+            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
             summary="soft-constraint semi-supervised affinity propagation (penalised must/cannot-link factors)",
             paper=_ARZENO,
             supervision=_PAIRS,
@@ -36,6 +41,7 @@ def ccbench_methods() -> list[MethodSpec]:
             name="scssap_ml",
             grid={"confidence": (None, 0.1, 0.5)},
             estimator=f"{__name__}.scssap:SCSSAPMetricLearning",
+            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
             summary="SCSSAP alternated with closed-form diagonal metric learning (Algorithm 2)",
             paper=_ARZENO,
             supervision=_PAIRS,
@@ -46,6 +52,7 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="ssap_g",
             estimator=f"{__name__}.ssap_g:SSAPG",
+            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
             summary="semi-supervised AP with must-link meta-points and hard cannot-link factors",
             paper="Givoni & Frey, AISTATS 2009",
             supervision=_PAIRS,

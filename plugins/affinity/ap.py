@@ -4,9 +4,16 @@ from __future__ import annotations
 
 from ccbench.base import ConstrainedClusterer, Options, check_random_state
 
-from .core import AP_PARAMETER_CONSTRAINTS, affinity_propagation, ap_similarity, similarity_assignment
+from .core import (
+    AP_PARAMETER_CONSTRAINTS,
+    N_CLUSTERS_CONSTRAINTS,
+    PreferenceSearchMixin,
+    affinity_propagation,
+    ap_similarity,
+    similarity_assignment,
+)
 
-class AffinityPropagationClusterer(ConstrainedClusterer):
+class AffinityPropagationClusterer(PreferenceSearchMixin, ConstrainedClusterer):
     """Affinity propagation on s(i, j) = -||x_i - x_j||^2 (constraints are ignored).
 
     Parameters
@@ -14,6 +21,22 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
     preference : float or None, default=None
         s(k, k) for every k; ``None`` is the median off-diagonal similarity
         (Frey & Dueck; SCSSAP Section 4.1).
+    n_clusters : int or None, default=None
+        ``None``: one fit at ``preference`` (unchanged behaviour). An int: the
+        preference is searched by bisection (R apcluster's ``apclusterK``;
+        :func:`ccbench.similarity.bisect_preference`) on ``[N s_min, s_max]``,
+        ``s_min``/``s_max`` the least/greatest off-diagonal similarity (below
+        ``N s_min`` one exemplar is optimal), each step a whole fit at the midpoint
+        (fewer clusters than asked: the midpoint becomes the lower end, else the
+        upper). It stops when ``n_clusters`` clusters are found or after
+        ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
+        ``2^-20`` of its first width wide): a search costs at most 20 fits.
+        If the count is never hit, the closest fit is kept,
+        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so. The
+        steps are linear (as ``apclusterK``): the resolution after 20 fits is
+        ``(s_max - N s_min) / 2^20``, so a count that needs a preference finer
+        than that (tight groups far apart) may be missed.
+        Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (the SCSSAP paper's value; scikit-learn's default is 0.5).
     max_iter : int, default=1000
@@ -46,6 +69,11 @@ class AffinityPropagationClusterer(ConstrainedClusterer):
     cluster_centers_indices_ : ndarray of shape (K,)
         Exemplar indices.
     preference_ : float
+        The preference of the kept fit (the one found with ``n_clusters``).
+    n_preference_fits_ : int
+        Fits run (1 without ``n_clusters``; the search's bisection steps with it).
+    n_clusters_exact_ : bool
+        Whether the kept fit has ``n_clusters`` clusters (True without a search).
     n_iter_ : int
     converged_ : bool
 
@@ -75,14 +103,26 @@ asv blobs; only a point tied between two exemplars may fall the other way
     >>> X = np.r_[np.zeros((5, 2)), np.ones((5, 2)) * 10] + np.arange(10)[:, None] * 0.01
     >>> AffinityPropagationClusterer(random_state=0).fit(X).labels_
     array([0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+
+    Asking for a number of clusters searches the preference (three groups, two asked):
+
+    >>> X3 = np.r_[X, np.ones((5, 2)) * 30]
+    >>> est = AffinityPropagationClusterer(n_clusters=2, random_state=0).fit(X3)
+    >>> est.labels_
+    array([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1])
+    >>> est.n_clusters_exact_, est.n_preference_fits_
+    (True, 3)
     """
 
-    _parameter_constraints = {**AP_PARAMETER_CONSTRAINTS, "assignment": [Options("messages", "similarity")]}
+    _parameter_constraints = {
+        **AP_PARAMETER_CONSTRAINTS, **N_CLUSTERS_CONSTRAINTS, "assignment": [Options("messages", "similarity")]
+    }
 
     def __init__(
         self,
         *,
         preference=None,
+        n_clusters=None,
         damping=0.75,
         max_iter=1000,
         convergence_iter=100,
@@ -92,6 +132,7 @@ asv blobs; only a point tied between two exemplars may fall the other way
         random_state=None,
     ):
         self.preference = preference
+        self.n_clusters = n_clusters
         self.damping = damping
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
@@ -100,10 +141,10 @@ asv blobs; only a point tied between two exemplars may fall the other way
         self.dtype = dtype
         self.random_state = random_state
 
-    def fit(self, X, y=None, *, constraints=None):
+    def _fit(self, X, constraints, preference):
         X, _ = self._validate_fit(X, constraints)
         rng = check_random_state(self.random_state)
-        S, self.preference_ = ap_similarity(X, self.preference, rng, self.dtype)
+        S, self.preference_ = ap_similarity(X, preference, rng, self.dtype)
         result = affinity_propagation(
             S,
             damping=float(self.damping),

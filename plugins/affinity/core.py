@@ -61,8 +61,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ccbench.base import ConvergenceWarning, Interval, Options, check_memory
-from ccbench.similarity import median_preference, negative_sq_euclidean
+from ccbench.base import ConvergenceWarning, InconsistentConstraintsWarning, Interval, Options, check_memory
+from ccbench.similarity import bisect_preference, median_preference, negative_sq_euclidean, similarity_range
 
 __all__ = [
     "AP_PARAMETER_CONSTRAINTS",
@@ -665,3 +665,76 @@ def ap_similarity(X, preference, rng, dtype="float64"):
     S = negative_sq_euclidean(X)
     pref = set_preference(S, preference, rng, precision=dtype)
     return S.astype(dtype, copy=False), pref
+
+
+# -- n_clusters: the preference found by bisection (issue 38) ----------------------------
+
+#: Most fits one search may run (bisection steps of :func:`ccbench.similarity.bisect_preference`).
+PREFERENCE_SEARCH_FITS = 20
+
+N_CLUSTERS_CONSTRAINTS = {"n_clusters": [None, Interval(numbers.Integral, 1, None)]}
+
+
+def n_clusters_found(labels) -> int:
+    """Clusters in ``labels`` (-1, no exemplar, is none)."""
+    return int(np.unique(labels[labels >= 0]).size)
+
+
+class PreferenceSearchMixin:
+    """``fit`` for estimators with a ``preference`` and an optional ``n_clusters``.
+
+    The estimator implements ``_fit(X, constraints, preference)`` (one fit, setting the
+    fitted attributes and ``preference_``); ``n_clusters=None`` runs it once at
+    ``self.preference``, an int runs :func:`ccbench.similarity.bisect_preference`
+    on ``[N s_min, s_max]`` (``s_min``, ``s_max``: the least and greatest off-diagonal
+    similarity, :meth:`_similarity_bounds`; below ``N s_min`` a single exemplar is
+    optimal, since a second one raises the similarity sum by at most
+    ``N (s_max - s_min) <= -N s_min``) and keeps
+    the fit at the preference it returns. Fitted: ``preference_``,
+    ``n_preference_fits_`` (fits run: 1 without a search), ``n_clusters_exact_``.
+    """
+
+    def _similarity_bounds(self, X):
+        return similarity_range(X)
+
+    def fit(self, X, y=None, *, constraints=None):
+        if self.n_clusters is None:
+            self._fit(X, constraints, self.preference)
+            self.n_preference_fits_, self.n_clusters_exact_ = 1, True
+            return self
+        if self.preference is not None:
+            raise ValueError(
+                f"{type(self).__name__}: give preference or n_clusters, not both (n_clusters="
+                f"{self.n_clusters!r} searches the preference; preference={self.preference!r} fixes it)"
+            )
+        X_checked, _ = self._validate_fit(X, constraints)
+        s_min, high = self._similarity_bounds(X_checked)
+        # below N s_min one exemplar is optimal: a second one gains at most N (s_max - s_min) <= -N s_min
+        low = X_checked.shape[0] * s_min
+        best = {}
+
+        def fit_at(preference):
+            self._fit(X, constraints, preference)
+            found = n_clusters_found(self.labels_)
+            if "found" not in best or abs(found - self.n_clusters) < abs(best["found"] - self.n_clusters):
+                best.update(found=found, state={k: v for k, v in vars(self).items() if k.endswith("_")})
+            return found
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the search's own fits
+            warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, above
+            search = bisect_preference(fit_at, int(self.n_clusters), low, high, max_iter=PREFERENCE_SEARCH_FITS)
+        vars(self).update(best["state"])
+        self.preference_ = search.preference
+        self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
+        if not search.exact:
+            warnings.warn(
+                f"{type(self).__name__}: no preference in [{low:.4g}, {high:.4g}] gave n_clusters="
+                f"{self.n_clusters} in {search.n_fits} bisection steps; kept the closest, "
+                f"{search.n_clusters} clusters at preference {search.preference:.6g} (n_clusters_exact_=False)",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif hasattr(self, "converged_") and not self.converged_:
+            warnings.warn(f"{type(self).__name__} did not converge at the preference found", ConvergenceWarning, stacklevel=2)
+        return self

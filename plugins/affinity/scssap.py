@@ -12,9 +12,12 @@ import numbers
 import numpy as np
 
 from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
+from ccbench.similarity import similarity_range
 
 from .core import (
     AP_PARAMETER_CONSTRAINTS,
+    N_CLUSTERS_CONSTRAINTS,
+    PreferenceSearchMixin,
     affinity_propagation,
     ap_similarity,
     equivalent_hard_penalty,
@@ -88,7 +91,7 @@ def _scssap(S, constraints, *, penalty_must, penalty_cannot, damping, max_iter, 
     return result, factors
 
 
-class SCSSAP(ConstrainedClusterer):
+class SCSSAP(PreferenceSearchMixin, ConstrainedClusterer):
     """Soft-constraint semi-supervised affinity propagation (Algorithm 1).
 
     Must-link and cannot-link factors (eqs. 4, 5) add a penalty q_m / q_c to the
@@ -112,6 +115,20 @@ class SCSSAP(ConstrainedClusterer):
         paper's best setting for noiseless constraints).
     preference : float or None, default=None
         s(k, k); ``None`` is the median off-diagonal similarity (Section 4.1).
+    n_clusters : int or None, default=None
+        ``None``: one fit at ``preference`` (unchanged behaviour). An int: the
+        preference is searched by bisection (R apcluster's ``apclusterK``;
+        :func:`ccbench.similarity.bisect_preference`) on ``[N s_min, s_max]``,
+        ``s_min``/``s_max`` the least/greatest off-diagonal similarity (below
+        ``N s_min`` one exemplar is optimal), each step a whole fit at the midpoint
+        (fewer clusters than asked: the midpoint becomes the lower end, else the
+        upper). It stops when ``n_clusters`` clusters are found or after
+        ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
+        ``2^-20`` of its first width wide): a search costs at most 20 fits.
+        If the count is never hit, the closest fit is kept,
+        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
+        Linear steps, as ``apclusterK``: resolution ``(s_max - N s_min) / 2^20``.
+        Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (Section 4.1).
     max_iter : int, default=1000
@@ -136,6 +153,10 @@ class SCSSAP(ConstrainedClusterer):
     penalty_must_, penalty_cannot_ : float
         The resolved q_m, q_c.
     preference_ : float
+    n_preference_fits_ : int
+        Fits run (1 without ``n_clusters``; the search's bisection steps with it).
+    n_clusters_exact_ : bool
+        Whether the kept fit has ``n_clusters`` clusters (True without a search).
     n_iter_ : int
     converged_ : bool
 
@@ -188,7 +209,7 @@ class SCSSAP(ConstrainedClusterer):
     array([0, 0, 0, 1, 1, 1])
     """
 
-    _parameter_constraints = dict(SCSSAP_PARAMETER_CONSTRAINTS)
+    _parameter_constraints = {**SCSSAP_PARAMETER_CONSTRAINTS, **N_CLUSTERS_CONSTRAINTS}
 
     def __init__(
         self,
@@ -198,6 +219,7 @@ class SCSSAP(ConstrainedClusterer):
         penalty_cannot=None,
         confidence=None,
         preference=None,
+        n_clusters=None,
         damping=0.75,
         max_iter=1000,
         convergence_iter=100,
@@ -210,6 +232,7 @@ class SCSSAP(ConstrainedClusterer):
         self.penalty_cannot = penalty_cannot
         self.confidence = confidence
         self.preference = preference
+        self.n_clusters = n_clusters
         self.damping = damping
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
@@ -236,11 +259,11 @@ class SCSSAP(ConstrainedClusterer):
             dtype=self.dtype,
         )[0]
 
-    def fit(self, X, y=None, *, constraints=None):
+    def _fit(self, X, constraints, preference):
         X, cons = self._validate_fit(X, constraints)
         self._validate_penalties()
         rng = check_random_state(self.random_state)
-        S, self.preference_ = ap_similarity(X, self.preference, rng, self.dtype)
+        S, self.preference_ = ap_similarity(X, preference, rng, self.dtype)
         result = self._run(S, cons)
         self.labels_ = result.labels
         self.cluster_centers_indices_ = result.exemplars
@@ -348,13 +371,13 @@ class SCSSAPMetricLearning(SCSSAP):
     metric : {"cluster", "single"}, default="cluster"
         Cluster-specific A_u or one A for every point.
     max_outer_iter : int, default=10
-    penalty, penalty_must, penalty_cannot, confidence, preference, damping, max_iter, convergence_iter, backend, dtype, random_state
+    penalty, penalty_must, penalty_cannot, confidence, preference, n_clusters, damping, max_iter, convergence_iter, backend, dtype, random_state
         As for :class:`SCSSAP`, used by every inner SCSSAP run. ``preference=None``
         is the median of the current s' (recomputed every outer iteration).
 
     Attributes
     ----------
-    labels_, cluster_centers_indices_, penalty_must_, penalty_cannot_, preference_ : as SCSSAP
+    labels_, cluster_centers_indices_, penalty_must_, penalty_cannot_, preference_, n_preference_fits_, n_clusters_exact_ : as SCSSAP
     metrics_ : ndarray of shape (K, n_features) or (1, n_features)
         Learned diagonals (trace 1): row u is A_u of cluster u (``"cluster"``),
         or the single metric.
@@ -378,6 +401,7 @@ class SCSSAPMetricLearning(SCSSAP):
 
     _parameter_constraints = {
         **SCSSAP_PARAMETER_CONSTRAINTS,
+        **N_CLUSTERS_CONSTRAINTS,
         "regularizer": [Options("logdet", "entropy")],
         "h": [Interval(numbers.Real, 0, None, closed="neither")],
         "metric": [Options("cluster", "single")],
@@ -396,6 +420,7 @@ class SCSSAPMetricLearning(SCSSAP):
         penalty_cannot=None,
         confidence=None,
         preference=None,
+        n_clusters=None,
         damping=0.75,
         max_iter=1000,
         convergence_iter=100,
@@ -409,6 +434,7 @@ class SCSSAPMetricLearning(SCSSAP):
             penalty_cannot=penalty_cannot,
             confidence=confidence,
             preference=preference,
+            n_clusters=n_clusters,
             damping=damping,
             max_iter=max_iter,
             convergence_iter=convergence_iter,
@@ -421,7 +447,12 @@ class SCSSAPMetricLearning(SCSSAP):
         self.metric = metric
         self.max_outer_iter = max_outer_iter
 
-    def fit(self, X, y=None, *, constraints=None):
+    def _similarity_bounds(self, X):
+        # the first outer iteration's similarities: the metric 1/d on every feature
+        low, high = similarity_range(X)
+        return low / X.shape[1], high / X.shape[1]
+
+    def _fit(self, X, constraints, preference):
         X, cons = self._validate_fit(X, constraints)
         self._validate_penalties()
         rng = check_random_state(self.random_state)
@@ -433,7 +464,7 @@ class SCSSAPMetricLearning(SCSSAP):
         outer = 0
         for outer in range(1, int(self.max_outer_iter) + 1):
             S = metric_similarity(X, point_metrics)
-            self.preference_ = set_preference(S, self.preference, rng, precision=self.dtype)
+            self.preference_ = set_preference(S, preference, rng, precision=self.dtype)
             result = self._run(S.astype(self.dtype, copy=False), cons, warn=True)
             # Keep only the clustering: the messages are N x N each.
             new_labels, exemplars, n_iter = result.labels, result.exemplars, result.n_iter

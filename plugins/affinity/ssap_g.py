@@ -98,6 +98,8 @@ from ccbench.similarity import median_preference, negative_sq_euclidean
 
 from .core import (
     AP_PARAMETER_CONSTRAINTS,
+    N_CLUSTERS_CONSTRAINTS,
+    PreferenceSearchMixin,
     PairFactors,
     add_tie_noise,
     affinity_propagation,
@@ -291,7 +293,7 @@ def _point_labels(exemplar_of, free, groups, meta_of, S):
     return labels.astype(np.intp), centers
 
 
-class SSAPG(ConstrainedClusterer):
+class SSAPG(PreferenceSearchMixin, ConstrainedClusterer):
     """Semi-supervised affinity propagation with meta-points (Givoni & Frey 2009).
 
     Must-links are enforced through meta-points (a must-link group is one node
@@ -304,6 +306,20 @@ class SSAPG(ConstrainedClusterer):
     preference : float or None, default=None
         s(k, k) for every node; ``None`` is the median off-diagonal similarity
         of the data points.
+    n_clusters : int or None, default=None
+        ``None``: one fit at ``preference`` (unchanged behaviour). An int: the
+        preference is searched by bisection (R apcluster's ``apclusterK``;
+        :func:`ccbench.similarity.bisect_preference`) on ``[N s_min, s_max]``,
+        ``s_min``/``s_max`` the least/greatest off-diagonal similarity (below
+        ``N s_min`` one exemplar is optimal), each step a whole fit at the midpoint
+        (fewer clusters than asked: the midpoint becomes the lower end, else the
+        upper). It stops when ``n_clusters`` clusters are found or after
+        ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
+        ``2^-20`` of its first width wide): a search costs at most 20 fits.
+        If the count is never hit, the closest fit is kept,
+        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
+        Linear steps, as ``apclusterK``: resolution ``(s_max - N s_min) / 2^20``.
+        Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
     max_iter : int, default=1000
     convergence_iter : int or None, default=100
@@ -326,6 +342,10 @@ class SSAPG(ConstrainedClusterer):
     n_ignored_cannot_links_ : int
         Cannot-links inside a must-link group (inconsistent constraints).
     preference_ : float
+    n_preference_fits_ : int
+        Fits run (1 without ``n_clusters``; the search's bisection steps with it).
+    n_clusters_exact_ : bool
+        Whether the kept fit has ``n_clusters`` clusters (True without a search).
     n_iter_ : int
     converged_ : bool
         Message passing converged with a non-empty exemplar set whose plain
@@ -356,12 +376,13 @@ class SSAPG(ConstrainedClusterer):
     True
     """
 
-    _parameter_constraints = dict(AP_PARAMETER_CONSTRAINTS)
+    _parameter_constraints = {**AP_PARAMETER_CONSTRAINTS, **N_CLUSTERS_CONSTRAINTS}
 
     def __init__(
         self,
         *,
         preference=None,
+        n_clusters=None,
         damping=0.75,
         max_iter=1000,
         convergence_iter=100,
@@ -370,6 +391,7 @@ class SSAPG(ConstrainedClusterer):
         random_state=None,
     ):
         self.preference = preference
+        self.n_clusters = n_clusters
         self.damping = damping
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
@@ -377,11 +399,11 @@ class SSAPG(ConstrainedClusterer):
         self.dtype = dtype
         self.random_state = random_state
 
-    def fit(self, X, y=None, *, constraints=None):
+    def _fit(self, X, constraints, preference):
         X, cons = self._validate_fit(X, constraints)
         rng = check_random_state(self.random_state)
         S = negative_sq_euclidean(X)
-        self.preference_ = median_preference(S) if self.preference is None else float(self.preference)
+        self.preference_ = median_preference(S) if preference is None else float(preference)
         problem = node_problem(S, cons, self.preference_, rng, precision=self.dtype)
         self.n_meta_points_ = len(problem.groups)
         self.n_ignored_cannot_links_ = problem.n_ignored
@@ -416,6 +438,6 @@ class SSAPG(ConstrainedClusterer):
                 "violated a cannot-link); labels are a valid constrained clustering decoded from the "
                 "current beliefs. Raise max_iter or damping.",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
         return self

@@ -9,10 +9,10 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, check_random_state
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
 from ccbench.registry import make_method
 
-from .core import k_grid, knn_scale, pairs_with_labels, preference_grid, satisfied, select
+from .core import k_grid, knn_scale, pairs_with_labels, preference_grid, satisfied, select, silhouette
 
 #: The pool's members, in pool order (the last tie-break).
 MEMBERS = ("kmeans", "ap", "ncuts")
@@ -62,9 +62,28 @@ class COBS(ConstrainedClusterer):
     Parameters
     ----------
     n_clusters : int or None, default=None
-        Optional hint: centres the k grid on it (:func:`~ccbench_plugins.cobs.core.k_grid`).
-        The method finds k itself (``needs_n_clusters=False``), so the harness never passes
-        one; set it from Python.
+        Optional. With ``k_mode="hint"`` it centres the k grid on it
+        (:func:`~ccbench_plugins.cobs.core.k_grid`); with ``k_mode="fixed"`` every member
+        is restricted to it. The method finds k itself (``needs_n_clusters=False``), so
+        the harness never passes one; set it from Python or the method config's own keys.
+    k_mode : {"hint", "fixed"}, default="hint"
+        ``"hint"``: the grids above. ``"fixed"`` (needs ``n_clusters``): the pool is
+        restricted to clusterings with ``n_clusters`` clusters where a member can be
+        restricted: k-means with k = ``n_clusters`` (one member), NCuts with it for each
+        sigma factor, and AP as one member whose preference is searched by bisection for
+        that many clusters (``ap``'s ``n_clusters``, :func:`ccbench.similarity.bisect_preference`,
+        at most 20 AP fits; ``ap_quantiles`` unused; if the count is not hit the closest
+        is kept and its warning recorded in ``pool_``). The constraints then choose the
+        algorithm and its other hyper-parameters only.
+    tie_break : {"silhouette", "fewer_clusters"}, default="silhouette"
+        How members satisfying the same (weighted) number of constraints are ordered (see
+        Notes). ``"fewer_clusters"`` is the rule before issue 38.
+    silhouette_max_samples : int >= 2 or None, default=2000
+        The tie-break's silhouettes cost O(n^2 d) each, for the tied members only (0.16 s
+        at 2,000 x 30 on the 2-core reference machine, so about 5 s when all ~30 members of
+        the default pool tie, as with no constraints); above
+        this many points they are computed on one random subsample of this size (the same
+        rows for every member, drawn after the members' seeds). ``None``: all points.
     k_max : int >= 2, default=10
         The k-means and NCuts members try k = 2..k_max (``k_max - 1`` values; with a hint,
         as many values centred on it). 10 covers the class counts of the built-in data sets
@@ -118,7 +137,10 @@ class COBS(ConstrainedClusterer):
         ``grid`` (its grid coordinates: ``k``, ``quantile``, ``sigma_factor``),
         ``n_satisfied``, ``score``, ``n_clusters``.
     pool_ : list of dict
-        Every member tried, in pool order, with the keys of ``selected_`` plus ``labels``
+        Every member tried (the whole pool of this fit, i.e. of one trial), in pool order,
+        with the keys of ``selected_`` plus ``silhouette`` (computed for the members tied
+        at the best score when ``tie_break="silhouette"`` and more than one is; else None),
+        ``labels``
         (None for a failed member), ``converged``, ``seconds`` (its fit time), ``warnings``
         (``(category, message)`` of what its fit warned, recorded instead of repeated) and
         ``error`` (a ``ValueError`` it raised, or None; such a member cannot win).
@@ -139,10 +161,19 @@ class COBS(ConstrainedClusterer):
     -----
     Selection: the member with the highest number of satisfied constraints wins, each
     constraint counted with its weight (``Constraints.*_weight``, default 1, so the score is
-    the plain count of the paper). Ties go to the member with fewer clusters, then to the
-    earlier one in pool order (:func:`~ccbench_plugins.cobs.core.select`). Our choice, stated
-    here because the tie rule is not available to us from the paper; it makes the
-    unconstrained case return the smallest k of the pool.
+    the plain count of the paper). Ties (issue 38): with ``tie_break="silhouette"`` (default)
+    the member with the higher mean silhouette (Rousseeuw 1987; Euclidean, on the data COBS
+    was given; undefined for one cluster, ranked last) wins, then the one with fewer
+    clusters, then the earlier one in pool order (:func:`~ccbench_plugins.cobs.core.select`);
+    ``"fewer_clusters"`` skips the silhouette. The paper's text on ties was not available
+    to us (only its abstract and introduction), so this rule is ours. Why the silhouette:
+    ties are frequent (few constraints, or several members meeting all of them), and
+    "fewer clusters" then always returns the smallest k of the pool (k = 2 with no
+    constraints at all, whatever the data), and among members with the same k (k-means vs
+    NCuts, two NCuts widths) it is pool order, i.e. arbitrary. The silhouette is an
+    unsupervised, scale-free quality of the clustering itself, so a tie is settled by the
+    data, in the spirit of COBS (the constraints choose, the data's structure breaks ties);
+    with no constraints COBS becomes silhouette model selection over the pool.
 
     Label supervision counts as the pairs it implies
     (:func:`~ccbench_plugins.cobs.core.pairs_with_labels`), as everywhere in ccbench.
@@ -188,13 +219,20 @@ class COBS(ConstrainedClusterer):
         "ncuts_n_init": [Interval(numbers.Integral, 1, None)],
         "n_threads": [Interval(numbers.Integral, 1, None), None],
         "members": [_Rule(_members, f"a non-empty list of distinct names from {MEMBERS}")],
+        "k_mode": [Options("hint", "fixed")],
+        "tie_break": [Options("silhouette", "fewer_clusters")],
+        "silhouette_max_samples": [Interval(numbers.Integral, 2, None), None],
         "random_state": ["random_state"],
     }
 
     def __init__(self, n_clusters=None, *, k_max=10, ap_quantiles=(0.0, 0.1, 0.5), ap_max_samples=2000,
                  sigma_factors=(1.0, 2.0), n_neighbors=20, ncuts_n_init=3, n_threads=1,
-                 members=MEMBERS, random_state=None):
+                 members=MEMBERS, k_mode="hint", tie_break="silhouette", silhouette_max_samples=2000,
+                 random_state=None):
         self.n_clusters = n_clusters
+        self.k_mode = k_mode
+        self.tie_break = tie_break
+        self.silhouette_max_samples = silhouette_max_samples
         self.k_max = k_max
         self.ap_quantiles = ap_quantiles
         self.ap_max_samples = ap_max_samples
@@ -209,13 +247,16 @@ class COBS(ConstrainedClusterer):
 
     def _grid(self, n_samples: int) -> list[tuple[str, dict]]:
         """(member, grid coordinates) for every pool member, in pool order."""
-        ks = k_grid(int(self.k_max), n_samples, self.n_clusters)
+        fixed = self.k_mode == "fixed"
+        ks = [int(self.n_clusters)] if fixed else k_grid(int(self.k_max), n_samples, self.n_clusters)
         grid = []
         for name in MEMBERS:
             if name not in self.members:
                 continue
             if name == "kmeans":
                 grid += [(name, {"k": k}) for k in ks]
+            elif name == "ap" and fixed:
+                grid += [(name, {"n_clusters": int(self.n_clusters)})]
             elif name == "ap":
                 grid += [(name, {"quantile": float(q)}) for q in self.ap_quantiles]
             else:
@@ -251,6 +292,9 @@ class COBS(ConstrainedClusterer):
 
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
+        if self.k_mode == "fixed" and self.n_clusters is None:
+            raise ValueError("COBS: k_mode='fixed' restricts the pool to n_clusters clusters; set n_clusters "
+                             "(an int) or use k_mode='hint'")
         cons = pairs_with_labels(cons)
         n = X.shape[0]
         rng = check_random_state(self.random_state)
@@ -263,20 +307,22 @@ class COBS(ConstrainedClusterer):
         if "ap" in self.members:
             if self._skip_ap(n):
                 self.skipped_.append(
-                    f"ap: {len(self.ap_quantiles)} member(s) skipped, n={n} > ap_max_samples={self.ap_max_samples} "
+                    f"ap: {sum(name == 'ap' for name, _ in grid)} member(s) skipped, n={n} > ap_max_samples={self.ap_max_samples} "
                     f"(dense n x n messages); raise ap_max_samples or set it to None to include them")
                 warnings.warn(f"COBS: {self.skipped_[-1]}", UserWarning, stacklevel=2)
-            else:
+            elif self.k_mode == "hint":
                 prefs = preference_grid(X, self.ap_quantiles)
         if "ncuts" in self.members:
             scale = knn_scale(X, self.n_neighbors)
 
         pool = []
         for (name, coords), seed in zip(grid, seeds):
-            if name == "ap" and prefs is None:
+            if name == "ap" and self._skip_ap(n):
                 continue
             if name == "kmeans":
                 params = {"n_clusters": coords["k"]}
+            elif name == "ap" and "n_clusters" in coords:
+                params = {"n_clusters": coords["n_clusters"]}
             elif name == "ap":
                 params = {"preference": float(prefs[list(self.ap_quantiles).index(coords["quantile"])])}
             else:
@@ -298,7 +344,18 @@ class COBS(ConstrainedClusterer):
             raise ValueError(f"COBS: no pool member produced a clustering ({errors}); "
                              f"check the data or widen the pool (members, k_max)")
 
-        best = select([e["score"] for e in pool], [e["n_clusters"] for e in pool])
+        scores = np.array([e["score"] for e in pool])
+        tied = np.flatnonzero(scores == scores.max())
+        for e in pool:
+            e["silhouette"] = None
+        if self.tie_break == "silhouette" and len(tied) > 1:
+            rows = None
+            if self.silhouette_max_samples is not None and n > self.silhouette_max_samples:
+                rows = np.sort(rng.choice(n, size=int(self.silhouette_max_samples), replace=False))
+            for i in tied:
+                pool[i]["silhouette"] = silhouette(X, pool[i]["labels"], rows)
+        sil = [np.nan if e["silhouette"] is None else e["silhouette"] for e in pool]
+        best = select(scores, [e["n_clusters"] for e in pool], sil if self.tie_break == "silhouette" else None)
         winner = pool[best]
         self.labels_ = winner["labels"]
         self.n_fits_ = len(pool)
@@ -308,7 +365,8 @@ class COBS(ConstrainedClusterer):
         self.converged_ = winner["converged"]
         keys = ("method", "params", "grid", "n_satisfied", "score", "n_clusters")
         self.selected_ = {k: winner[k] for k in keys}
-        self.pool_ = [{k: e[k] for k in keys + ("labels", "converged", "seconds", "warnings", "error")} for e in pool]
+        self.pool_ = [{k: e[k] for k in keys + ("silhouette", "labels", "converged", "seconds", "warnings", "error")}
+                      for e in pool]
         for category, message in dict.fromkeys(winner["warnings"]):  # the winner's problems, once each
             warnings.warn(f"COBS selected {winner['method']} {winner['grid']}, which warned: {message}",
                           category, stacklevel=2)

@@ -9,12 +9,13 @@ builds their grids and scores and ranks their labels.
 from __future__ import annotations
 
 import numpy as np
+from sklearn.metrics import silhouette_score
 from sklearn.neighbors import NearestNeighbors
 
 from ccbench.constraints import Constraints, pairs_with_labels  # noqa: F401 (cobs counts label-implied pairs)
 from ccbench.similarity import negative_sq_euclidean
 
-__all__ = ["pairs_with_labels", "k_grid", "preference_grid", "knn_scale", "satisfied", "select"]
+__all__ = ["pairs_with_labels", "k_grid", "preference_grid", "knn_scale", "satisfied", "select", "silhouette"]
 
 
 def k_grid(k_max: int, n_samples: int, hint: int | None = None) -> list[int]:
@@ -79,16 +80,31 @@ def satisfied(labels: np.ndarray, constraints: Constraints) -> tuple[int, float]
     return count, weighted
 
 
-def select(scores, n_clusters) -> int:
+def select(scores, n_clusters, silhouettes=None) -> int:
     """Index of the winning pool member.
 
-    The highest (weighted) number of satisfied constraints wins (COBS's criterion). Ties go to
-    the member with fewer clusters (the simpler clustering: with no constraints at all this
-    gives the smallest k of the pool), then to the earlier member in pool order (k-means, AP,
-    NCuts; each in grid order). Members that produced no clustering carry ``-inf``.
+    The highest (weighted) number of satisfied constraints wins (COBS's criterion). Ties go,
+    when ``silhouettes`` is given, to the higher silhouette (NaN: not computed or undefined,
+    below every number), then to the member with fewer clusters, then to the earlier member
+    in pool order (k-means, AP, NCuts; each in grid order). Members that produced no
+    clustering carry ``-inf``.
     """
     scores = np.asarray(scores, dtype=np.float64)
     n_clusters = np.asarray(n_clusters, dtype=np.float64)
+    sil = np.zeros(len(scores)) if silhouettes is None else np.asarray(silhouettes, dtype=np.float64)
+    sil = np.where(np.isnan(sil), -np.inf, sil)
     # np.lexsort sorts by the last key first; stable, so equal keys keep pool order
-    order = np.lexsort((np.arange(len(scores)), n_clusters, -scores))
+    order = np.lexsort((np.arange(len(scores)), n_clusters, -sil, -scores))
     return int(order[0])
+
+
+def silhouette(X: np.ndarray, labels: np.ndarray, rows: np.ndarray | None = None) -> float:
+    """Mean silhouette coefficient (Rousseeuw 1987) of ``labels`` on ``X`` (Euclidean), over
+    ``rows`` only when given (a fixed subsample: the same for every member); NaN when it is
+    undefined (fewer than 2 clusters, or every point its own cluster, among those rows)."""
+    if rows is not None:
+        X, labels = X[rows], labels[rows]
+    k = len(np.unique(labels))
+    if k < 2 or k >= len(labels):
+        return float("nan")
+    return float(silhouette_score(X, labels))

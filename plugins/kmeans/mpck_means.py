@@ -77,7 +77,10 @@ class MPCKMeans(ConstrainedClusterer):
     init : {"supervision", "k-means++", "random"}, default="supervision"
         As PCK-means: the must-link neighbourhoods, with a weighted
         farthest-first traversal when there are more than ``n_clusters``
-        (Bilenko et al.'s rule).
+        (Bilenko et al.'s rule) in the first restart and its randomised form
+        (k-means++ D^2 sampling over the neighbourhood centroids weighted by
+        size and the other points weighted 1) in every
+        later one, so ``n_init`` restarts explore (issue 38).
     n_init : int, default=1
     max_iter : int, default=100
     random_state : int, Generator or None, default=None
@@ -142,8 +145,8 @@ class MPCKMeans(ConstrainedClusterer):
         rng = check_random_state(self.random_state)
         cons = transitive_closure(cons)
         best = None
-        for _ in range(self.n_init):
-            run = self._single(X, cons, initial_centres(X, cons, self.init, self.n_clusters, rng), rng)
+        for r in range(self.n_init):
+            run = self._single(X, cons, initial_centres(X, cons, self.init, self.n_clusters, rng, restart=r), rng)
             if best is None or run[0] < best[0]:
                 best = run
         self.objective_, self.labels_, self.cluster_centers_, self.metrics_, self.n_iter_, self.converged_ = best

@@ -75,9 +75,18 @@ class PCKMeans(ConstrainedClusterer):
         k-means++; Basu et al., section 3.2, draw the rest at random); with
         more, the largest and then a weighted farthest-first traversal, which
         is MPCK-means' rule (Bilenko et al. 2004), not Basu et al.'s (their
-        PCKMeans takes the ``n_clusters`` largest).
+        PCKMeans takes the ``n_clusters`` largest). That rule is the first
+        restart's; with more neighbourhoods than ``n_clusters``, every later
+        restart draws its seeds by k-means++ D^2 sampling over the units
+        (each neighbourhood at its centroid weighted by its size, every other
+        point weighted 1: the randomised form of the traversal, which can also
+        seed a cluster no neighbourhood covers), so restarts explore (issue 38: before, ``n_init`` restarts started from
+        the same centres). With at most ``n_clusters`` neighbourhoods all are
+        used in every restart (Basu et al., section 3.2), and restarts differ
+        in the k-means++ fill and in ICM's visiting order only.
     n_init : int, default=1
-        Restarts; the lowest objective wins.
+        Restarts; the lowest objective (eq. 2, over the closed constraint set)
+        wins.
     max_iter : int, default=300
     random_state : int, Generator or None, default=None
 
@@ -157,8 +166,8 @@ class PCKMeans(ConstrainedClusterer):
         # w = inf: the cannot-links left between units are hard; ICM can strand a unit among them
         hard = pairs.cannot_link[pairs.cannot_link_weight > 0] if np.isinf(penalty) else None
         best = None
-        for _ in range(self.n_init):
-            centres = initial_centres(X, cons, self.init, k, rng)
+        for r in range(self.n_init):
+            centres = initial_centres(X, cons, self.init, k, rng, restart=r)
             lab, centres, n_iter, converged = _pck_single(
                 pts, size, centres, ml, cl, constrained, rng, max_iter=self.max_iter, hard=hard
             )

@@ -1,4 +1,9 @@
-"""Soft-constraint affinity propagation family: ``scap`` and its semi-supervised form ``ssap_l``."""
+"""Soft-constraint affinity propagation family: ``scap`` and its semi-supervised form ``ssap_l``.
+
+Both find the number of clusters themselves (``needs_n_clusters=False``) and accept an
+optional ``n_clusters``: ``p`` is then searched by bisection on the preference ``-p``
+(:func:`ccbench.similarity.bisect_preference`, shared with the AP family; issue 38).
+"""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MemoryModel, MethodSpec, TimeModel
@@ -12,6 +17,7 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="scap",
             estimator=f"{__name__}.scap:SCAP",
+            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
             summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
             paper=_LEONE,
             time=TimeModel(n=5000, seconds=5.2, exponent=1.43),  # scale table, docs/benchmarks.md
@@ -20,6 +26,7 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="ssap_l",
             estimator=f"{__name__}.scap:SSAPL",
+            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
             summary="semi-supervised SCAP: labeled points / must-link chunklets as macro-nodes "
             "(cannot-links ignored)",
             paper=_LEONE + ", section 4",

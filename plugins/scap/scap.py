@@ -28,8 +28,16 @@ import numpy as np
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import connected_components
 
-from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_memory, check_random_state
-from ccbench.similarity import negative_sq_euclidean
+from ccbench.base import (
+    ConstrainedClusterer,
+    ConvergenceWarning,
+    InconsistentConstraintsWarning,
+    Interval,
+    Options,
+    check_memory,
+    check_random_state,
+)
+from ccbench.similarity import bisect_preference, negative_sq_euclidean, similarity_range
 
 __all__ = ["SCAP", "SSAPL"]
 
@@ -269,6 +277,10 @@ def _components(exemplar, n_candidates):
 # -- estimators ---------------------------------------------------------------
 
 
+#: Most fits one ``n_clusters`` search may run (bisection steps).
+SEARCH_FITS = 20
+
+
 class SCAP(ConstrainedClusterer):
     """Soft-constraint affinity propagation (unsupervised).
 
@@ -330,6 +342,19 @@ class SCAP(ConstrainedClusterer):
     random_state : int, Generator or None, default=None
         Draws the random update order of each sweep (and the pair sample of
         the default ``p`` on large data).
+    n_clusters : int or None, default=None
+        ``None``: one fit at ``p`` (unchanged behaviour). An int: ``p`` is
+        searched by bisection on the preference ``-p`` (R apcluster's
+        ``apclusterK``; :func:`ccbench.similarity.bisect_preference`, shared
+        with the AP family) on ``[N s_min, s_max]``, ``s_min``/``s_max`` the
+        least/greatest off-diagonal similarity of ``similarity`` (computed in
+        row blocks, never stored; below ``N s_min`` one exemplar is optimal,
+        eq. 3), each step a whole fit at the midpoint (fewer clusters than
+        asked: ``p`` falls, else it rises). It stops when ``n_clusters``
+        clusters are found or after ``SEARCH_FITS`` = 20 fits (bracket
+        ``2^-20`` of its first width): at most 20 fits. If the count is never
+        hit the closest fit is kept, ``n_clusters_exact_`` is False and a
+        ``ConvergenceWarning`` says so. Give ``p`` or ``n_clusters``, not both.
 
     Attributes
     ----------
@@ -339,6 +364,12 @@ class SCAP(ConstrainedClusterer):
         ``c_i``, the exemplar chosen by each point (eq. 20).
     p_ : float
         The penalty used.
+    preference_ : float
+        ``-p_`` (the AP family's preference on the same scale).
+    n_preference_fits_ : int
+        Fits run (1 without ``n_clusters``; the search's bisection steps with it).
+    n_clusters_exact_ : bool
+        Whether the kept fit has ``n_clusters`` clusters (True without a search).
     n_iter_ : int
         Number of sweeps run.
     converged_ : bool
@@ -391,6 +422,7 @@ class SCAP(ConstrainedClusterer):
         "backend": [Options("numpy", "numba")],
         "engine": [None, Options("numpy", "numba")],
         "random_state": ["random_state"],
+        "n_clusters": [None, Interval(numbers.Integral, 1, None)],
     }
 
     def __init__(
@@ -405,8 +437,10 @@ class SCAP(ConstrainedClusterer):
         backend="numpy",
         engine=None,
         random_state=None,
+        n_clusters=None,
     ):
         self.p = p
+        self.n_clusters = n_clusters
         self.similarity = similarity
         self.memory = memory
         self.max_iter = max_iter
@@ -444,6 +478,47 @@ class SCAP(ConstrainedClusterer):
         return []
 
     def fit(self, X, y=None, *, constraints=None):
+        if self.n_clusters is None:
+            self._fit(X, constraints, self.p)
+            self.n_preference_fits_, self.n_clusters_exact_ = 1, True
+            return self
+        if self.p is not None:
+            raise ValueError(
+                f"{type(self).__name__}: give p or n_clusters, not both (n_clusters={self.n_clusters!r} "
+                f"searches p; p={self.p!r} fixes it)"
+            )
+        X_checked, _ = self._validate_fit(X, constraints)
+        self._check_similarity_input(X_checked)
+        s_min, high = similarity_range(X_checked, kind=self.similarity)
+        low = X_checked.shape[0] * s_min  # eq. 3: p above N (s_max - s_min) >= -N s_min keeps one exemplar
+        best = {}
+
+        def fit_at(preference):  # preference = -p
+            self._fit(X, constraints, max(-preference, 0.0))
+            found = int(self.labels_.max()) + 1
+            if "found" not in best or abs(found - self.n_clusters) < abs(best["found"] - self.n_clusters):
+                best.update(found=found, state={k: v for k, v in vars(self).items() if k.endswith("_")})
+            return found
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # the search's own fits
+            warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, above
+            search = bisect_preference(fit_at, int(self.n_clusters), low, high, max_iter=SEARCH_FITS)
+        vars(self).update(best["state"])
+        self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
+        if not search.exact:
+            warnings.warn(
+                f"{type(self).__name__}: no p in [{-high:.4g}, {-low:.4g}] gave n_clusters={self.n_clusters} "
+                f"in {search.n_fits} bisection steps; kept the closest, {search.n_clusters} clusters at "
+                f"p={self.p_:.6g} (n_clusters_exact_=False)",
+                ConvergenceWarning,
+                stacklevel=2,
+            )
+        elif not self.converged_:
+            warnings.warn(f"{type(self).__name__} did not converge at the p found", ConvergenceWarning, stacklevel=2)
+        return self
+
+    def _fit(self, X, constraints, p):
         X, cons = self._validate_fit(X, constraints)
         self._check_similarity_input(X)
         rng = check_random_state(self.random_state)
@@ -458,7 +533,8 @@ class SCAP(ConstrainedClusterer):
                          what=f"{type(self).__name__} on {n} points with memory='dense'",
                          fix="use memory='linear' (O(N) memory, eqs. 16-20)")
         similarity = _CandidateSimilarity(X, self.similarity, variables, macro_nodes)
-        self.p_ = similarity.median_distance(rng) if self.p is None else float(self.p)
+        self.p_ = similarity.median_distance(rng) if p is None else float(p)
+        self.preference_ = -self.p_
 
         n_var, n_cand = len(variables), similarity.n_candidates
         if n_cand - 1 >= 2 and n_var > 0:
@@ -482,7 +558,7 @@ class SCAP(ConstrainedClusterer):
                 f"{self.convergence_iter} of {self.max_iter} sweeps; increase max_iter, change p "
                 f"or use stop_on='clusters'",
                 ConvergenceWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
 
         comp = _components(exemplar, n_cand)
@@ -541,7 +617,9 @@ class SSAPL(SCAP):
     pairs were altered after the labels were drawn (constraint noise) the pairs
     decide. Cannot-link constraints are ignored: SSAP-L only uses must-links
     (Arzeno & Vikalo 2015, section 4.1), so a cannot-link inside one chunklet
-    is violated and one between clusters is never enforced.
+    is violated and one between clusters is never enforced. Every macro-node
+    is a cluster of its own, so ``n_clusters`` below the number of macro-nodes
+    cannot be met (the search keeps the closest count and warns).
 
     References
     ----------

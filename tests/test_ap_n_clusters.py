@@ -1,0 +1,168 @@
+"""``n_clusters`` for the AP family (issue 38): the preference searched by bisection.
+
+ap, scssap, scssap_ml, ssap_g (plugins/affinity) and scap, ssap_l (plugins/scap) share
+one search, :func:`ccbench.similarity.bisect_preference` (R apcluster's ``apclusterK``).
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ccbench import Constraints, make_method
+from ccbench.base import ConvergenceWarning
+from ccbench.similarity import bisect_preference, median_preference, negative_sq_euclidean, similarity_range
+
+AP_FAMILY = ["ap", "scssap", "scssap_ml", "ssap_g", "scap", "ssap_l"]
+
+
+def _blobs():
+    """Four tight, well-separated blobs of 12 points (hand-sized), one must-link and one
+    cannot-link inside the truth."""
+    rng = np.random.default_rng(0)
+    X = np.concatenate([c + 0.3 * rng.normal(size=(12, 2)) for c in ([0, 0], [6, 0], [0, 6], [6, 6])])
+    cons = Constraints(must_link=[[0, 1], [12, 13]], cannot_link=[[0, 12]], n_samples=len(X))
+    return X, cons
+
+
+def _n_found(labels):
+    return len(np.unique(labels[labels >= 0]))
+
+
+# -- the shared search ----------------------------------------------------------------
+
+
+def _staircase(step=1.0):
+    """A monotone fit: k(p) = number of thresholds 0, step, 2 step, ... below p, at least 1."""
+    calls = []
+
+    def fit(p):
+        calls.append(p)
+        return max(1, int(np.floor(p / step)) + 1) if p >= 0 else 1
+
+    return fit, calls
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 9])
+def test_bisection_finds_every_count_of_a_monotone_fit(k):
+    fit, calls = _staircase()
+    out = bisect_preference(fit, k, -1.0, 10.0, max_iter=30)
+    assert out.exact and out.n_clusters == k and fit(out.preference) == k
+    assert out.n_fits == len(calls) - 1  # the check above is one more call
+    # the bracket only shrinks towards the answer: a call finding too few moves up next
+    for before, after in zip(calls[:-2], calls[1:-1]):
+        assert (after > before) == (fit(before) < k)
+
+
+def test_bisection_direction_higher_preference_more_clusters():
+    # reversing the direction (too few -> lower preference) would never reach k = 8
+    fit, _ = _staircase()
+    assert bisect_preference(fit, 8, 0.0, 10.0, max_iter=30).exact
+    with pytest.raises(AssertionError):
+        assert bisect_preference(lambda p: fit(10.0 - p), 8, 0.0, 10.0, max_iter=30).exact
+
+
+def test_bisection_unreachable_count_returns_the_closest():
+    calls = []
+
+    def jumps(p):  # 2 below 0, 4 from 0: 3 is never found
+        calls.append(p)
+        return 2 if p < 0 else 4
+
+    out = bisect_preference(jumps, 3, -5.0, 5.0, max_iter=7)
+    assert not out.exact and out.n_fits == 7 == len(calls) and out.n_clusters in (2, 4)
+
+
+def test_similarity_range_is_the_off_diagonal_extremes():
+    X, _ = _blobs()
+    S = negative_sq_euclidean(X)
+    off = S[~np.eye(len(X), dtype=bool)]
+    assert similarity_range(X, block_rows=7) == pytest.approx((off.min(), off.max()))
+    low, high = similarity_range(X, kind="euclidean", block_rows=5)
+    assert (low, high) == pytest.approx((-np.sqrt(-off.min()), -np.sqrt(-off.max())))
+    assert similarity_range(S, kind="precomputed") == pytest.approx((off.min(), off.max()))
+
+
+# -- the six estimators -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", AP_FAMILY)
+@pytest.mark.parametrize("k", [2, 3, 4, 6])
+def test_n_clusters_is_met_exactly(method, k):
+    X, cons = _blobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = make_method(method, n_clusters=k, random_state=0).fit(X, constraints=cons)
+    assert _n_found(est.labels_) == k
+    assert est.n_clusters_exact_ and 1 <= est.n_preference_fits_ <= 20
+    assert np.isfinite(est.preference_)
+
+
+@pytest.mark.parametrize("method", AP_FAMILY)
+def test_fewer_clusters_at_a_lower_preference(method):
+    # the search's direction, end to end: the preference found for k = 2 is below k = 6's
+    X, cons = _blobs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        two = make_method(method, n_clusters=2, random_state=0).fit(X, constraints=cons)
+        six = make_method(method, n_clusters=6, random_state=0).fit(X, constraints=cons)
+    assert two.preference_ < six.preference_
+
+
+@pytest.mark.parametrize("method", ["ap", "scssap", "ssap_g"])
+def test_default_is_one_fit_at_the_median_preference(method):
+    # n_clusters=None is today's route: the same labels as the preference given explicitly
+    X, cons = _blobs()
+    X = np.r_[X, [[3.0, 3.0], [3.1, 2.9]]]  # points between the blobs: more than one answer
+    cons = Constraints(must_link=cons.must_link, cannot_link=cons.cannot_link, n_samples=len(X))
+    median = median_preference(negative_sq_euclidean(X))
+    default = make_method(method, random_state=3).fit(X, constraints=cons)
+    explicit = make_method(method, preference=median, random_state=3).fit(X, constraints=cons)
+    np.testing.assert_array_equal(default.labels_, explicit.labels_)
+    assert default.preference_ == explicit.preference_ == median
+    assert default.n_preference_fits_ == 1 and default.n_clusters_exact_
+
+
+@pytest.mark.parametrize("method", ["scap", "ssap_l"])
+def test_scap_default_is_one_fit_at_the_median_distance(method):
+    X, cons = _blobs()
+    default = make_method(method, random_state=3).fit(X, constraints=cons)
+    explicit = make_method(method, p=default.p_, random_state=3).fit(X, constraints=cons)
+    np.testing.assert_array_equal(default.labels_, explicit.labels_)
+    assert default.preference_ == -default.p_ and default.n_preference_fits_ == 1
+
+
+@pytest.mark.parametrize("method", AP_FAMILY)
+def test_bad_n_clusters_values_are_refused(method):
+    X, cons = _blobs()
+    for bad in (0, 2.5, "3"):
+        with pytest.raises((ValueError, TypeError), match="n_clusters"):
+            make_method(method, n_clusters=bad).fit(X, constraints=cons)
+    fixed = {"p": 1.0} if method in ("scap", "ssap_l") else {"preference": -1.0}
+    with pytest.raises(ValueError, match="not both"):
+        make_method(method, n_clusters=3, **fixed).fit(X, constraints=cons)
+
+
+def test_unreachable_count_warns_and_says_so(monkeypatch):
+    # a count the search cannot hit: 3 is reported as 2 (every fit is counted)
+    from ccbench_plugins.affinity import core
+
+    X, cons = _blobs()
+    real = core.n_clusters_found
+    monkeypatch.setattr(core, "n_clusters_found", lambda labels: 2 if real(labels) <= 3 else real(labels))
+    with pytest.warns(ConvergenceWarning, match="n_clusters=3"):
+        est = make_method("ap", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    assert not est.n_clusters_exact_ and est.n_preference_fits_ == core.PREFERENCE_SEARCH_FITS
+
+
+@pytest.mark.parametrize("method", ["scssap", "ssap_l"])
+def test_contradictory_constraints_warn_once_per_search(method):
+    from ccbench.base import InconsistentConstraintsWarning
+
+    X, _ = _blobs()
+    cons = Constraints(must_link=[[0, 1], [1, 2]], cannot_link=[[0, 2]], n_samples=len(X))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est = make_method(method, n_clusters=4, random_state=0).fit(X, constraints=cons)
+    assert est.n_preference_fits_ > 1
+    assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1
