@@ -102,6 +102,11 @@ class MethodSpec:
         uses. Empty for unsupervised methods.
     needs_n_clusters : bool
         Whether ``n_clusters`` is a required hyper-parameter.
+    accepts_n_clusters : bool
+        Whether a method that finds the number of clusters itself can also be given one
+        (the AP family searches its preference for it): the harness passes the method
+        config's ``n_clusters`` (``true_k``, an int, ``from_method``) when the config sets it,
+        and nothing when it does not (the k-free run).
     constraint_kind : {"none", "soft", "hard"}
         Whether constraints are penalised (soft) or enforced (hard).
     memory : MemoryModel, optional
@@ -127,6 +132,7 @@ class MethodSpec:
     paper: str = ""
     supervision: tuple[str, ...] = ()
     needs_n_clusters: bool = False
+    accepts_n_clusters: bool = False
     constraint_kind: str = "none"
     memory: MemoryModel | None = None
     time: TimeModel | None = None

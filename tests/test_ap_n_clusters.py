@@ -166,3 +166,35 @@ def test_contradictory_constraints_warn_once_per_search(method):
         est = make_method(method, n_clusters=4, random_state=0).fit(X, constraints=cons)
     assert est.n_preference_fits_ > 1
     assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1
+
+
+# -- the harness passes an optional k (MethodSpec.accepts_n_clusters) ----------------------------
+
+
+def test_resolve_n_clusters_passes_k_to_a_method_that_accepts_one_only_when_asked():
+    from types import SimpleNamespace
+
+    from ccbench.running.protocol import resolve_n_clusters
+
+    def k(value, needs, accepts):
+        spec = SimpleNamespace(needs_n_clusters=needs, accepts_n_clusters=accepts)
+        return resolve_n_clusters(value, spec=spec, n_classes=4, X=None, constraints=None, random_state=0)
+
+    assert k(None, True, False) == 4 and k("true_k", True, False) == 4  # needs k: true k by default
+    assert k(None, False, True) is None  # accepts k: the k-free run unless the config gives one
+    assert k("true_k", False, True) == 4 and k(6, False, True) == 6
+    assert k("true_k", False, False) is None  # neither: nothing to pass
+
+
+@pytest.mark.parametrize("method", ["ap", "scap", "ssap_g"])  # scssap may end one cluster off (warned)
+def test_a_cell_giving_the_ap_family_true_k_gets_that_many_clusters(method, tmp_path):
+    from ccbench.running.harness import run_job
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": method, "n_clusters": "true_k"},
+            "constraints": {"name": "random_pairs", "n_constraints": 20}, "noise": {"name": "none"},
+            "n_trials": 1, "metrics": ["ari"]}
+    rows = run_job(cell, out_dir=tmp_path / "k")
+    assert rows["status"].tolist() == ["ok"], rows["error"].tolist()
+    assert rows["n_clusters_given"].tolist() == [3] and rows["n_clusters_found"].tolist() == [3]
+    free = run_job({**cell, "method": {"name": method}}, out_dir=tmp_path / "free")
+    assert free["n_clusters_given"].isna().all() and free["n_clusters_found"].item() != 3

@@ -151,7 +151,7 @@ def plugins_table(all: bool = False) -> str:
     from .. import registry
 
     methods = [
-        [m.name, m.summary, "/".join(m.supervision) or "-", "yes" if m.needs_n_clusters else "no",
+        [m.name, m.summary, "/".join(m.supervision) or "-", "yes" if m.needs_n_clusters else "optional" if m.accepts_n_clusters else "no",
          m.constraint_kind, m.paper]
         for m in registry.list_methods(load=False)
     ]

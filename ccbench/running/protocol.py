@@ -235,7 +235,7 @@ def build_estimator(spec: registry.MethodSpec, params: dict, random_state: int, 
 
 
 def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) -> int | None:
-    """The ``n_clusters`` a method receives (None when it needs none).
+    """The ``n_clusters`` a method receives (None when it needs none, or accepts one and is given none).
 
     ``value`` is the method config's reserved ``n_clusters`` key: ``"true_k"``
     (default; the number of true classes), an int, ``"from_method=<name>"`` or a
@@ -243,9 +243,11 @@ def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) 
     data and constraints and use the number of clusters it found (SCSSAP feeds
     constrained EM the count found by SCSSAP with infinite penalty).
     """
-    if not spec.needs_n_clusters:
+    if not (spec.needs_n_clusters or spec.accepts_n_clusters):
         return None
-    if value is None or value == "true_k":
+    if value is None:  # a method that can find k itself runs k-free unless its config gives k
+        return int(n_classes) if spec.needs_n_clusters else None
+    if value == "true_k":
         return int(n_classes)
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)

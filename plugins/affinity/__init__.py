@@ -19,7 +19,8 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="ap",
             estimator=f"{__name__}.ap:AffinityPropagationClusterer",
-            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
+            needs_n_clusters=False,
+            accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
             summary="affinity propagation on negative squared Euclidean similarities (unsupervised)",
             paper="Frey & Dueck, Science 2007",
             time=TimeModel(n=5000, seconds=15, exponent=1.44),  # scale table, docs/benchmarks.md
@@ -29,7 +30,8 @@ def ccbench_methods() -> list[MethodSpec]:
             name="scssap",
             grid={"confidence": (None, 0.1, 0.5)},
             estimator=f"{__name__}.scssap:SCSSAP",
-            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
+            needs_n_clusters=False,
+            accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
             summary="soft-constraint semi-supervised affinity propagation (penalised must/cannot-link factors)",
             paper=_ARZENO,
             supervision=_PAIRS,
@@ -41,7 +43,8 @@ def ccbench_methods() -> list[MethodSpec]:
             name="scssap_ml",
             grid={"confidence": (None, 0.1, 0.5)},
             estimator=f"{__name__}.scssap:SCSSAPMetricLearning",
-            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
+            needs_n_clusters=False,
+            accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
             summary="SCSSAP alternated with closed-form diagonal metric learning (Algorithm 2)",
             paper=_ARZENO,
             supervision=_PAIRS,
@@ -52,7 +55,8 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="ssap_g",
             estimator=f"{__name__}.ssap_g:SSAPG",
-            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
+            needs_n_clusters=False,
+            accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
             summary="semi-supervised AP with must-link meta-points and hard cannot-link factors",
             paper="Givoni & Frey, AISTATS 2009",
             supervision=_PAIRS,

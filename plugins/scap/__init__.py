@@ -17,7 +17,8 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="scap",
             estimator=f"{__name__}.scap:SCAP",
-            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
+            needs_n_clusters=False,
+            accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
             summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
             paper=_LEONE,
             time=TimeModel(n=5000, seconds=5.2, exponent=1.43),  # scale table, docs/benchmarks.md
@@ -26,7 +27,8 @@ def ccbench_methods() -> list[MethodSpec]:
         MethodSpec(
             name="ssap_l",
             estimator=f"{__name__}.scap:SSAPL",
-            needs_n_clusters=False,  # optional: n_clusters=k searches the preference (bisection)
+            needs_n_clusters=False,
+            accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
             summary="semi-supervised SCAP: labeled points / must-link chunklets as macro-nodes "
             "(cannot-links ignored)",
             paper=_LEONE + ", section 4",
