@@ -169,7 +169,7 @@ def test_every_committed_experiment_passes_the_check(experiment, validate):
     from hydra import compose, initialize_config_module
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    from ccbench import app  # noqa: F401 - registers the schema and the sweeper
+    from ccbench.running import app  # noqa: F401 - registers the schema and the sweeper
     from ccbench.running.config import to_cell
 
     base = [f"experiment={experiment}", "hydra.searchpath=[pkg://ccbench_plugins.kmeans.peers_conf]"]
