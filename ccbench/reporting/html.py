@@ -2,7 +2,7 @@
 
 Everything is inline (CSS in a ``<style>`` element, figures as base64 PNG
 ``data:`` URIs), so the file opens offline and can be mailed or archived as one
-file. The tables reuse :mod:`ccbench.report` (the same text as ``summary.md``)
+file. The tables reuse :mod:`ccbench.reporting.summary` (the same text as ``summary.md``)
 and :mod:`ccbench.reporting.stats` (paired tests, ranks, Friedman, the critical-difference
 diagram)::
 
