@@ -351,3 +351,149 @@ def test_similarity_rows_are_translation_invariant():
 
     _point_row(sim.X, sim.X_T, sim.sq_norms, 47, False, row)  # the compiled (linear, numba) rows
     np.testing.assert_allclose(row, exact[47], rtol=1e-12, atol=tol)
+
+
+# -- finite temperature (eqs. 6, 12-13) ---------------------------------------
+
+
+def _reference_sweeps_eq12(S, p, beta, orders):
+    """Eq. 12 iterated in its own variables, the probabilities A~ and B~, by plain loops.
+
+    An independent route to the finite-temperature messages: no log fields, no
+    log-sum-exp, no running sums. ``S`` is (n_var, n_cand) as in :func:`_reference_sweeps`.
+    Initial r = 0 means B~ = 1/2 (eq. 13). Before the update of point i every
+    A~_{k->i} is evaluated from the current B~ (first line of eq. 12), then the
+    B~_{i->k} (second line), and the exemplar is the argmax of P_i (third line).
+    Returns r and a of eq. 13 and the exemplars.
+    """
+    n_var, n_cand = S.shape
+    B = np.full((n_var, n_cand), 0.5)
+    A = np.ones((n_var, n_cand))
+    exemplar = np.full(n_var, -1)
+    for order in orders:
+        for i in order:
+            for k in range(n_cand):
+                if k != i:
+                    prod = 1.0
+                    for l in range(n_var):
+                        if l != k and l != i:
+                            prod *= 1.0 - B[l, k]
+                    A[i, k] = 1.0 / (1.0 + (np.exp(beta * p) - 1.0) * prod)
+            for k in range(n_cand):
+                if k != i:
+                    total = sum(np.exp(beta * (S[i, l] - S[i, k])) * A[i, l]
+                                for l in range(n_cand) if l != i and l != k)
+                    B[i, k] = 1.0 / (1.0 + total)
+            marginal = [np.exp(beta * S[i, k]) * A[i, k] if k != i else -1.0 for k in range(n_cand)]
+            exemplar[i] = int(np.argmax(marginal))
+    return np.log(B / (1.0 - B)) / beta, np.log(A) / beta, exemplar
+
+
+def _run_beta(S, *, p, beta, sweeps, seed, engine="numpy"):
+    sim = _CandidateSimilarity(S, "precomputed", np.arange(S.shape[0]), [])
+    state, _, _ = _run_scap(sim, p=p, max_iter=sweeps, convergence_iter=10**6, rng=np.random.default_rng(seed),
+                            dense=True, engine=engine, beta=beta)
+    return state
+
+
+@pytest.mark.parametrize("engine", ["numpy", "numba"])
+@pytest.mark.parametrize("beta", [0.7, 3.0])
+def test_hand_sized_finite_beta_messages_match_eq12_in_probabilities(beta, engine):
+    X = np.array([[0.0, 0.0], [0.3, 0.1], [0.1, 0.5], [3.0, 3.0], [3.4, 2.8], [1.5, 1.4]])
+    S = negative_sq_euclidean(X)
+    p, sweeps, seed = 0.8, 4, 3
+    state = _run_beta(S, p=p, beta=beta, sweeps=sweeps, seed=seed, engine=engine)
+    rng = np.random.default_rng(seed)
+    R_ref, A_ref, c_ref = _reference_sweeps_eq12(S, p, beta, [rng.permutation(6) for _ in range(sweeps)])
+    off = ~np.eye(6, dtype=bool)
+    np.testing.assert_allclose(state.requests[off], R_ref[off], rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(state.exemplar, c_ref)
+    # u_k sums sp(r_{l->k}) = ln(1 + e^{beta r})/beta over l != k, kept up to date incrementally.
+    sp = np.log1p(np.exp(beta * R_ref)) / beta
+    np.testing.assert_allclose(state.positive_requests, (sp * off).sum(axis=0), rtol=1e-10, atol=1e-10)
+    assert np.all(A_ref[off] <= 0.0)  # a = ln(A~)/beta <= 0, as at zero temperature
+
+
+def test_hand_sized_finite_beta_with_macro_nodes_matches_eq12():
+    X = np.array([[0.0, 0.0], [0.2, 0.1], [1.0, 1.2], [2.9, 3.0], [3.2, 3.1], [3.0, 2.6], [1.8, 1.9]])
+    macro = [np.array([1, 5]), np.array([4])]
+    variables = np.array([0, 2, 3, 6])
+    p, beta, sweeps, seed = 0.9, 2.0, 3, 5
+    sim = _CandidateSimilarity(X, "sqeuclidean", variables, macro)
+    state, _, _ = _run_scap(sim, p=p, max_iter=sweeps, convergence_iter=10**6, rng=np.random.default_rng(seed),
+                            dense=True, beta=beta)
+    S = sim.rows(np.arange(4))
+    rng = np.random.default_rng(seed)
+    R_ref, _, c_ref = _reference_sweeps_eq12(S, p, beta, [rng.permutation(4) for _ in range(sweeps)])
+    mask = np.ones_like(S, dtype=bool)
+    mask[np.arange(4), np.arange(4)] = False
+    np.testing.assert_allclose(state.requests[mask], R_ref[mask], rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(state.exemplar, c_ref)
+
+
+def test_large_beta_recovers_the_zero_temperature_messages():
+    from ccbench_plugins.datasets.synthetic import gaussian_similarity_clusters
+
+    S = gaussian_similarity_clusters(60, 3, 3.0, seed=1).X
+    zero = _run_beta(S, p=4.0, beta=np.inf, sweeps=5, seed=2)
+    for beta, tol in ((1e9, 1e-4), (1e12, 1e-7)):  # the gap shrinks as 1/beta
+        hot = _run_beta(S, p=4.0, beta=beta, sweeps=5, seed=2)
+        off = ~np.eye(60, dtype=bool)
+        np.testing.assert_allclose(hot.requests[off], zero.requests[off], atol=tol)
+        np.testing.assert_allclose(hot.positive_requests, zero.positive_requests, atol=tol)
+        np.testing.assert_array_equal(hot.exemplar, zero.exemplar)
+    X, _ = _blobs(20, [[0, 0], [3, 0], [0, 3]], scale=0.4, seed=0)
+    for backend in ("numpy", "numba"):
+        a = SCAP(p=2.0, random_state=1, backend=backend).fit(X)
+        b = SCAP(p=2.0, beta=1e12, random_state=1, backend=backend).fit(X)
+        np.testing.assert_array_equal(a.exemplars_, b.exemplars_)
+        np.testing.assert_array_equal(a.labels_, b.labels_)
+
+
+def test_default_beta_is_the_zero_temperature_path_bit_for_bit():
+    X, _ = _blobs(15, [[0, 0], [2, 0]], scale=0.7, seed=4)
+    sim = _CandidateSimilarity(X, "sqeuclidean", np.arange(30), [])
+    kw = dict(p=1.0, max_iter=6, convergence_iter=10**6, dense=True)
+    a, _, _ = _run_scap(sim, rng=np.random.default_rng(0), **kw)
+    b, _, _ = _run_scap(sim, rng=np.random.default_rng(0), beta=np.inf, **kw)
+    assert np.array_equal(a.requests, b.requests) and np.array_equal(a.positive_requests, b.positive_requests)
+    assert SCAP().get_params()["beta"] == np.inf
+
+
+def test_temperature_is_not_ignored():
+    """Hot SCAP: sp(r) > max(0, r) lifts every availability, so more points look like exemplars."""
+    from ccbench_plugins.datasets.synthetic import gaussian_similarity_clusters
+
+    S = gaussian_similarity_clusters(100, 5, 3.0, seed=1).X
+    cold = SCAP(p=5.0, similarity="precomputed", random_state=0).fit(S)
+    hot = SCAP(p=5.0, similarity="precomputed", beta=0.5, random_state=0).fit(S)
+    assert hot.labels_.max() + 1 > cold.labels_.max() + 1 + 5  # T = 2: the 5-cluster plateau is gone
+    # and the messages differ from zero temperature after one sweep already
+    zero = _run_beta(S, p=5.0, beta=np.inf, sweeps=1, seed=0)
+    warm = _run_beta(S, p=5.0, beta=4.0, sweeps=1, seed=0)
+    assert np.abs(warm.requests - zero.requests).max() > 0.1
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_finite_beta_numba_matches_numpy():
+    X, y = _blobs(15, [[0, 0], [3, 0]], scale=0.8, seed=2)
+    cons = Constraints.from_labels(np.where(np.arange(30) % 7 == 0, y, -1))
+    kw = dict(p=2.0, beta=1.5, random_state=3, max_iter=20, convergence_iter=100)
+    for cls in (SCAP, SSAPL):
+        a = cls(backend="numpy", **kw).fit(X, constraints=cons)
+        b = cls(backend="numba", **kw).fit(X, constraints=cons)
+        np.testing.assert_array_equal(a.exemplars_, b.exemplars_)
+    S = negative_sq_euclidean(X)
+    a = _run_beta(S, p=2.0, beta=1.5, sweeps=8, seed=1)
+    b = _run_beta(S, p=2.0, beta=1.5, sweeps=8, seed=1, engine="numba")
+    np.testing.assert_allclose(a.requests, b.requests, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(a.positive_requests, b.positive_requests, rtol=1e-9, atol=1e-9)
+
+
+def test_finite_beta_is_refused_in_linear_memory_and_at_zero():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match="memory='dense'"):
+        SCAP(beta=2.0, memory="linear").fit(X)
+    for bad in (0.0, -1.0, np.nan):
+        with pytest.raises(ValueError, match="'beta'"):
+            SCAP(beta=bad).fit(X)

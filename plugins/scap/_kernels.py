@@ -97,3 +97,56 @@ def sweep(
                 R[i, k] = r_new
         best[i], exemplar[i], second[i] = h1, c, h2
         started[i] = True
+
+
+@njit(cache=True)
+def _log1pexp(x):
+    """log(1 + e^x) without overflow (the numpy path's :func:`~ccbench_plugins.scap.scap._log1pexp`)."""
+    return max(x, 0.0) + np.log1p(np.exp(-abs(x)))
+
+
+@njit(cache=True)
+def sweep_beta(order, p, beta, log_q, S, R, best, exemplar, second, u):
+    """One finite-temperature sweep (eqs. 12-13 in log form), dense mode only; in place.
+
+    Same arithmetic as :func:`ccbench_plugins.scap.scap._update_point_beta`: ``u`` holds
+    u_k = sum_l sp(r_{l->k}) with sp(r) = log(1 + e^{beta r}) / beta; the availability is
+    a_{k->i} = -log(1 + e^{beta (p - u_k + sp(r_{i->k})) + log_q}) / beta with
+    log_q = log(1 - e^{-beta p}); the requests are r_{i->k} = S(i, k) minus the
+    log-sum-exp (at temperature 1/beta) of the fields S(i, l) + a_{l->i} over l != i, k.
+    """
+    n_cand = u.shape[0]
+    field = np.empty(n_cand)
+    pos_old = np.empty(n_cand)
+    for i in order:
+        for k in range(n_cand):
+            pos_old[k] = _log1pexp(beta * R[i, k]) / beta
+        pos_old[i] = 0.0
+        c, m1 = -1, -np.inf
+        for k in range(n_cand):
+            field[k] = S[i, k] - _log1pexp(beta * (p - (u[k] - pos_old[k])) + log_q) / beta
+            if k != i and field[k] > m1:
+                m1, c = field[k], k
+        m2 = -np.inf
+        for k in range(n_cand):
+            if k != i and k != c and field[k] > m2:
+                m2 = field[k]
+        total, rest = 0.0, 0.0
+        for k in range(n_cand):
+            if k != i:
+                total += np.exp(beta * (field[k] - m1))
+                if k != c:
+                    rest += np.exp(beta * (field[k] - m2))
+        h1 = m1 + np.log(total) / beta
+        h2 = m2 + np.log(rest) / beta
+        for k in range(n_cand):
+            if k == i:
+                r_new = 0.0
+            elif k == c:
+                r_new = S[i, k] - h2
+            else:
+                r_new = S[i, k] - (h1 + np.log1p(-np.exp(beta * (field[k] - m1)) / total) / beta)
+            pos_new = 0.0 if k == i else _log1pexp(beta * r_new) / beta
+            u[k] = (u[k] + pos_new) - pos_old[k]
+            R[i, k] = r_new
+        best[i], exemplar[i], second[i] = h1, c, h2

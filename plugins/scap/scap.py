@@ -4,7 +4,9 @@ Every point picks another point as its exemplar (no self-exemplars, eq. 2);
 each point chosen by somebody pays a penalty ``p`` (eq. 3); clusters are the
 connected components of the exemplar graph. The zero-temperature messages
 (eq. 14) are iterated by random sequential updates, one point at a time
-(section 2.4). ``ssap_l`` adds labeled macro-nodes (eqs. 21-23).
+(section 2.4). ``ssap_l`` adds labeled macro-nodes (eqs. 21-23). A finite
+inverse temperature ``beta`` (eq. 6) runs the finite-temperature equations
+(eqs. 12-13) on the same schedule instead, dense mode only.
 
 Two storage modes run the same schedule on the same random order:
 
@@ -199,6 +201,71 @@ def _update_point(state, i, s, p):
         state.requests[i] = r_new
 
 
+def _log1pexp(x):
+    """log(1 + e^x) without overflow (the compiled kernel's ``_log1pexp``)."""
+    return np.maximum(x, 0.0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def _start_beta(state, n_var, beta):
+    """u_k (eq. 18 with the softplus of eq. 13) for the initial requests r = 0 (section 2.4, step 1).
+
+    At finite ``beta`` a zero request is B = 1/2 and weighs sp(0) = ln 2 / beta: u_k sums it
+    over every variable l != k (n_var - 1 for a variable, n_var for a macro-node).
+    """
+    state.positive_requests[:] = n_var * np.log(2.0) / beta
+    state.positive_requests[:n_var] -= np.log(2.0) / beta
+
+
+def _update_point_beta(state, i, s, p, beta, log_q):
+    """Finite-temperature update of variable ``i`` (eqs. 12-13), dense mode.
+
+    With a = ln(A)/beta and r = ln(B / (1 - B))/beta (eq. 13), eq. 12 reads::
+
+        a_{k->i} = -(1/beta) ln[1 + (e^{beta p} - 1) exp(-beta sum_{l != k, i} sp(r_{l->k}))]
+        r_{i->k} = S(i, k) - (1/beta) ln sum_{l != i, k} exp(beta [S(i, l) + a_{l->i}])
+
+    with sp(r) = ln(1 + e^{beta r})/beta; as beta -> infinity, sp -> max(0, .), the
+    log-sum-exp -> max and a -> min(0, -p + sum ...), i.e. eq. 14. Computed as
+    a = -ln(1 + e^{beta (p - U) + log_q})/beta, log_q = ln(1 - e^{-beta p}); ``u``
+    holds the sums of sp (eq. 18's analogue), ``best``/``second`` the log-sum-exps over
+    l != i and over l != i, c (eq. 16's analogues), ``exemplar`` the argmax of the
+    marginal P_i (eq. 12, third line), which is the argmax of S(i, .) + a_{.->i}.
+    """
+    pos_old = _log1pexp(beta * state.requests[i]) / beta
+    pos_old[i] = 0.0
+    field = s - _log1pexp(beta * (p - (state.positive_requests - pos_old)) + log_q) / beta
+    field[i] = -np.inf
+    c = int(np.argmax(field))
+    m1 = field[c]
+    w = np.exp(beta * (field - m1))  # 0 at i, 1 at c
+    total = w.sum()
+    others = np.delete(field, [i, c])  # c != i: field[i] is -inf
+    m2 = others.max()
+    best = m1 + np.log(total) / beta
+    second = m2 + np.log(np.exp(beta * (others - m2)).sum()) / beta
+    share = w / total  # e^{beta (field_k - best)}: <= 1/2 for k != c
+    share[c] = 0.0
+    r_new = s - (best + np.log1p(-share) / beta)
+    r_new[c] = s[c] - second
+    r_new[i] = 0.0
+    pos_new = _log1pexp(beta * r_new) / beta
+    pos_new[i] = 0.0
+    state.positive_requests += pos_new
+    state.positive_requests -= pos_old
+    state.best[i], state.exemplar[i], state.second[i] = best, c, second
+    state.started[i] = True
+    state.requests[i] = r_new
+
+
+def _numba_sweep_beta(S, state, order, p, beta, log_q):
+    """One finite-temperature sweep through the compiled kernel (same arithmetic as :func:`_update_point_beta`)."""
+    from ._kernels import sweep_beta
+
+    sweep_beta(order, float(p), float(beta), float(log_q), S, state.requests,
+               state.best, state.exemplar, state.second, state.positive_requests)
+    state.started[:] = True
+
+
 def _numba_sweep(similarity, S, state, order, p):
     """One sweep through the compiled kernel (same arithmetic as :func:`_update_point`)."""
     from ._kernels import sweep
@@ -225,7 +292,8 @@ def _numba_sweep(similarity, S, state, order, p):
     )
 
 
-def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="numpy", stop_on="exemplars"):
+def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="numpy", stop_on="exemplars",
+              beta=np.inf):
     """Random sequential sweeps until the exemplars (or clusters) are stable (section 2.4).
 
     Returns ``(state, n_iter, converged)``. Converged means the exemplar of
@@ -246,10 +314,20 @@ def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="
         S = np.empty((n_var, n_cand))
         for i in range(n_var):
             S[i] = similarity.row(i)
+    finite = not np.isinf(beta)  # finite temperature (eq. 12): dense mode only
+    if finite:
+        _start_beta(state, n_var, beta)
+        with np.errstate(divide="ignore"):
+            log_q = float(np.log(-np.expm1(-beta * p)))  # -inf at p = 0: every availability 0
     stable, previous = 0, None
     for sweep in range(1, max_iter + 1):
         order = rng.permutation(n_var)
-        if engine == "numba":
+        if finite and engine == "numba":
+            _numba_sweep_beta(S, state, order, p, beta, log_q)
+        elif finite:
+            for i in order:
+                _update_point_beta(state, i, S[i], p, beta, log_q)
+        elif engine == "numba":
             _numba_sweep(similarity, S, state, order, p)
         else:
             for i in order:
@@ -331,6 +409,15 @@ class SCAP(ConstrainedClusterer):
         ``p`` is large compared with within-cluster distances, the shared
         exemplar of a cluster can keep wandering among equally good members
         while the clusters no longer change; ``"clusters"`` stops there.
+    beta : float, default=np.inf
+        Formal inverse temperature of the Gibbs weight exp(-beta H) (eq. 6).
+        ``np.inf`` runs the zero-temperature messages (eq. 14), exactly as
+        without this option. A finite ``beta > 0`` runs the finite-temperature
+        equations (eq. 12) in the log variables of eq. 13 (see Notes); the
+        exemplar of ``i`` is the argmax of its marginal P_i (eq. 12, third
+        line), i.e. of ``S(i, k) + a_{k->i}``. Finite ``beta`` needs
+        ``memory="dense"`` (the O(N) form of section 2.5 exists only at zero
+        temperature). The paper's Fig. 5 uses T = 1/beta.
     backend : {"numpy", "numba"}, default="numpy"
         ``"numpy"`` loops over points in Python with each update vectorised
         over the row; ``"numba"`` runs each sweep as one compiled loop (same
@@ -396,11 +483,23 @@ class SCAP(ConstrainedClusterer):
 
     Ties in the argmax go to the lowest index.
 
+    Finite temperature (``beta < inf``). Eq. 12 in the fields of eq. 13,
+    a = ln(A)/beta and r = ln(B / (1 - B))/beta, is::
+
+        r_{i->k} = S(i, k) - (1/beta) ln sum_{l != i, k} exp(beta [S(i, l) + a_{l->i}])
+        a_{k->i} = -(1/beta) ln[1 + (e^{beta p} - 1) exp(-beta sum_{l != k, i} sp(r_{l->k}))]
+
+    with sp(r) = ln(1 + e^{beta r})/beta. As beta -> infinity the log-sum-exp
+    becomes the max, sp(r) becomes max(0, r) and a becomes
+    min(0, -p + sum max(0, r)): eq. 14. The same schedule runs with u_k
+    (eq. 18) summing sp instead of max(0, .); the initial r = 0 (B = 1/2)
+    weighs ln 2 / beta in it.
+
     References
     ----------
     M. Leone, Sumedha, M. Weigt, "Unsupervised and semi-supervised clustering
     by message passing: soft-constraint affinity propagation", Eur. Phys. J. B
-    65, 2008 (eqs. 2-3, 14-20, section 2.4).
+    65, 2008 (eqs. 2-3, 6, 12-20, section 2.4).
 
     Examples
     --------
@@ -419,6 +518,7 @@ class SCAP(ConstrainedClusterer):
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "convergence_iter": [Interval(numbers.Integral, 1, None)],
         "stop_on": [Options("exemplars", "clusters")],
+        "beta": [Interval(numbers.Real, 0, None, closed="neither", allow_inf=True)],
         "backend": [Options("numpy", "numba")],
         "engine": [None, Options("numpy", "numba")],
         "random_state": ["random_state"],
@@ -434,6 +534,7 @@ class SCAP(ConstrainedClusterer):
         max_iter=200,
         convergence_iter=10,
         stop_on="exemplars",
+        beta=np.inf,
         backend="numpy",
         engine=None,
         random_state=None,
@@ -446,6 +547,7 @@ class SCAP(ConstrainedClusterer):
         self.max_iter = max_iter
         self.convergence_iter = convergence_iter
         self.stop_on = stop_on
+        self.beta = beta
         self.backend = backend
         self.engine = engine
         self.random_state = random_state
@@ -521,6 +623,11 @@ class SCAP(ConstrainedClusterer):
     def _fit(self, X, constraints, p):
         X, cons = self._validate_fit(X, constraints)
         self._check_similarity_input(X)
+        if self.memory == "linear" and not np.isinf(self.beta):
+            raise ValueError(
+                f"beta={self.beta} (finite temperature, eq. 12) needs the stored requests: use "
+                f"memory='dense'; memory='linear' (eqs. 16-20) exists only at zero temperature (beta=inf)"
+            )
         rng = check_random_state(self.random_state)
         n = X.shape[0]
         macro_nodes = self._macro_nodes(cons, n)
@@ -547,6 +654,7 @@ class SCAP(ConstrainedClusterer):
                 dense=self.memory == "dense",
                 engine=self._backend(),
                 stop_on=self.stop_on,
+                beta=float(self.beta),
             )
             exemplar = state.exemplar
         else:  # no variable, or one possible exemplar each: candidates (0, 1) pick each other
@@ -594,8 +702,11 @@ class SSAPL(SCAP):
 
     Parameters
     ----------
-    p, similarity, memory, max_iter, convergence_iter, stop_on, backend, engine, random_state
-        As in :class:`SCAP`.
+    p, similarity, memory, max_iter, convergence_iter, stop_on, beta, backend, engine, random_state
+        As in :class:`SCAP`. A finite ``beta`` runs eq. 12 over the candidates of
+        eq. 22 (points and macro-nodes): section 4 follows "exactly the same route
+        from the Hamiltonian", and macro-nodes, which choose no exemplar, only
+        receive requests.
 
     Attributes
     ----------
