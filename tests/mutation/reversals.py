@@ -193,22 +193,27 @@ def _copy_checkout(dest: Path) -> dict:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(shim), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.setdefault("CCBENCH_DATA_DIR", "/work/shared/datasets")
-    env.update(MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
+    env.update(COLUMNS="400", MPLBACKEND="Agg", PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1", OMP_NUM_THREADS="1",
                OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     return env
 
 
-def _run_tests(copy: Path, env: dict, tests: list[str], timeout: float) -> dict[str, str]:
-    """{test id: "passed" | "FAILED"} (a crash or timeout fails every test)."""
-    cmd = [sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-W", "ignore", *tests]
+def _run_tests(copy: Path, env: dict, tests: list[str], timeout: float) -> dict[str, tuple[str, str]]:
+    """{test id: ("passed" | "FAILED" | "ERROR", why)}; ``why`` is pytest's one-line reason
+    (an ``ERROR`` or an exception other than ``AssertionError`` means the break crashed the
+    code rather than changed its answer: worth a look)."""
+    cmd = [sys.executable, "-m", "pytest", "-q", "-rA", "--tb=line", "-p", "no:cacheprovider", "-W", "ignore", *tests]
     try:
         out = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout).stdout
     except subprocess.TimeoutExpired:
-        return {t: "FAILED" for t in tests}  # pragma: no cover
+        return {t: ("ERROR", f"timeout after {timeout:.0f} s") for t in tests}  # pragma: no cover
     res = {}
     for t in tests:
-        m = re.search(rf"^(PASSED|FAILED|ERROR) {re.escape(t)}(\s|$)", out, re.M)
-        res[t] = "passed" if m and m.group(1) == "PASSED" else "FAILED"
+        m = re.search(rf"^(PASSED|FAILED|ERROR) {re.escape(t)}(?: - (.*))?$", out, re.M)
+        if m is None:
+            res[t] = ("ERROR", "no result (collection error?)")
+        else:
+            res[t] = ("passed" if m.group(1) == "PASSED" else m.group(1), (m.group(2) or "").strip()[:90])
     return res
 
 
@@ -242,7 +247,7 @@ def main(argv=None) -> int:
         _check_imports_copy(copy, env)
         every = sorted({t for b in breaks for t in b.tests})
         clean = _run_tests(copy, env, every, args.timeout)
-        bad = [t for t, r in clean.items() if r != "passed"]
+        bad = [f"{t}: {r} {why}" for t, (r, why) in clean.items() if r != "passed"]
         if bad:
             print("the unbroken copy fails:", *bad, sep="\n  ")
             return 1
@@ -256,17 +261,21 @@ def main(argv=None) -> int:
                 res = _run_tests(copy, env, b.tests, args.timeout)
             finally:
                 target.write_text(original)
-            for t, r in res.items():
+            for t, (r, why) in res.items():
                 survived += r == "passed"
-                rows.append((b, t, r))
-                print(f"{r:6s} {b.site} [{b.edit}] {t.split('::')[-1]} ({time.perf_counter() - tic:.0f}s)", flush=True)
-    lines = ["| site | class | break | test | result |", "| --- | --- | --- | --- | --- |"]
-    for b, t, r in rows:
-        lines.append(f"| `{b.site}` | {b.kind} | {b.edit} | `{t}` | {r} |")
+                rows.append((b, t, r, why))
+                print(f"{r:6s} {b.site} [{b.edit}] {t.split('::')[-1]} ({time.perf_counter() - tic:.0f}s) {why}",
+                      flush=True)
+    lines = ["| site | class | break | test | result | reason |", "| --- | --- | --- | --- | --- | --- |"]
+    for b, t, r, why in rows:
+        why = why.replace("|", "\\|")
+        lines.append(f"| `{b.site}` | {b.kind} | {b.edit} | `{t.split('/')[-1]}` | {r} | {why} |")
     table = "\n".join(lines)
     print()
     print(table)
-    print(f"\n{len(rows) - survived} of {len(rows)} (break, test) pairs FAILED as they must; {survived} passed")
+    crashed = sum(r == "ERROR" or (r == "FAILED" and not why.startswith(("assert", "AssertionError", "Failed"))) for _, _, r, why in rows)
+    print(f"\n{len(rows) - survived} of {len(rows)} (break, test) pairs failed as they must ({crashed} by an "
+          f"error other than a failed assertion); {survived} passed")
     if args.out:
         args.out.write_text(table + "\n")
     return 1 if survived else 0
