@@ -93,3 +93,35 @@ def test_nnc_places_cannot_linked_points_in_the_learned_metric(metric):
     assert d2(X, S2) < d2(X, S1) and d2(Xt, S1) < d2(Xt, S2)
     np.testing.assert_array_equal(est.labels_, learned.labels_)
     assert est.n_cannot_link_stuck_ == 0
+
+
+@pytest.mark.parametrize("name", ["cop_kmeans_xing", "pck_means_xing"])
+def test_xing_baselines_hand_their_restarts_and_parameters_to_the_delegate(name):
+    """The delegate runs in the learned space with the baseline's own n_init / init / max_iter
+    (and penalty): its fit equals the k-means family method given those explicitly on
+    ``metric_.transform(X)`` with the seed the baseline draws, and, on these data, the
+    restarts matter (the first start is not the best)."""
+    X, y = _noisy_feature(n=60, seed=2)
+    X = np.c_[X, np.random.default_rng(3).normal(0, 1, len(X))]  # a third feature: more local optima
+    cons = cgen.random_pairs(y, 6, rng=np.random.default_rng(4))
+    delegate = name.replace("_xing", "")
+    params = dict(init="k-means++", max_iter=50, **({"penalty": 0.5} if delegate == "pck_means" else {}))
+    score = "inertia_" if delegate == "cop_kmeans" else "objective_"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for rs in range(40):
+            est = make_method(name, n_clusters=4, metric="xing_diag", n_init=4, random_state=rs, **params)
+            est.fit(X, constraints=cons)
+            Xt = est.metric_.transform(X)
+            seed = int(np.random.default_rng(rs).integers(2**31 - 1))
+            g = np.random.default_rng(seed)
+            starts = [getattr(make_method(delegate, n_clusters=4, n_init=1, random_state=g, **params)
+                              .fit(Xt, constraints=cons), score) for _ in range(4)]
+            if starts[0] > min(starts) + 1e-9:
+                break
+        else:
+            pytest.fail("no seed in range whose first delegate start is not the best")
+        explicit = make_method(delegate, n_clusters=4, n_init=4, random_state=seed, **params).fit(Xt, constraints=cons)
+    assert getattr(est.estimator_, score) == pytest.approx(min(starts), rel=1e-12)
+    np.testing.assert_array_equal(est.labels_, explicit.labels_)
+    assert {k: est.estimator_.get_params()[k] for k in ("n_init", *params)} == {"n_init": 4, **params}

@@ -94,6 +94,12 @@ BREAKS: list[Break] = [
     Break("plugins/sdp/rn_sdp.py:RNSDP.fit", "choice", "n_init not passed on (first start kept)",
           "n_init=self.n_init, max_iter=300", "n_init=1, max_iter=300",
           [f"{SDP}::test_rn_sdp_keeps_the_lowest_cost_start_on_its_kernel"]),
+    Break("plugins/nnc/xing_kmeans.py:_MetricKMeans._delegate_params", "choice",
+          "n_init not passed on to the k-means delegate (its own default instead)",
+          "return dict(init=self.init, n_init=self.n_init, max_iter=self.max_iter)",
+          "return dict(init=self.init, max_iter=self.max_iter)",
+          [f"{NNC}::test_xing_baselines_hand_their_restarts_and_parameters_to_the_delegate[{n}]"
+           for n in ("cop_kmeans_xing", "pck_means_xing")]),
     Break("plugins/spectral/core.py:spectral_clustering", "choice", "k-means n_init not passed on (first start kept)",
           "KMeans(n_clusters, n_init=n_init,", "KMeans(n_clusters, n_init=1,",
           [f"{SPEC}::test_spectral_kmeans_keeps_the_best_start[ncuts]",
@@ -134,6 +140,10 @@ BREAKS: list[Break] = [
           "inner.fit(Xt, constraints=cons)", "inner.fit(X, constraints=cons)",
           [f"{NNC}::test_learned_metric_is_what_is_clustered[{n}-{m}]"
            for n in ("cop_kmeans_xing", "pck_means_xing") for m in ("xing_diag", "lp_diag")]),
+    Break("plugins/nnc/xing_kmeans.py:PCKMeansXing._delegate_params", "passed on",
+          "penalty not passed on to pck_means (its default instead)",
+          'return {**super()._delegate_params(), "penalty": self.penalty}', "return super()._delegate_params()",
+          [f"{NNC}::test_xing_baselines_hand_their_restarts_and_parameters_to_the_delegate[pck_means_xing]"]),
     Break("plugins/spectral/srcp.py:SRCP._affinity", "passed on", "W* replaced by the raw graph W (dense routes)",
           "self.propagated_constraints_ = F\n        return adjust_similarity(W, F)",
           "self.propagated_constraints_ = F\n        return W",
