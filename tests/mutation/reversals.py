@@ -19,7 +19,8 @@ against the broken copy and must FAIL; an unbroken copy is run first and must pa
     python tests/mutation/reversals.py --list          # print the breaks, run nothing
     python tests/mutation/reversals.py --out table.md  # also write the table
 
-Exit status 1 when a break survives (a test passed on it) or the unbroken copy fails.
+Exit status 1 when a break survives (a test passed on it), when a break's text is no longer in
+the source (STALE: the site was edited; update ``BREAKS``), or when the unbroken copy fails.
 """
 
 from __future__ import annotations
@@ -120,6 +121,9 @@ BREAKS: list[Break] = [
           ["tests/test_cobs_choices.py::test_cobs_keeps_the_member_with_the_most_satisfied_constraints"]),
     Break("plugins/cobs/core.py:select", "choice", "first member kept",
           "return int(order[0])", "return 0",
+          ["tests/test_cobs_choices.py::test_cobs_keeps_the_member_with_the_most_satisfied_constraints"]),
+    Break("plugins/cobs/cobs.py:COBS.fit", "choice", "the first pool member's labels kept",
+          'self.labels_ = winner["labels"]', 'self.labels_ = pool[0]["labels"]',
           ["tests/test_cobs_choices.py::test_cobs_keeps_the_member_with_the_most_satisfied_constraints"]),
     # ------------------------------------------------------------------ learned quantity passed on
     Break("plugins/nnc/core.py:fit_metric", "passed on", "raw X returned instead of the learned space",
@@ -242,10 +246,14 @@ def main(argv=None) -> int:
     ap.add_argument("--timeout", type=float, default=600.0)
     args = ap.parse_args(argv)
     breaks = [b for b in BREAKS if args.only is None or b.path.split("/")[1] in args.only]
+    stale = []
     for b in breaks:
-        text = (ROOT / b.path).read_text()
-        if text.count(b.old) != 1:
-            raise SystemExit(f"{b.site}: the text to break occurs {text.count(b.old)} times, not once:\n{b.old}")
+        n = (ROOT / b.path).read_text().count(b.old)
+        if n != 1:  # the site was edited since the break was written: say so, check the others
+            stale.append(b)
+            print(f"STALE  {b.site} [{b.edit}]: the text to break occurs {n} times, not once; update BREAKS:\n"
+                  f"       {b.old!r}")
+    breaks = [b for b in breaks if b not in stale]
     if args.list:
         for b in breaks:
             print(f"{b.site} [{b.kind}] {b.edit}: {len(b.tests)} test(s)")
@@ -286,9 +294,11 @@ def main(argv=None) -> int:
     crashed = sum(r == "ERROR" or (r == "FAILED" and not why.startswith(("assert", "AssertionError", "Failed"))) for _, _, r, why in rows)
     print(f"\n{len(rows) - survived} of {len(rows)} (break, test) pairs failed as they must ({crashed} by an "
           f"error other than a failed assertion); {survived} passed")
+    if stale:
+        print(f"{len(stale)} break(s) not applied: their text is gone from the source (STALE above)")
     if args.out:
         args.out.write_text(table + "\n")
-    return 1 if survived else 0
+    return 1 if survived or stale else 0
 
 
 if __name__ == "__main__":
