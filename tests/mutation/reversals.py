@@ -18,6 +18,7 @@ against the broken copy and must FAIL; an unbroken copy is run first and must pa
     python tests/mutation/reversals.py --only sdp nnc  # breaks whose file is under these families
     python tests/mutation/reversals.py --list          # print the breaks, run nothing
     python tests/mutation/reversals.py --out table.md  # also write the table
+    python tests/mutation/reversals.py --head          # the committed tree (while run.py mutates the checkout)
 
 Exit status 1 when a break survives (a test passed on it), when a break's text is no longer in
 the source (STALE: the site was edited; update ``BREAKS``), or when the unbroken copy fails.
@@ -192,14 +193,18 @@ COPIED = ("ccbench", "plugins", "conf", "tests", "pyproject.toml")
 PACKAGES = {"ccbench": "ccbench", "ccbench_plugins": "plugins", "ccbench_conf": "conf"}
 
 
-def _copy_checkout(dest: Path) -> dict:
-    ignore = shutil.ignore_patterns("__pycache__", ".state", "results", "*.pyc")
-    for name in COPIED:
-        src = ROOT / name
-        if src.is_dir():
-            shutil.copytree(src, dest / name, ignore=ignore, symlinks=True)
-        elif src.exists():
-            shutil.copy2(src, dest / name)
+def _copy_checkout(dest: Path, head: bool = False) -> dict:
+    if head:  # the committed tree: safe while run.py has a mutant written into the checkout
+        archive = subprocess.run(["git", "archive", "HEAD", *COPIED], cwd=ROOT, capture_output=True, check=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    else:
+        ignore = shutil.ignore_patterns("__pycache__", ".state", "results", "*.pyc")
+        for name in COPIED:
+            src = ROOT / name
+            if src.is_dir():
+                shutil.copytree(src, dest / name, ignore=ignore, symlinks=True)
+            elif src.exists():
+                shutil.copy2(src, dest / name)
     shim = dest / "_shim"
     shim.mkdir()
     for mod, folder in PACKAGES.items():
@@ -244,11 +249,19 @@ def main(argv=None) -> int:
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--head", action="store_true",
+                    help="copy the committed tree (git HEAD), not the working tree: use it while run.py runs")
     args = ap.parse_args(argv)
     breaks = [b for b in BREAKS if args.only is None or b.path.split("/")[1] in args.only]
     stale = []
+    def source(path):
+        if args.head:
+            return subprocess.run(["git", "show", f"HEAD:{path}"], cwd=ROOT, capture_output=True, text=True,
+                                  check=True).stdout
+        return (ROOT / path).read_text()
+
     for b in breaks:
-        n = (ROOT / b.path).read_text().count(b.old)
+        n = source(b.path).count(b.old)
         if n != 1:  # the site was edited since the break was written: say so, check the others
             stale.append(b)
             print(f"STALE  {b.site} [{b.edit}]: the text to break occurs {n} times, not once; update BREAKS:\n"
@@ -261,7 +274,7 @@ def main(argv=None) -> int:
     rows, survived = [], 0
     with tempfile.TemporaryDirectory(prefix="ccbench-reversals-") as tmp:
         copy = Path(tmp)
-        env = _copy_checkout(copy)
+        env = _copy_checkout(copy, head=args.head)
         _check_imports_copy(copy, env)
         every = sorted({t for b in breaks for t in b.tests})
         clean = _run_tests(copy, env, every, args.timeout)
