@@ -37,6 +37,7 @@ from .gains import (
     best_baseline,
     cost_table,
     gains,
+    hurt_exclusions,
     hurt_share,
     noise_effect,
     status_counts,
@@ -156,19 +157,27 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                           f"{', '.join(sorted(frame.loc[frame['unsupervised'], 'method'].unique()))}) is the baseline; "
                           f"gain = method minus baseline on the same trial (positive = better), its mean and a "
                           f"{CI:.0%} percentile bootstrap interval over the trials ({N_BOOT} resamples, seed 0). "
+                          f"Completed cells only, as the ranks: a method with a trial that is not ok in a cell "
+                          f"has no gain there (a mean over the draws that survived a time limit is no gain; an "
+                          f"empty square here, and in the figure). "
                           f"Shown at budget {fmt(budget)}, noise {noise}; every cell is in "
                           f"`leaderboard.parquet` (table `gains`)."),
                    ("md", _md_frame(table.rename_axis(columns=None))),
                    ("fig", f"{kind}_gains", gain_figure(head, metric, colors))]
     hurt = hurt_share(frame, metric)
     hurt_cells = hurt_share(frame, metric, by=("method", "budget", "noise"))
+    excluded = hurt_exclusions(frame)
     blocks += [("h", 2, "4. Did the supervision hurt?"),
                ("md", "Share of a method's ok supervised trials in which it scored worse than its own "
                       "unconstrained run (its row with `constraints=none` or budget 0: `n_constraints=0`, "
                       "`per_class=0`) on the same data set, setting and trial index; the noiseless "
                       "unconstrained run where there is one. The two runs draw their method seeds from different "
-                      "cells, so part of the change is seed variance. Methods without an unconstrained run are "
-                      "absent."),
+                      "cells, so part of the change is seed variance. The join is on the data set, its options "
+                      "and `evaluate_on`, and the trial index, never on a constraints key (the labeled rows' "
+                      "`constraints.small_classes` is no option of an unconstrained run). Methods without an "
+                      "unconstrained run are absent."
+                      + ("" if not excluded else " Left out, as their run without supervision is not the method: "
+                         + "; ".join(f"`{m}`: {why}" for m, why in sorted(excluded.items())) + ".")),
                ("md", _md_frame(hurt.set_index("method"), floats="{:.3f}") if len(hurt) else
                 "No method has an unconstrained run in these results."),
                ("md", _md_frame(hurt_cells.assign(budget=hurt_cells["budget"].map(fmt)), index=False,
