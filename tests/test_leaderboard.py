@@ -257,9 +257,10 @@ def test_a_page_without_a_cd_diagram_says_why(tmp_path):
                  statuses={("wine", 20, "kmeans"): "error"})
     paths = lb.write_leaderboard(data, tmp_path, metric="ari")
     text = paths["pairs_md"].read_text()
-    assert "No CD diagram: it needs at least 3 methods and 2 cells." in text
-    # kmeans completed iris only, 0.3 behind there: one loss; wine is no shared cell
-    assert "| kmeans |  | 0/0/1 |" in text and "| pck_means | 1/0/0 |  |" in text
+    assert "No CD diagram: it needs at least 3 methods and 2 data sets." in text
+    # kmeans completed iris only, 0.3 behind there, but over 2 trials no test can reach alpha: a tie (the
+    # one verdict rule: no win without a significant test); wine is no shared cell
+    assert "| kmeans |  | 0/1/0 |" in text and "| pck_means | 0/1/0 |  |" in text
     assert "labels_md" not in paths  # no labeled_subsets rows: no labels page
 
 
@@ -394,10 +395,11 @@ def test_a_failure_ranks_last_on_a_lower_is_better_metric_above_one():
     assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx((3 + 2) / 2)
 
 
-def test_with_one_trial_the_margin_alone_decides():
+def test_with_too_few_trials_the_margin_alone_gives_no_win():
     values = {("iris", 20, "pck_means"): [0.90], ("iris", 20, "kmeans"): [0.86], ("iris", 20, "ap"): [0.88]}
     wtl = lb.win_tie_loss_cells(lb.long_frame(_rows(values), "ari"), "ari", margin=0.03)
-    assert wtl["wins"].loc["pck_means", "kmeans"] == 1  # 0.04 >= margin, no test possible with one pair
+    # 0.04 >= margin, but no test can reach alpha with one pair: no verdict, a tie (issue 38, item 14)
+    assert wtl["wins"].loc["pck_means", "kmeans"] == 0 and wtl["ties"].loc["pck_means", "kmeans"] == 1
     assert wtl["ties"].loc["pck_means", "ap"] == 1 and wtl["ties"].loc["ap", "kmeans"] == 1  # 0.02 < margin
 
 
@@ -460,4 +462,6 @@ def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data
     assert sorted(cd_cells.index[cd_cells].get_level_values("dataset")) == ["iris", "wine"]
     text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()
     assert "leaves out 1 cell(s) where not every one of those methods was run (an unfinished data set: glass)" in text
-    assert "over 2 cells and 4 methods" in text
+    # 2 data sets as blocks: Friedman cannot reach alpha with 4 methods, so no CD diagram, and the page says why
+    assert ("No CD diagram: with 2 data sets and 4 methods the smallest p Friedman's test can give is 0.112, "
+            "above alpha = 0.05.") in text

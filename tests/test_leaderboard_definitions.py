@@ -103,3 +103,94 @@ def test_cobs_and_rn_sdp_are_left_out_of_the_hurt_share_with_a_reason(tmp_path):
     assert set(hurt["method"]) == {"pck_means", "kmeans"}
     text = lb.write_leaderboard(data, tmp_path, metric="ari")["pairs_md"].read_text()
     assert "`cobs`: with no constraints COBS" in text and "`rn_sdp`: with no constraints RN-SDP" in text
+
+
+def _tuned_sweep(n_trials: int = 6, seed: int = 0) -> pd.DataFrame:
+    """4 data sets x 2 budgets; pck_means, cop_kmeans, kmeans, ap everywhere; pck_means+cvcp on budget 20
+    only (a tuned variant run on some cells), 0.1 ahead of its default on every trial."""
+    rng = np.random.default_rng(seed)
+    values = {}
+    for d in ("iris", "wine", "glass", "ecoli"):
+        for b in (10, 20):
+            base = rng.uniform(0.3, 0.6, n_trials)
+            for shift, m in ((0.1, "pck_means"), (0.04, "cop_kmeans"), (0.0, "kmeans"), (-0.2, "ap")):
+                values[(d, b, m)] = list(base + shift + rng.normal(0, 0.02, n_trials))
+            if b == 20:
+                values[(d, b, "pck_means+cvcp")] = [v + 0.1 + 0.01 * i for i, v in enumerate(values[(d, b, "pck_means")])]
+    return _rows(values)
+
+
+def test_ranks_hold_one_fixed_set_of_methods_and_tuned_variants_meet_their_defaults(tmp_path):
+    data = _tuned_sweep()
+    from ccbench.running import protocol
+    from ccbench import registry
+
+    spec_defaults = protocol.estimator_defaults(registry.get_method_spec("pck_means"))
+    grid_key = next(iter(registry.get_method_spec("pck_means").grid))
+    tuned = data["tune"] == "cvcp"
+    # the tuner kept the default on the first half of the tuned trials, chose another value on the rest
+    other = {grid_key: "__another__"}
+    data.loc[tuned, "tuned_params"] = [json.dumps({grid_key: spec_defaults[grid_key]}) if t < 3 else json.dumps(other)
+                                       for t in data.loc[tuned, "trial"]]
+    paths = lb.write_leaderboard(data, tmp_path, metric="ari")
+    tables = pd.read_parquet(paths["parquet"])
+    ranks = tables[(tables["table"] == "ranks")].set_index("method")
+    assert set(ranks.index) == {"pck_means", "cop_kmeans", "kmeans", "ap"}  # no tuned variant in the ranks
+    assert (ranks["cells"] == 8).all()  # every ranked method on every cell: one fixed set of 4 entries
+    versus = tables[tables["table"] == "tuned_vs_default"].set_index("variant")
+    row = versus.loc["pck_means+cvcp"]
+    assert row["default"] == "pck_means" and row["cells"] == 4
+    assert row["mean_diff"] == pytest.approx(0.1 + 0.01 * np.mean(range(6)))
+    assert row["ci_low"] <= row["mean_diff"] <= row["ci_high"]
+    assert (row["wins"], row["ties"], row["losses"]) == (4, 0, 0)  # significant and above the margin in each cell
+    assert row["kept_default"] == pytest.approx(0.5)
+    text = paths["pairs_md"].read_text()
+    assert "1b. Tuned variants against their defaults" in text
+
+
+def test_the_cd_diagram_uses_data_sets_as_blocks(tmp_path):
+    data = _tuned_sweep()
+    frame = lb.long_frame(data, "ari")
+    cells = lb_frame._cells(frame)
+    main = lb_frame.main_methods(cells)
+    means = lb.cell_means(cells)[main]
+    blocks = lb.dataset_blocks(means, "ari")
+    assert list(blocks.index) == ["ecoli", "glass", "iris", "wine"]  # one block per data set, not per cell
+    by_hand = means.rank(axis=1, ascending=False).groupby(level="dataset").mean()
+    assert blocks.to_numpy() == pytest.approx(-by_hand.to_numpy())
+    text = lb.write_leaderboard(data, tmp_path, metric="ari")["pairs_md"].read_text()
+    assert "over 4 data sets and 4 methods" in text and "data sets as Friedman blocks" in text
+    assert "Secondary, per-cell view (cells as blocks" in text and "over 8 cells" in text
+
+
+def test_cell_means_recompute_the_page_ranks(tmp_path):
+    data = _tuned_sweep()
+    data.loc[(data["dataset.name"] == "glass") & (data["method.name"] == "ap") & (data["trial"] == 2),
+             ["status", "ari"]] = ["timeout", np.nan]
+    paths = lb.write_leaderboard(data, tmp_path, metric="ari")
+    tables = pd.read_parquet(paths["parquet"])
+    cm = tables[(tables["table"] == "cell_means") & (tables["kind"] == "pairs")]
+    assert {"dataset", "setting", "budget", "noise", "method", "mean", "n_trials", "n_ok", "status"} <= set(cm.columns)
+    glass_ap = cm[(cm["dataset"] == "glass") & (cm["method"] == "ap")]
+    assert set(glass_ap["status"]) == {"timeout"} and glass_ap["mean"].isna().all() and (glass_ap["n_ok"] == 5).all()
+    main = cm[cm["main"].astype(bool)]
+    wide = main.pivot_table(index=["dataset", "setting", "budget", "noise"], columns="method", values="mean",
+                            aggfunc="first", dropna=False)
+    worst = wide.min().min() - 10  # a failure ranks last
+    recomputed = wide.fillna(worst).rank(axis=1, ascending=False).mean()
+    ranks = tables[tables["table"] == "ranks"].set_index("method")["rank_failed_last"]
+    assert recomputed.reindex(ranks.index).to_numpy() == pytest.approx(ranks.to_numpy())
+
+
+def test_the_quality_time_scatter_shows_coverage_and_leaves_low_coverage_hollow():
+    from ccbench.reporting.leaderboard import figures
+
+    cost = pd.DataFrame({"quality": [0.5, 0.6], "fit_time_median_s": [0.1, 1.0], "coverage": [1.0, 0.4]},
+                        index=pd.Index(["kmeans", "nnc"], name="method"))
+    fig = figures.quality_time_scatter(cost, "ari", {"kmeans": "C0", "nnc": "C1"})
+    ax = fig.axes[0]
+    faces = [c.get_facecolors() for c in ax.collections]
+    assert faces[0][0][3] > 0 and (len(faces[1]) == 0 or faces[1][0][3] == 0)  # nnc (40 %) is hollow
+    texts = [t.get_text() for t in ax.texts]
+    assert "nnc (40%)" in texts and "kmeans (100%)" in texts
+    assert f"hollow below {figures.COVERAGE_MIN:.0%}" in ax.get_title()

@@ -41,14 +41,17 @@ Definitions (every one is stated on the page as well):
   supervision (``kmeans``, ``ap``, ``ncuts``, ``kmedoids``, ``scap``).
 """
 
-from ._frame import BUDGET, DEFAULT_METRIC, KINDS, attempted_cells, cell_means, completed, long_frame
-from .gains import best_baseline, bootstrap_ci, cost_table, gains, hurt_share, noise_effect, status_counts
+from ._frame import (BUDGET, DEFAULT_METRIC, KINDS, TRIAL_KEYS, attempted_cells, cell_means, cell_table, completed,
+                     long_frame, main_methods)
+from .gains import (NO_UNCONSTRAINED_REFERENCE, best_baseline, bootstrap_ci, cost_table, gains, hurt_exclusions,
+                    hurt_share, noise_effect, status_counts)
 from .pages import config_request, sweep_coverage, write_leaderboard
-from .ranks import rank_table, ranks_by_condition, unbeaten, win_tie_loss_cells
+from .ranks import dataset_blocks, kept_default, rank_table, ranks_by_condition, tuned_vs_default, unbeaten, win_tie_loss_cells
 
 __all__ = [
     "KINDS", "BUDGET", "DEFAULT_METRIC", "long_frame", "cell_means", "completed", "attempted_cells",
     "rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "bootstrap_ci", "best_baseline",
     "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage",
-    "write_leaderboard",
+    "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
+    "dataset_blocks", "kept_default", "tuned_vs_default",
 ]
