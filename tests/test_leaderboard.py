@@ -306,7 +306,7 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b", "c"], "trial": [0, 1, 0, 1, 0], "n_trials": 2,
                          "dataset.name": ["iris", "iris", "iris", "iris", "wine"]})
     text = lb.sweep_coverage([tmp_path], rows)
-    assert "2 of the 4 jobs" in text and "incomplete" in text
+    assert "2 of the 4 jobs of the experiment's grid" in text and "incomplete" in text
     assert "Data sets complete: 1 of 2; not started: wine." in text  # c has one trial of two: not done
     partial = pd.concat([rows, pd.DataFrame({"config_hash": ["c"], "trial": [1], "n_trials": 2,
                                              "dataset.name": ["wine"]})])
@@ -316,15 +316,17 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     assert "4 of the 4 jobs" in lb.sweep_coverage([tmp_path], done)
     conf["hydra"]["sweeper"]["params"]["dataset"] = "uci_all"
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
-    assert "of the 48 jobs" in lb.sweep_coverage([tmp_path], done)
+    # 48 jobs of uci_all's grid, plus the 4 iris/wine jobs found in the rows outside it
+    assert "of the 52 jobs" in lb.sweep_coverage([tmp_path], done)
     assert lb.sweep_coverage([tmp_path / "nowhere"], done) is None
-    # the last command resumed wine alone: iris's jobs are outside its grid, not more than 100 % of it
+    # the last command resumed wine alone: iris's jobs, outside its grid, are still jobs of the experiment
+    # (issue 38, item 12: the experiment's grid, not the last command's)
     conf["hydra"]["sweeper"]["params"]["dataset"] = "iris,wine"
     conf["hydra"]["overrides"]["task"] += ["dataset=wine"]
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
     text = lb.sweep_coverage([tmp_path], done)
-    assert "2 of the 2 jobs its grid asks for have every trial recorded (100%)." in text
-    assert "also hold 2 finished jobs outside that grid" in text
+    assert "4 of the 4 jobs of the experiment's grid have every trial recorded (100%)." in text
+    assert "and 2 job(s) found in the rows outside them" in text
 
 
 def test_unbeaten_cells_and_sets_by_hand():

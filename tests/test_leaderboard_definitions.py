@@ -194,3 +194,22 @@ def test_the_quality_time_scatter_shows_coverage_and_leaves_low_coverage_hollow(
     texts = [t.get_text() for t in ax.texts]
     assert "nnc (40%)" in texts and "kmeans (100%)" in texts
     assert f"hollow below {figures.COVERAGE_MIN:.0%}" in ax.get_title()
+
+
+def test_coverage_is_over_the_union_of_every_grid_not_the_last_command(tmp_path):
+    """Two commands into one experiment (a first on iris, a later resume of wine with its own file): the
+    coverage counts the union of both grids, and an unfinished iris job of the first command is missing."""
+    import yaml
+
+    def conf(datasets):
+        return {"hydra": {"sweeper": {"params": {"dataset": datasets, "method": "kmeans,ap"}},
+                          "overrides": {"task": ["n_trials=2"], "hydra": []}}}
+
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf("wine")))
+    (tmp_path / "first").mkdir()
+    (tmp_path / "first" / "multirun.yaml").write_text(yaml.safe_dump(conf("iris")))
+    rows = pd.DataFrame({"config_hash": ["w1", "w1", "w2", "w2", "i1", "i1", "i2"], "trial": [0, 1, 0, 1, 0, 1, 0],
+                         "n_trials": 2, "dataset.name": ["wine"] * 4 + ["iris"] * 3})
+    text = lb.sweep_coverage([tmp_path], rows)
+    assert "3 of the 4 jobs of the experiment's grid" in text and "incomplete" in text
+    assert "partly done: iris (1 of 2 jobs)" in text

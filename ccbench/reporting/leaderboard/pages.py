@@ -343,61 +343,78 @@ def config_request(data: pd.DataFrame) -> dict | None:
     return dict(request)
 
 
-def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
-    """One line on how much of the sweep's grid the rows cover, or None when no directory holds a
-    Hydra ``multirun.yaml``: the jobs its sweeper params (and sweep overrides on the command line)
-    ask for, against the jobs whose every trial has a row. A partial sweep says so on its pages."""
+def _grid_jobs(path: Path) -> set:
+    """The jobs one Hydra ``multirun.yaml`` asks for: its sweeper params with the command line's sweep
+    overrides (a command-line value replaces the sweeper's list, Hydra's rule, one value included), suites
+    expanded; each job a sorted tuple of (key, value)."""
+    import itertools
+
     import yaml
 
     from ...datasets import SUITES
 
-    asked, per_set, grid = 0, {}, {}
+    conf = yaml.safe_load(path.read_text())
+    params = dict(conf["hydra"]["sweeper"].get("params") or {})
+    for override in conf["hydra"]["overrides"].get("task") or []:
+        key, _, value = override.partition("=")
+        if ("," in value or key in params) and not key.startswith("hydra"):
+            params[key] = value
+    axes = []
+    for key, value in sorted(params.items()):
+        values = str(value).split(",")
+        if key == "dataset":
+            values = [m for v in values for m in SUITES.get(v, [v])]
+        axes.append([(key, v) for v in values])
+    return set(itertools.product(*axes)) if axes else set()
+
+
+def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
+    """One line on how much of the experiment's grid the rows cover, or None when no directory holds a
+    Hydra ``multirun.yaml``. The experiment's grid is the union of the grids of every ``multirun.yaml``
+    under the directories (:func:`_grid_jobs`) and of the jobs found in the rows outside them (an earlier
+    command into the same directory ran them: Hydra keeps only the last command's file), not the last
+    command's grid alone; a job is done when every trial has a row. A partial sweep says so on its pages."""
+    jobs, found = set(), False
     for d in dirs:
-        path = Path(d) / "multirun.yaml"
-        if not path.is_file():
-            continue
-        conf = yaml.safe_load(path.read_text())
-        params = dict(conf["hydra"]["sweeper"].get("params") or {})
-        for override in conf["hydra"]["overrides"].get("task") or []:
-            key, _, value = override.partition("=")
-            # a command-line value replaces the sweeper's list (Hydra's rule), one value included
-            if ("," in value or key in params) and not key.startswith("hydra"):
-                params[key] = value
-        n, sets = 1, []
-        for key, value in params.items():
-            values = str(value).split(",")
-            if key == "dataset":
-                values = sets = [m for v in values for m in SUITES.get(v, [v])]
-            if key in ("dataset", "method"):
-                grid.setdefault(f"{key}.name", set()).update(values)
-            n *= len(values)
-        asked += n
-        for name in sets:
-            per_set[name] = per_set.get(name, 0) + n // len(sets)
-    if not asked:
+        for path in sorted({Path(d) / "multirun.yaml", *Path(d).rglob("multirun.yaml")}):
+            if path.is_file():
+                found = True
+                jobs |= _grid_jobs(path)
+    if not found or not jobs:
         return None
+    grid = {}
+    for job in jobs:
+        for key, value in job:
+            if key in ("dataset", "method"):
+                grid.setdefault(f"{key}.name", set()).add(value)
     trials = pd.to_numeric(data.get("n_trials"), errors="coerce")
     counts = data.groupby("config_hash")["trial"].nunique()
     wanted = trials.groupby(data["config_hash"]).max()
     full = counts >= wanted.reindex(counts.index)
-    # rows of data sets or methods outside the last command's grid (an earlier, wider sweep into the
-    # same directory) are finished jobs, but not of this grid
     in_grid = pd.Series(True, index=full.index)
     for column, values in grid.items():
         if column in data:
             in_grid &= data.groupby("config_hash")[column].first().reindex(full.index).isin(values)
-    outside = int((full & ~in_grid).sum())
-    full &= in_grid
+    outside = int((~in_grid).sum())  # jobs of the experiment that no multirun.yaml here lists any more
+    asked = len(jobs) + outside
     done = int(full.sum())
     share = done / asked
-    line = (f"Sweep coverage: {done:,} of the {asked:,} jobs its grid asks for have every trial recorded "
+    line = (f"Sweep coverage: {done:,} of the {asked:,} jobs of the experiment's grid have every trial recorded "
             f"({share:.0%})" + ("." if done >= asked else "; **the sweep is incomplete**: resume it with the "
                                                             "same command, then regenerate this page."))
-    if outside:
-        line += (f" The rows also hold {outside:,} finished jobs outside that grid (data sets or methods an "
-                 "earlier command into the same directory ran); they are on this page too.")
-    if per_set and done < asked and "dataset.name" in data:
+    line += (" The grid is the union of every `multirun.yaml` grid here"
+             + (f" and {outside:,} job(s) found in the rows outside them (an earlier command into the same "
+                "directory)" if outside else "") + ", not the last command's alone.")
+    per_set = {}
+    for job in jobs:
+        for key, value in job:
+            if key == "dataset":
+                per_set[value] = per_set.get(value, 0) + 1
+    if "dataset.name" in data:
         names = data.groupby("config_hash")["dataset.name"].first()
+        for name, n in names[~in_grid.reindex(names.index).fillna(False).astype(bool)].value_counts().items():
+            per_set[name] = per_set.get(name, 0) + int(n)
+    if per_set and done < asked and "dataset.name" in data:
         done_per_set = names[full[full].index].value_counts()
         complete = [d for d, n in per_set.items() if done_per_set.get(d, 0) >= n]
         partial = [f"{d} ({done_per_set[d]} of {n} jobs)" for d, n in per_set.items() if 0 < done_per_set.get(d, 0) < n]
