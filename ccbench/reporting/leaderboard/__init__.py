@@ -3,19 +3,24 @@
 ``ccbench report DIR --leaderboard --out reports/leaderboard`` writes, per kind,
 ``<kind>.md`` (with PNG figures beside it) and ``<kind>.html`` (figures embedded,
 opens offline), plus ``index.md`` and ``leaderboard.parquet`` (every number of the
-pages in long form). Each page holds:
+pages in long form, and the per-cell means the ranks start from: table ``cell_means``,
+:func:`cell_table`). Each page holds:
 
 1. average ranks over *cells* (data set x budget x noise x setting) on one metric
-   (default ``ari``), ranked two ways (see *Scale honesty*), with a
-   critical-difference diagram (:func:`ccbench.cd_diagram`: Friedman blocks
-   are the cells, Nemenyi's test between methods);
-2. a win/tie/loss matrix over all pairs of methods (:func:`win_tie_loss_cells`), and the cells
+   (default ``ari``), ranked two ways (see *Scale honesty*) over the *main* methods
+   (:func:`main_methods`: every method at its defaults), with a critical-difference diagram
+   (:func:`ccbench.cd_diagram`: Friedman blocks are the data sets, :func:`dataset_blocks`; the
+   per-cell view is a secondary table); 1b. each tuned variant against its own default
+   (:func:`tuned_vs_default`);
+2. a win/tie/loss matrix over all pairs of main methods (:func:`win_tie_loss_cells`, by the one
+   verdict rule :func:`ccbench.reporting.stats.decide`), and the cells
    where nothing beats a method (:func:`unbeaten`; for ``cobs``: where no semi-supervised method
    is better than choosing among unsupervised clusterings by the constraints);
 3. per data set, the gain of every supervised method over the best unsupervised
-   baseline, with a bootstrap 95 % confidence interval (:func:`gains`);
+   baseline, with a bootstrap 95 % confidence interval (:func:`gains`; completed cells only);
 4. the share of trials in which the supervision made a method worse than its own
-   unconstrained run (:func:`hurt_share`);
+   unconstrained run (:func:`hurt_share`, joined on :data:`TRIAL_KEYS`; the methods of
+   :data:`NO_UNCONSTRAINED_REFERENCE` left out with the reason);
 5. what noise does: each noisy cell against the method's noiseless twin, per method and
    family, with bootstrap intervals (:func:`noise_effect`);
 6. fit time and peak memory beside quality, and a quality-vs-time scatter plot;
