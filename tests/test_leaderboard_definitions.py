@@ -213,3 +213,14 @@ def test_coverage_is_over_the_union_of_every_grid_not_the_last_command(tmp_path)
     text = lb.sweep_coverage([tmp_path], rows)
     assert "3 of the 4 jobs of the experiment's grid" in text and "incomplete" in text
     assert "partly done: iris (1 of 2 jobs)" in text
+
+
+def test_the_page_states_the_cobs_tie_rule_when_the_rows_carry_it(tmp_path):
+    values = {("iris", 20, m): [0.9, 0.8] for m in ("pck_means", "cobs", "kmeans")}
+    data = _rows(values)
+    rule = "most constraints satisfied; ties: highest silhouette, then pool order"
+    data["pool_tie_rule"] = np.where(data["method.name"] == "cobs", rule, None)
+    text = lb.write_leaderboard(data, tmp_path, metric="ari")["pairs_md"].read_text()
+    assert f"`cobs` tie rule (from its rows' `pool_tie_rule`): {rule}" in text
+    plain = lb.write_leaderboard(_rows(values), tmp_path / "plain", metric="ari")["pairs_md"].read_text()
+    assert "tie rule" not in plain

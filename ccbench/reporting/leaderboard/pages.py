@@ -69,6 +69,23 @@ def _headline(cells: pd.DataFrame) -> tuple:
     return float(cells.loc[cells["noise"] == noise, "budget"].max()), noise
 
 
+def _tie_rules(rows: pd.DataFrame) -> list:
+    """One line per method whose rows carry the rule that broke ties in its pool (a column whose name
+    ends in ``tie_rule``, e.g. the cobs plugin's): the rule's text as the rows state it."""
+    cols = [c for c in rows.columns if str(c).endswith("tie_rule")]
+    if not cols or "method.name" not in rows:
+        return []
+    out = []
+    for col in cols:
+        texts = rows[[col, "method.name"]].dropna().astype(str)
+        texts = texts[texts[col].str.strip() != ""]
+        for method, g in texts.groupby("method.name", sort=True):
+            rules = sorted(g[col].unique())
+            out.append(f"`{method}` tie rule (from its rows' `{col}`): " + "; ".join(rules)
+                       + ("" if len(rules) == 1 else " (the rows carry several rules: sweeps from different code)"))
+    return out
+
+
 def _friedman_or_why(values: pd.DataFrame, what: str, alpha: float) -> tuple[dict | None, str]:
     """Friedman's test over ``values`` (blocks x methods), or None and why not: fewer than 2 blocks or 3
     methods, too few blocks for the test to reach ``alpha`` (:func:`friedman_min_p`), or a degenerate table."""
@@ -203,6 +220,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "completed (`unbeaten_sets`). For `cobs`, an unconstrained pool chosen by the constraints, "
                       "these are the cells where no semi-supervised method is better than the selection baseline."),
                ("md", _md_frame(never_beaten, floats="{:.2f}"))]
+    if data is not None:
+        blocks += [("md", t) for t in _tie_rules(data.iloc[frame["row"].to_numpy()])]
     g = gains(frame, metric)
     blocks.append(("h", 2, "3. Gain over the best unsupervised baseline"))
     if g.empty:
