@@ -224,3 +224,14 @@ def test_the_page_states_the_cobs_tie_rule_when_the_rows_carry_it(tmp_path):
     assert f"`cobs` tie rule (from its rows' `pool_tie_rule`): {rule}" in text
     plain = lb.write_leaderboard(_rows(values), tmp_path / "plain", metric="ari")["pairs_md"].read_text()
     assert "tie rule" not in plain
+
+
+def test_the_per_data_set_baseline_is_chosen_on_completed_cells_only():
+    up = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
+    values = {("iris", 20, "pck_means"): [0.9 + u for u in up], ("iris", 20, "kmeans"): [0.5 + u for u in up],
+              ("iris", 20, "ap"): [0.95 + u for u in up]}
+    # ap: one ok trial of six, the best value of all; kmeans completed its cell
+    data = _rows(values, statuses={("iris", 20, "ap"): ["ok"] + ["timeout"] * 5})
+    frame = lb.long_frame(data, "ari")
+    assert lb.best_baseline(frame, "ari").to_dict() == {"iris": "kmeans"}
+    assert set(lb.gains(frame, "ari")["baseline"]) == {"kmeans"}

@@ -60,8 +60,9 @@ def bootstrap_ci(diff, level: float = CI, n_boot: int = N_BOOT, seed: int = 0) -
 def best_baseline(frame: pd.DataFrame, metric: str) -> pd.Series:
     """Per data set, the unsupervised method with the best mean over all its ok trials there
     (chosen on the whole data set, not per trial: the best of several noisy values per trial
-    would flatter the baseline)."""
-    base = frame[frame["unsupervised"]]
+    would flatter the baseline), over its completed cells only (a cell where most of its trials failed
+    would choose it on the draws that survived)."""
+    base = _completed_rows(frame[frame["unsupervised"]])
     if base.empty:
         return pd.Series(dtype=object)
     means = base.groupby(["dataset", "method"])["value"].mean().dropna().reset_index()
