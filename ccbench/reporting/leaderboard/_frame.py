@@ -155,8 +155,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["data_setting"] = _setting_text(data, _DATA_SETTING_PREFIXES)
     tune = data["tune"].astype(str) if "tune" in data else pd.Series("none", index=data.index)
     tuned = ~tune.isin(["none", "nan", "None", ""])
-    suffix = "+" + tune
-    out["default_method"] = [lab[: -len(suf)] if t and lab.endswith(suf) else lab
+    suffix = "+" + tune  # the label's suffix: +cvcp, or +cvcp(folds=2) off the default folds
+    out["default_method"] = [lab[: lab.rfind(suf)] if t and lab.rfind(suf) > 0 else lab
                              for lab, t, suf in zip(out["method"], tuned, suffix)]
     out["tuned"] = tuned.to_numpy() & (out["default_method"] != out["method"]).to_numpy()
     out["method_name"] = data["method.name"].astype(str)
