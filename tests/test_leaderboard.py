@@ -238,7 +238,8 @@ def test_pages_from_a_real_sweep(sweep, tmp_path, capsys):
             assert section in md and section in page
         assert "http://" not in page and "https://" not in page and "<script" not in page
         images = re.findall(r'src="data:image/png;base64,', page)
-        assert len(images) == 4  # CD diagram, gains, noise, quality vs time
+        # gains, noise, quality vs time; no CD diagram: 2 data sets as Friedman blocks cannot reach alpha
+        assert len(images) == 3 and "No CD diagram: with 2 data sets" in md
         for name in re.findall(r"!\[[^]]*\]\(([^)]+)\)", md):
             assert (out / name).exists()
     tables = pd.read_parquet(out / "leaderboard.parquet")
@@ -257,9 +258,10 @@ def test_a_page_without_a_cd_diagram_says_why(tmp_path):
                  statuses={("wine", 20, "kmeans"): "error"})
     paths = lb.write_leaderboard(data, tmp_path, metric="ari")
     text = paths["pairs_md"].read_text()
-    assert "No CD diagram: it needs at least 3 methods and 2 cells." in text
-    # kmeans completed iris only, 0.3 behind there: one loss; wine is no shared cell
-    assert "| kmeans |  | 0/0/1 |" in text and "| pck_means | 1/0/0 |  |" in text
+    assert "No CD diagram: it needs at least 3 methods and 2 data sets." in text
+    # kmeans completed iris only, 0.3 behind there, but over 2 trials no test can reach alpha: a tie (the
+    # one verdict rule: no win without a significant test); wine is no shared cell
+    assert "| kmeans |  | 0/1/0 |" in text and "| pck_means | 0/1/0 |  |" in text
     assert "labels_md" not in paths  # no labeled_subsets rows: no labels page
 
 
@@ -305,7 +307,7 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b", "c"], "trial": [0, 1, 0, 1, 0], "n_trials": 2,
                          "dataset.name": ["iris", "iris", "iris", "iris", "wine"]})
     text = lb.sweep_coverage([tmp_path], rows)
-    assert "2 of the 4 jobs" in text and "incomplete" in text
+    assert "2 of the 4 jobs of the experiment's grid" in text and "incomplete" in text
     assert "Data sets complete: 1 of 2; not started: wine." in text  # c has one trial of two: not done
     partial = pd.concat([rows, pd.DataFrame({"config_hash": ["c"], "trial": [1], "n_trials": 2,
                                              "dataset.name": ["wine"]})])
@@ -315,15 +317,17 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     assert "4 of the 4 jobs" in lb.sweep_coverage([tmp_path], done)
     conf["hydra"]["sweeper"]["params"]["dataset"] = "uci_all"
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
-    assert "of the 48 jobs" in lb.sweep_coverage([tmp_path], done)
+    # 48 jobs of uci_all's grid, plus the 4 iris/wine jobs found in the rows outside it
+    assert "of the 52 jobs" in lb.sweep_coverage([tmp_path], done)
     assert lb.sweep_coverage([tmp_path / "nowhere"], done) is None
-    # the last command resumed wine alone: iris's jobs are outside its grid, not more than 100 % of it
+    # the last command resumed wine alone: iris's jobs, outside its grid, are still jobs of the experiment
+    # (issue 38, item 12: the experiment's grid, not the last command's)
     conf["hydra"]["sweeper"]["params"]["dataset"] = "iris,wine"
     conf["hydra"]["overrides"]["task"] += ["dataset=wine"]
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
     text = lb.sweep_coverage([tmp_path], done)
-    assert "2 of the 2 jobs its grid asks for have every trial recorded (100%)." in text
-    assert "also hold 2 finished jobs outside that grid" in text
+    assert "4 of the 4 jobs of the experiment's grid have every trial recorded (100%)." in text
+    assert "and 2 job(s) found in the rows outside them" in text
 
 
 def test_unbeaten_cells_and_sets_by_hand():
@@ -394,10 +398,11 @@ def test_a_failure_ranks_last_on_a_lower_is_better_metric_above_one():
     assert ranks.loc["kmeans", "rank_failed_last"] == pytest.approx((3 + 2) / 2)
 
 
-def test_with_one_trial_the_margin_alone_decides():
+def test_with_too_few_trials_the_margin_alone_gives_no_win():
     values = {("iris", 20, "pck_means"): [0.90], ("iris", 20, "kmeans"): [0.86], ("iris", 20, "ap"): [0.88]}
     wtl = lb.win_tie_loss_cells(lb.long_frame(_rows(values), "ari"), "ari", margin=0.03)
-    assert wtl["wins"].loc["pck_means", "kmeans"] == 1  # 0.04 >= margin, no test possible with one pair
+    # 0.04 >= margin, but no test can reach alpha with one pair: no verdict, a tie (issue 38, item 14)
+    assert wtl["wins"].loc["pck_means", "kmeans"] == 0 and wtl["ties"].loc["pck_means", "kmeans"] == 1
     assert wtl["ties"].loc["pck_means", "ap"] == 1 and wtl["ties"].loc["ap", "kmeans"] == 1  # 0.02 < margin
 
 
@@ -460,4 +465,6 @@ def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data
     assert sorted(cd_cells.index[cd_cells].get_level_values("dataset")) == ["iris", "wine"]
     text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()
     assert "leaves out 1 cell(s) where not every one of those methods was run (an unfinished data set: glass)" in text
-    assert "over 2 cells and 4 methods" in text
+    # 2 data sets as blocks: Friedman cannot reach alpha with 4 methods, so no CD diagram, and the page says why
+    assert ("No CD diagram: with 2 data sets and 4 methods the smallest p Friedman's test can give is 0.112, "
+            "above alpha = 0.05.") in text

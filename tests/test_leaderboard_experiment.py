@@ -55,14 +55,18 @@ def test_leaderboard_smoke_then_report(tmp_path):
         page = (out / f"{kind}.md").read_text()
         for section in SECTIONS:
             assert section in page, (kind, section)
-        assert (out / f"{kind}_cd.png").stat().st_size > 0 and (out / f"{kind}_time.png").stat().st_size > 0
+        # the smoke grid's 2 data sets are too few Friedman blocks to reach alpha: the page says so, no CD diagram
+        assert (out / f"{kind}_cd.png").exists() or "No CD diagram: with 2 data sets" in page
+        assert (out / f"{kind}_time.png").stat().st_size > 0
         html = (out / f"{kind}.html").read_text()
         assert html.count("data:image/png;base64,") >= 3  # offline: the figures are embedded
-        # every method is accounted for with its statuses; cobs and the tuned variants are ranked
+        # every method is accounted for with its statuses; cobs is ranked, the tuned variants meet their defaults
         counted = tables[(tables["kind"] == kind) & (tables["table"] == "status")]
         assert set(methods) <= set(counted["method"])
         ranked = set(tables[(tables["kind"] == kind) & (tables["table"] == "ranks")]["method"])
         assert "cobs" in ranked
+        assert not any("+" in m for m in ranked)  # one fixed set of methods: the defaults (issue 38, item 6)
         if kind == "pairs":  # the smoke grid tunes at pairs_mid only
-            assert "pck_means+cvcp" in ranked
-            assert "kmeans+cvcp" not in ranked  # nothing to tune: skipped, no entry
+            versus = set(tables[(tables["kind"] == kind) & (tables["table"] == "tuned_vs_default")]["variant"])
+            assert "pck_means+cvcp" in versus
+            assert "kmeans+cvcp" not in versus  # nothing to tune: skipped, no entry

@@ -270,7 +270,8 @@ def test_too_few_trials_give_no_verdict_and_say_what_p_they_could_reach():
     # enough trials and data sets: the verdict is given
     # (5 trials per cell: no per-cell verdict, but 6 data sets give one across them)
     text = rcompare.compare(_better_by_construction(n_sets=6, n_trials=5), "best", "worst", "ari")
-    assert "Verdict: best better" in text and "too few trials (n = 5 < 6)" in text
+    # Holm over the 6 cells: 5 trials per cell cannot reach alpha (the need is stated, not the single test's 6)
+    assert "Verdict: best better" in text and f"too few trials (n = 5 < {stats.min_pairs(0.05, 6)})" in text
     assert "too few data sets (n = 3 < 6)" in rcompare.compare(_better_by_construction(n_sets=3, n_trials=5),
                                                             "best", "worst", "ari")
 
@@ -448,3 +449,55 @@ def test_fast_signed_rank_test_gives_scipys_answer_with_ties_zeros_and_without(s
 def test_signed_rank_p_value_known_answer():
     # 6 positive differences, no ties: only the all-positive and all-negative of 64 patterns are as extreme
     assert stats._wilcoxon(np.arange(1.0, 7.0), np.zeros(6))[1] == pytest.approx(2 / 64)
+
+
+def test_one_verdict_rule_never_says_better_above_the_level():
+    """Issue 38, item 14: ``--compare`` printed "A better" at a Holm-corrected p = 0.109 (the Bayesian
+    posterior decided). A verdict needs p <= alpha AND a mean difference of at least the margin."""
+    assert stats.decide(0.2, 0.109, 0.01, 0.03, 0.05) == "tie"
+    assert stats.decide(0.2, 0.01, 0.01, 0.03, 0.05) == "A" and stats.decide(-0.2, 0.01, 0.01, 0.03, 0.05) == "B"
+    assert stats.decide(0.01, 0.001, 0.001, 0.03, 0.05) == "tie"  # significant but under the margin
+    assert stats.decide(0.2, 0.01, 0.0625, 0.03, 0.05) == "too few"
+    # 7 paired trials, A ahead on 6 of them: the Bayesian posterior is sure, Wilcoxon is not (p = 0.11)
+    rows = []
+    for t, (va, vb) in enumerate(zip([0.9, 0.8, 0.85, 0.9, 0.7, 0.8, 0.2], [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.6])):
+        for m, v in (("a", va), ("b", vb)):
+            rows.append({"dataset.name": "iris", "method.name": m, "constraints.name": "random_pairs",
+                         "constraints.n_constraints": 20, "trial": t, "status": "ok", "ari": v})
+    data = pd.DataFrame(rows)
+    data["method_label"] = data["method.name"]
+    text = rcompare.compare(data, "a", "b", "ari", x="constraints.n_constraints")
+    from scipy.stats import wilcoxon
+
+    p = wilcoxon(np.array([0.9, 0.8, 0.85, 0.9, 0.7, 0.8, 0.2]) - np.array([0.5] * 6 + [0.6])).pvalue
+    assert p > 0.05
+    verdicts = [line for line in text.splitlines() if "Verdict:" in line or line.startswith("iris")]
+    assert verdicts and not any(line.rstrip(".").endswith(("a better", "A better")) or "Verdict: a better" in line
+                                for line in verdicts)
+    assert "Verdict: no difference" in text
+    tests = stats.paired_tests(data, "ari", x="constraints.n_constraints")
+    assert tests["verdict"].tolist() == ["no difference"]
+    # significant but under the margin: no verdict either
+    small = data.assign(ari=np.where(data["method.name"] == "a", 0.5 + 0.001 * (data["trial"] + 1), 0.5))
+    assert stats.paired_tests(small, "ari", x="constraints.n_constraints")["verdict"].tolist() == ["no difference"]
+
+
+def test_across_data_set_statistics_only_where_the_test_can_reach_its_level():
+    """Issue 38, item 14: the per-sweep page drew a CD diagram and ranks "across data sets" for 2 data sets,
+    or for 2 noise settings of one data set."""
+    from ccbench.reporting import html as report_html
+
+    two = _better_by_construction(n_sets=2)
+    page = report_html.html_page(two.assign(method_label=two["method.name"]), metrics=["ari"], x=X)
+    assert "Friedman chi²" not in page and "average rank" not in page and "<img" in page  # only the metric plot
+    assert page.count("data:image/png") == 1
+    assert "with 2 data set(s) and 3 methods the smallest p Friedman" in page
+    one = _better_by_construction(n_sets=1)
+    noisy = one.assign(**{"noise.name": "constraint_flip", "noise.rate": 0.1})
+    both = pd.concat([one.assign(**{"noise.rate": np.nan}), noisy], ignore_index=True)
+    page = report_html.html_page(both.assign(method_label=both["method.name"]), metrics=["ari"], x=X)
+    assert "Friedman chi²" not in page and page.count("data:image/png") == 1
+    assert "1 complete data set(s) from 2 (data set, setting) blocks" in page
+    eight = _better_by_construction(n_sets=8)
+    page = report_html.html_page(eight.assign(method_label=eight["method.name"]), metrics=["ari"], x=X)
+    assert "Friedman chi²" in page and page.count("data:image/png") == 2

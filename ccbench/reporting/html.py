@@ -41,8 +41,9 @@ from .stats import (
     friedman_min_p,
     min_pairs,
     paired_tests,
+    _same,
     resolve_at,
-    win_tie_loss,
+    wilcoxon_min_p,
 )
 from .summary import (
     markdown_table,
@@ -134,6 +135,7 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
     """Across data sets at one x value (ranks, Friedman, CD diagram, win/tie/loss; ranked metrics
     only) and per cell (Wilcoxon-Holm), each with what its sample size allows."""
     parts = []
+    tests = paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
     if not is_ranked(metric):
         parts.append(f"<h3>Across data sets</h3><p class='note'><code>{html.escape(metric)}</code> is not ranked "
                      f"(direction 'none': e.g. a count, where fewer is not better): no ranks, Friedman test, "
@@ -144,17 +146,19 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
             all_means = block_means(data, metric, x, pool, at=chosen, complete=False)
         except ValueError as exc:
             return f"<p>No statistics: {html.escape(str(exc))}</p>"
-        parts.append(_across_section(all_means, metric, x, chosen, at is None, margin, alpha, colors))
-    tests = paired_tests(data, metric, x, pool, margin=margin, alpha=alpha)
+        parts.append(_across_section(all_means, metric, x, chosen, at is None, margin, alpha, colors, tests))
     if len(tests):
-        significant = int((tests["p_holm"] <= alpha).sum())
+        significant = int(tests["verdict"].str.endswith((" better", " higher")).sum())
         too_few = int((tests["p_min"] > alpha).sum())
         per_cell = tests.groupby(CELL, dropna=False).size()
         need = min_pairs(alpha, int(per_cell.max()))
         parts.append(f"<h3>Per cell: paired Wilcoxon signed-rank tests</h3><p class='note'>{len(tests)} method pairs "
-                     f"over paired trials, Holm-corrected within each (data set, setting, x); {significant} differ at "
-                     f"alpha = {alpha}. " + ("W/T/L per trial with margin {margin:g}. ".format(margin=margin)
-                                             if is_ranked(metric) else "")
+                     f"over paired trials, Holm-corrected within each (data set, setting, x). One verdict rule "
+                     f"everywhere on this page: a method is better only when p_holm &lt;= {alpha} AND "
+                     + (f"its mean is better by at least {margin:g}" if is_ranked(metric) else "they differ")
+                     + f"; {significant} pair(s) get a verdict. "
+                     + ("W/T/L per trial with margin {margin:g} (counts, not a verdict). ".format(margin=margin)
+                        if is_ranked(metric) else "")
                      + f"p_min is the smallest Holm-adjusted p the cell's trials can give: with "
                      f"{int(per_cell.max())} method pair(s) per cell to correct for, a difference needs at least "
                      f"{need} paired trials (a single Wilcoxon test needs {min_pairs(alpha)})"
@@ -164,12 +168,44 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
     return "\n".join(parts)
 
 
+def _block_verdicts(tests: pd.DataFrame, means: pd.DataFrame, at) -> pd.DataFrame:
+    """The per-cell verdicts (:func:`paired_tests`, the one rule) of the blocks of ``means`` at their x:
+    ``at``, or each block's largest x with tests when ``at`` is None."""
+    if tests.empty:
+        return tests
+    blocks = tests.set_index(["dataset", "setting"]).index.isin(means.index)
+    rows = tests[blocks]
+    if at is None:
+        xs = pd.to_numeric(rows["x"], errors="coerce")
+        top = xs.groupby([rows["dataset"], rows["setting"]]).transform("max")
+        return rows[xs == top]
+    return rows[rows["x"].map(_same(at))]
+
+
+def _rule_table(verdicts: pd.DataFrame, methods: list, word: str = "better") -> pd.DataFrame:
+    """w/t/l of the row method against the column method over blocks, by the per-cell verdicts."""
+    table = pd.DataFrame("", index=methods, columns=methods)
+    for a in methods:
+        for b in methods:
+            if a == b:
+                continue
+            pair = verdicts[((verdicts["A"] == a) & (verdicts["B"] == b)) | ((verdicts["A"] == b) & (verdicts["B"] == a))]
+            w = int((pair["verdict"] == f"{a} {word}").sum())
+            lo = int((pair["verdict"] == f"{b} {word}").sum())
+            table.loc[a, b] = f"{w}/{len(pair) - w - lo}/{lo}"
+    return table
+
+
 def _across_section(all_means: pd.DataFrame, metric: str, x: str, at, default: bool, margin: float,
-                    alpha: float, colors: dict | None) -> str:
+                    alpha: float, colors: dict | None, tests: pd.DataFrame | None = None) -> str:
     absent = [m for m in all_means.columns if all_means[m].isna().all()]
-    means = all_means.drop(columns=absent).dropna()
+    block_values = all_means.drop(columns=absent).dropna()
+    dropped = len(all_means) - len(block_values)
+    n_blocks = len(block_values)
+    # the statistics' blocks are data sets: several settings (noise levels, options) of one data set share
+    # its points, so they are averaged into one block per data set first
+    means = block_values.groupby(level="dataset").mean()
     means.attrs["at"] = at
-    dropped = len(all_means) - len(means)
     n, k = means.shape
     if at is None:  # the blocks' largest x differ (a budget per data set)
         where = (f"each data set's largest <code>{html.escape(x)}</code> "
@@ -177,29 +213,40 @@ def _across_section(all_means: pd.DataFrame, metric: str, x: str, at, default: b
     else:
         where = (f"<code>{html.escape(x)}</code> = {html.escape(fmt(at))}"
                  + (" (the largest value; <code>ccbench report --at X</code> picks another)" if default else ""))
-    parts = [f"<h3>Across data sets at {where}</h3><p class='note'>Blocks are (data set, setting) at this one x "
-             f"value (never pooled over x: x = 0 has no supervision); each block's value is the method's mean "
-             f"over trials. {n} complete block(s)"
-             + (f" ({dropped} left out: some method has no ok trial there)" if dropped else "")
+    parts = [f"<h3>Across data sets at {where}</h3><p class='note'>Blocks are data sets at this one x "
+             f"value (never pooled over x: x = 0 has no supervision); a block's value is the method's mean "
+             f"over trials, averaged over the data set's settings. {n} complete data set(s)"
+             + (f" from {n_blocks} (data set, setting) blocks" if n_blocks != n else "")
+             + (f" ({dropped} block(s) left out: some method has no ok trial there)" if dropped else "")
              + (f"; not ranked, no ok trial at this x: {', '.join(map(html.escape, absent))}" if absent else "")
              + ".</p>"]
-    if n >= 2 and k >= 2:
+    floor = friedman_min_p(n, k) if n >= 2 and k >= 3 else 1.0
+    if n >= 2 and k >= 3 and floor <= alpha:
         ranks = average_ranks(means, metric).rename_axis("method").reset_index(name="average rank")
         parts.append(_frame_html(ranks, index=False, floats="{:.2f}"))
-    if n >= 2 and k >= 3:
         fr = friedman(means)
-        floor = friedman_min_p(n, k)
         parts.append(f"<p>Friedman chi² = {fr['statistic']:.3f}, p = {fr['pvalue']:.3g} "
                      f"(Iman-Davenport F = {fr['iman_davenport']:.3f}, p = {fr['pvalue_iman_davenport']:.3g}) "
-                     f"over {n} blocks and {k} methods; the smallest p Friedman's test can give here is "
-                     f"{floor:.3g}" + (" (too few data sets to reach alpha)" if floor > alpha else "") + ".</p>")
+                     f"over {n} data sets and {k} methods; the smallest p Friedman's test can give here is "
+                     f"{floor:.3g}.</p>")
         parts.append(_png(cd_diagram(means, metric, alpha=alpha, colors=colors)))
+    elif n >= 2 and k >= 3:
+        parts.append(f"<p>No ranks across data sets, Friedman test or CD diagram: with {n} data set(s) and {k} "
+                     f"methods the smallest p Friedman's test can give is {floor:.3g}, above alpha = {alpha} (too few "
+                     f"data sets for the test to reach its level).</p>")
+    elif k == 2 and n >= 1:
+        parts.append(f"<p>No ranks across data sets: two methods over {n} data set(s); a Wilcoxon test over "
+                     f"them can give p >= {wilcoxon_min_p(n):.3g}"
+                     + (" (too few data sets to reach alpha)" if wilcoxon_min_p(n) > alpha else "") + ".</p>")
     else:
         parts.append("<p>No Friedman test or CD diagram: they need at least 3 methods on 2 complete data sets.</p>")
-    if n >= 1 and k >= 2:
-        parts.append(f"<p>Win/tie/loss of the row method against the column method over blocks "
-                     f"(a difference under {margin:g} is a tie; counts, not a test):</p>")
-        parts.append(_frame_html(win_tie_loss(means, metric, margin).rename_axis(None)))
+    verdicts = _block_verdicts(tests if tests is not None else pd.DataFrame(), block_values, at)
+    if n_blocks >= 1 and k >= 2 and len(verdicts):
+        parts.append(f"<p>Win/tie/loss of the row method against the column method over the (data set, setting) "
+                     f"blocks, by the one verdict rule of the per-cell tests below (p_holm &lt;= {alpha} AND a "
+                     f"difference of at least {margin:g}); a block with no verdict (too few trials, or not "
+                     f"significant) is a tie:</p>")
+        parts.append(_frame_html(_rule_table(verdicts, list(block_values.columns)).rename_axis(None)))
     return "\n".join(parts)
 
 

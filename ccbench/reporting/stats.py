@@ -67,7 +67,7 @@ from ._format import (
     setting_labels,
 )
 
-__all__ = ["greater_is_better", "wilcoxon_min_p", "min_pairs", "friedman_min_p", "resolve_at", "x_values", "holm", "paired_frame", "paired_tests", "block_means", "win_tie_loss", "average_ranks", "friedman", "nemenyi", "cd_diagram", "bayesian_signed_rank"]
+__all__ = ["decide", "greater_is_better", "wilcoxon_min_p", "min_pairs", "friedman_min_p", "resolve_at", "x_values", "holm", "paired_frame", "paired_tests", "block_means", "win_tie_loss", "average_ranks", "friedman", "nemenyi", "cd_diagram", "bayesian_signed_rank"]
 
 
 CELL = ["dataset", "setting", "x"]
@@ -247,6 +247,21 @@ def _wtl(diff: np.ndarray, margin: float) -> tuple[int, int, int]:
     return int((diff >= margin).sum()), int((np.abs(diff) < margin).sum()), int((diff <= -margin).sum())
 
 
+def decide(diff: float, p: float, floor: float, margin: float, alpha: float) -> str:
+    """The one verdict rule of every report (leaderboard win/tie/loss, per-cell tests, ``--compare``,
+    across data sets): ``"A"`` / ``"B"`` (better, or higher for a metric that is not ranked: pass
+    ``margin=0``) only when the paired test's p-value -- Holm-adjusted over the family the caller
+    states -- is at most ``alpha`` AND the mean difference ``diff`` (A minus B, oriented so that
+    positive is better) is at least ``margin``; ``"tie"`` otherwise; ``"too few"`` when no sample of
+    this size could reach ``alpha`` (``floor``, the smallest p it can give, is above it). A verdict is
+    never given at a p-value above ``alpha``."""
+    if not floor <= alpha:
+        return "too few"
+    if p <= alpha and np.isfinite(diff) and abs(diff) >= margin and diff != 0:
+        return "A" if diff > 0 else "B"
+    return "tie"
+
+
 def _holm_floor(n_pairs) -> np.ndarray:
     """Smallest Holm-adjusted p each test of a family can reach, from each test's number of pairs.
 
@@ -274,8 +289,9 @@ def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(),
     ``p``, ``p_holm`` (the family is all pairs of the cell), ``p_min`` (the
     smallest ``p_holm`` these numbers of trials can reach) and ``verdict``:
     ``A better`` / ``B better`` (``A higher`` / ``B higher`` for a metric that is
-    not ranked) or ``no difference`` at ``alpha`` after Holm, and ``too few
-    trials`` when ``p_min > alpha`` (no sample of that size could show a difference).
+    not ranked) by :func:`decide` (p_holm <= ``alpha`` and a mean difference of at least
+    ``margin``; any difference for a metric that is not ranked), ``no difference`` otherwise,
+    and ``too few trials`` when ``p_min > alpha`` (no sample of that size could show a difference).
     """
     wide = paired_frame(data, metric, x, pool)
     ranked = is_ranked(metric)
@@ -299,12 +315,9 @@ def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(),
         floors = _holm_floor([r["n_pairs"] for r in recs])
         for r, ph, floor in zip(recs, adjusted, floors):
             r["p_holm"], r["p_min"] = ph, floor
-            ahead = sign * r["mean_diff"] > 0
-            if floor > alpha:
-                r["verdict"] = _too_few(r["n_pairs"], floor)
-            else:
-                r["verdict"] = ("no difference" if not ph <= alpha else
-                                f"{r['A'] if ahead else r['B']} {word}")
+            said = decide(sign * r["mean_diff"], ph, floor, margin if ranked else 0.0, alpha)
+            r["verdict"] = (_too_few(r["n_pairs"], floor) if said == "too few" else "no difference" if said == "tie"
+                            else f"{r[said]} {word}")
         out.extend(recs)
     cols = [*CELL, "A", "B", "n_pairs", "mean_diff", "wins", "ties", "losses", "statistic", "p", "p_holm",
             "p_min", "verdict"]

@@ -10,7 +10,6 @@ import pandas as pd
 from ._format import fmt, is_ranked, method_labels, resolve_x
 from .stats import (
     CELL,
-    DECISION,
     _bayes_min_n,
     _holm_floor,
     _largest_x_of_each_block,
@@ -20,6 +19,7 @@ from .stats import (
     _wtl,
     bayesian_signed_rank,
     block_means,
+    decide,
     holm,
     min_pairs,
     paired_frame,
@@ -37,19 +37,24 @@ def _text_table(rows: list[list], header: list[str]) -> str:
     return "\n".join(line.rstrip() for line in lines + [fmt.format(*map(str, r)) for r in rows])
 
 
-def _verdict_text(res: dict, a: str, b: str, word: str = "better") -> str:
-    if res["verdict"] == "too few trials":
-        return f"too few trials (n = {res['n']} < {_bayes_min_n()})"
-    v = res["verdict"].replace("A better", f"{a} {word}").replace("B better", f"{b} {word}")
-    return v.replace("equivalent", "practically equivalent")
+def _rule_text(said: str, a: str, b: str, word: str, n: int, need: int, what: str) -> str:
+    """A verdict of :func:`ccbench.reporting.stats.decide` as text."""
+    if said == "too few":
+        return f"too few {what} (n = {n} < {need})"
+    return {"A": f"{a} {word}", "B": f"{b} {word}"}.get(said, "no difference")
 
 
 def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = None, rope: float = 0.01,
             margin: float = 0.03, pool=(), at=None, alpha: float = 0.05) -> str:
-    """Text verdict for methods ``a`` and ``b`` (method labels): per cell, Bayesian signed-rank
-    over paired trials and Wilcoxon (Holm over the cells); across data sets at one x value
-    (``at``, default the largest), the Bayesian signed-rank test over per-data-set means,
-    Wilcoxon over them and win/tie/loss.
+    """Text verdict for methods ``a`` and ``b`` (method labels): per cell, Wilcoxon over paired trials
+    (Holm over the cells) beside the Bayesian signed-rank posterior; across data sets at one x value
+    (``at``, default the largest), Wilcoxon over per-data-set means beside the Bayesian signed-rank
+    test and win/tie/loss.
+
+    Every verdict follows the one rule of :func:`ccbench.reporting.stats.decide`: A is better only
+    when the Wilcoxon p-value (Holm-adjusted over the cells, per cell) is at most ``alpha`` AND the
+    mean difference is at least ``margin`` (any difference for a metric that is not ranked); no
+    verdict is printed at a p-value above ``alpha``. The Bayesian posteriors are shown, not a verdict.
 
     Below the minimum sample (:func:`min_pairs`: 6 paired values for one test at
     alpha 0.05) a verdict reads "too few trials" / "too few data sets", and the
@@ -87,18 +92,21 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
     header = ["dataset", "setting", "x", "n", "mean A", "mean B", "W/T/L", "p Holm", "min p",
               "P(A>B)", "P(rope)", "P(B>A)", "verdict"]
     rows_out = []
+    orient = 1.0 if greater else -1.0
+    need_cell = min_pairs(alpha, len(cells))
     for (cell, va, vb, _, bay), ph, floor in zip(cells, p_holm, floors):
-        wtl = "/".join(map(str, _wtl((1 if greater else -1) * (va - vb), margin))) if ranked else "-"
-        verdict = (f"too few trials (n = {len(va)} < {min_n})" if bay is None
-                   else _verdict_text(bay, "A", "B", word))
+        wtl = "/".join(map(str, _wtl(orient * (va - vb), margin))) if ranked else "-"
+        said = decide(orient * float((va - vb).mean()), ph, floor, margin if ranked else 0.0, alpha)
+        verdict = _rule_text(said, "A", "B", word, len(va), need_cell, "trials")
         rows_out.append([cell[0], cell[1] or "-", fmt(cell[2]), len(va), f"{va.mean():.3f}",
                          f"{vb.mean():.3f}", wtl, f"{ph:.3g}", f"{floor:.3g}",
                          *(["-"] * 3 if bay is None else
                            [f"{bay['p_a_better']:.2f}", f"{bay['p_rope']:.2f}", f"{bay['p_b_better']:.2f}"]),
                          verdict])
     lines += [f"Per cell (paired trials; W/T/L per trial; Wilcoxon p Holm-corrected over the {len(cells)} "
-              f"cell(s), 'min p' the smallest value these trials can give; a verdict needs >= {min_n} "
-              f"paired trials, and p <= {alpha:g} needs {min_pairs(alpha, len(cells))} per cell here):",
+              f"cell(s), 'min p' the smallest value these trials can give; verdict: {word} only when p Holm <= "
+              f"{alpha:g}" + (f" AND the mean difference is at least {margin:g}" if ranked else "") + ", which needs "
+              f"{need_cell} paired trials per cell here; the Bayesian posteriors are shown beside it):",
               _text_table(rows_out, header), ""]
     chosen = resolve_at(data, metric, x, pool, at)
     where = (" at each data set's largest x (--at picks one x)" if chosen is None else
@@ -111,28 +119,33 @@ def compare(data: pd.DataFrame, a: str, b: str, metric: str, x: str | None = Non
         lines += [f"Across {len(means)} data sets{where} (per-data-set means over trials):"]
         if len(means) >= min_n:
             bay = bayesian_signed_rank(means[a], means[b], rope, greater=greater)
-            verdict = _verdict_text(bay, a, b, word)
             lines += [f"  Bayesian signed-rank: P(A {word}) = {bay['p_a_better']:.3f}, P(practically equivalent) "
-                      f"= {bay['p_rope']:.3f}, P(B {word}) = {bay['p_b_better']:.3f}"]
-        else:
-            verdict = f"too few data sets (n = {len(means)} < {min_n})"
+                      f"= {bay['p_rope']:.3f}, P(B {word}) = {bay['p_b_better']:.3f} (shown, not the verdict)"]
+        diff = orient * float((means[a] - means[b]).mean())
+        said = decide(diff, p, wilcoxon_min_p(len(means)), margin if ranked else 0.0, alpha)
+        verdict = _rule_text(said, a, b, word, len(means), min_pairs(alpha), "data sets")
         lines += [f"  Wilcoxon signed-rank p = {p:.3g} (smallest possible with {len(means)} data sets: "
-                  f"{wilcoxon_min_p(len(means)):.3g}); win/tie/loss of A (margin {margin:g}) = {wtl}",
-                  f"  Verdict: {verdict} (decision at posterior probability {DECISION}; "
-                  f"needs >= {min_n} data sets)."]
+                  f"{wilcoxon_min_p(len(means)):.3g}); mean difference {diff:+.3f}; win/tie/loss of A "
+                  f"(margin {margin:g}, counts) = {wtl}",
+                  f"  Verdict: {verdict} ({word} only when p <= {alpha:g}"
+                  + (f" AND the mean difference is at least {margin:g})." if ranked else ").")]
     else:
         if chosen is None:
             one = _largest_x_of_each_block(wide.reset_index()).set_index(wide.index.names)
         else:
             one = wide[wide.index.get_level_values("x").map(_same(chosen))]
         only = bayesian_signed_rank(one[a], one[b], rope, greater=greater) if len(one) >= min_n else None
-        if only is None:
-            lines += [f"One data set{where}: {len(one)} paired trial(s); Verdict: too few trials "
-                      f"(n = {len(one)} < {min_n})."]
-        else:
-            lines += [f"One data set{where}: Bayesian signed-rank over its {len(one)} paired trials: "
-                      f"P(A {word}) = {only['p_a_better']:.3f}, P(equivalent) = {only['p_rope']:.3f}, "
-                      f"P(B {word}) = {only['p_b_better']:.3f}",
-                      f"  Verdict: {_verdict_text(only, a, b, word)} (decision at posterior probability "
-                      f"{DECISION}; needs >= {min_n} paired trials)."]
+        va, vb = one[a].to_numpy(float), one[b].to_numpy(float)
+        _, p = _wilcoxon(va, vb)
+        nonzero = int((va != vb).sum())
+        diff = orient * float((va - vb).mean())
+        said = decide(diff, p, wilcoxon_min_p(nonzero), margin if ranked else 0.0, alpha)
+        verdict = _rule_text(said, a, b, word, len(one), min_pairs(alpha), "trials")
+        lines += [f"One data set{where}: Wilcoxon signed-rank over its {len(one)} paired trials p = {p:.3g} "
+                  f"(smallest possible: {wilcoxon_min_p(nonzero):.3g}); mean difference {diff:+.3f}"
+                  + ("" if only is None else
+                     f"; Bayesian signed-rank: P(A {word}) = {only['p_a_better']:.3f}, P(equivalent) = "
+                     f"{only['p_rope']:.3f}, P(B {word}) = {only['p_b_better']:.3f} (shown, not the verdict)"),
+                  f"  Verdict: {verdict} ({word} only when p <= {alpha:g}"
+                  + (f" AND the mean difference is at least {margin:g})." if ranked else ").")]
     return "\n".join(lines)

@@ -3,19 +3,24 @@
 ``ccbench report DIR --leaderboard --out reports/leaderboard`` writes, per kind,
 ``<kind>.md`` (with PNG figures beside it) and ``<kind>.html`` (figures embedded,
 opens offline), plus ``index.md`` and ``leaderboard.parquet`` (every number of the
-pages in long form). Each page holds:
+pages in long form, and the per-cell means the ranks start from: table ``cell_means``,
+:func:`cell_table`). Each page holds:
 
 1. average ranks over *cells* (data set x budget x noise x setting) on one metric
-   (default ``ari``), ranked two ways (see *Scale honesty*), with a
-   critical-difference diagram (:func:`ccbench.cd_diagram`: Friedman blocks
-   are the cells, Nemenyi's test between methods);
-2. a win/tie/loss matrix over all pairs of methods (:func:`win_tie_loss_cells`), and the cells
+   (default ``ari``), ranked two ways (see *Scale honesty*) over the *main* methods
+   (:func:`main_methods`: every method at its defaults), with a critical-difference diagram
+   (:func:`ccbench.cd_diagram`: Friedman blocks are the data sets, :func:`dataset_blocks`; the
+   per-cell view is a secondary table); 1b. each tuned variant against its own default
+   (:func:`tuned_vs_default`);
+2. a win/tie/loss matrix over all pairs of main methods (:func:`win_tie_loss_cells`, by the one
+   verdict rule :func:`ccbench.reporting.stats.decide`), and the cells
    where nothing beats a method (:func:`unbeaten`; for ``cobs``: where no semi-supervised method
    is better than choosing among unsupervised clusterings by the constraints);
 3. per data set, the gain of every supervised method over the best unsupervised
-   baseline, with a bootstrap 95 % confidence interval (:func:`gains`);
+   baseline, with a bootstrap 95 % confidence interval (:func:`gains`; completed cells only);
 4. the share of trials in which the supervision made a method worse than its own
-   unconstrained run (:func:`hurt_share`);
+   unconstrained run (:func:`hurt_share`, joined on :data:`TRIAL_KEYS`; the methods of
+   :data:`NO_UNCONSTRAINED_REFERENCE` left out with the reason);
 5. what noise does: each noisy cell against the method's noiseless twin, per method and
    family, with bootstrap intervals (:func:`noise_effect`);
 6. fit time and peak memory beside quality, and a quality-vs-time scatter plot;
@@ -41,14 +46,17 @@ Definitions (every one is stated on the page as well):
   supervision (``kmeans``, ``ap``, ``ncuts``, ``kmedoids``, ``scap``).
 """
 
-from ._frame import BUDGET, DEFAULT_METRIC, KINDS, attempted_cells, cell_means, completed, long_frame
-from .gains import best_baseline, bootstrap_ci, cost_table, gains, hurt_share, noise_effect, status_counts
+from ._frame import (BUDGET, DEFAULT_METRIC, KINDS, TRIAL_KEYS, attempted_cells, cell_means, cell_table, completed,
+                     long_frame, main_methods)
+from .gains import (NO_UNCONSTRAINED_REFERENCE, best_baseline, bootstrap_ci, cost_table, gains, hurt_exclusions,
+                    hurt_share, noise_effect, status_counts)
 from .pages import config_request, sweep_coverage, write_leaderboard
-from .ranks import rank_table, ranks_by_condition, unbeaten, win_tie_loss_cells
+from .ranks import dataset_blocks, kept_default, rank_table, ranks_by_condition, tuned_vs_default, unbeaten, win_tie_loss_cells
 
 __all__ = [
     "KINDS", "BUDGET", "DEFAULT_METRIC", "long_frame", "cell_means", "completed", "attempted_cells",
     "rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "bootstrap_ci", "best_baseline",
     "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage",
-    "write_leaderboard",
+    "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
+    "dataset_blocks", "kept_default", "tuned_vs_default",
 ]

@@ -12,7 +12,8 @@ from ..stats import (
     _sign,
 )
 
-__all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed", "cell_means", "attempted_cells"]
+__all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
+           "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS"]
 
 #: The supervision kind of each constraint scheme.
 KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "labels": ("labeled_subsets",)}
@@ -41,6 +42,18 @@ _NOT_SETTING = {"dataset.name", "constraints.name", "noise.name", "noise.rate", 
 _SETTING_PREFIXES = ("dataset.", "constraints.", "evaluate_on")
 
 
+# What defines "the same data, setting and trial" across supervision kinds: the data set's options and
+# evaluate_on, never a constraints key (``constraints.small_classes=all`` is on the labeled rows only,
+# and an unconstrained run has no scheme options at all).
+_DATA_SETTING_PREFIXES = ("dataset.", "evaluate_on")
+
+
+#: The join of a supervised trial with the same method's unconstrained run (hurt share) or with the
+#: baseline's row of another cell (gains): data set, its options and evaluate_on (``data_setting``),
+#: and the trial index (``trial_seed`` is per cell; the trial index is what the cells share).
+TRIAL_KEYS = ["dataset", "data_setting", "trial"]
+
+
 N_BOOT = 2000
 
 
@@ -54,10 +67,10 @@ def _noise_text(data: pd.DataFrame) -> pd.Series:
     return text.where(name != "none", "none")
 
 
-def _setting_text(data: pd.DataFrame) -> pd.Series:
+def _setting_text(data: pd.DataFrame, prefixes: tuple = _SETTING_PREFIXES) -> pd.Series:
     """What else varies within a data set's rows (``evaluate_on``, preprocessing), as ``key=value`` text;
     per data set, so an option only some sets have (``dataset.missing``) splits nothing."""
-    cols = [c for c in data.columns if c.startswith(_SETTING_PREFIXES) and c not in _NOT_SETTING]
+    cols = [c for c in data.columns if c.startswith(prefixes) and c not in _NOT_SETTING]
     text = pd.Series("", index=data.index, dtype=object)
     for _, rows in data.groupby("dataset.name", sort=False):
         varying = [c for c in cols if rows[c].astype(str).nunique(dropna=False) > 1]
@@ -139,6 +152,15 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
            for c in ("peak_rss_mb", "fit_rss_mb")},
     })
     out["unconstrained"] = (scheme == UNCONSTRAINED) | (budget == 0)
+    out["data_setting"] = _setting_text(data, _DATA_SETTING_PREFIXES)
+    tune = data["tune"].astype(str) if "tune" in data else pd.Series("none", index=data.index)
+    tuned = ~tune.isin(["none", "nan", "None", ""])
+    suffix = "+" + tune  # the label's suffix: +cvcp, or +cvcp(folds=2) off the default folds
+    out["default_method"] = [lab[: lab.rfind(suf)] if t and lab.rfind(suf) > 0 else lab
+                             for lab, t, suf in zip(out["method"], tuned, suffix)]
+    out["tuned"] = tuned.to_numpy() & (out["default_method"] != out["method"]).to_numpy()
+    out["method_name"] = data["method.name"].astype(str)
+    out["tuned_params"] = data["tuned_params"] if "tuned_params" in data else None
     out["row"] = data.index  # back to the full row (provenance, error messages)
     flags = _unsupervised(labels, data["method.name"])
     out["unsupervised"] = out["method"].map(flags).astype(bool)
@@ -193,3 +215,32 @@ def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | No
 def attempted_cells(frame: pd.DataFrame) -> pd.DataFrame:
     """Index cells, columns methods: True where the method has any row (of any status) in the cell."""
     return completed(frame).notna()
+
+
+def main_methods(frame: pd.DataFrame) -> list:
+    """The methods every ranking ranks: each method at its defaults, not a tuned variant (``name+tuner``,
+    compared with its own default separately); sorted."""
+    tuned = frame.groupby("method")["tuned"].any() if "tuned" in frame else pd.Series(False, index=[])
+    return sorted(m for m in pd.unique(frame["method"]) if not bool(tuned.get(m, False)))
+
+
+def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every (cell, method) of the ranking cells, in long form: ``mean`` (the metric over the cell's ok
+    trials), ``n_trials`` (rows), ``n_ok``, ``status`` (``completed`` when every trial is ok, else the
+    most common other status), ``main`` (ranked in section 1) -- enough to recompute the ranks: pivot
+    the completed main rows to cells x methods and rank per cell (:func:`rank_table`)."""
+    cols = [*CELL, "method", "mean", "n_trials", "n_ok", "status", "main"]
+    if frame.empty:
+        return pd.DataFrame(columns=cols)
+    main = set(main_methods(frame))
+
+    def status(s):
+        bad = s[s != "ok"]
+        return "completed" if bad.empty else bad.mode().iloc[0]
+
+    g = frame.groupby([*CELL, "method"])
+    out = pd.DataFrame({"mean": g["value"].mean(), "n_trials": g.size(), "n_ok": g["status"].agg(lambda s: int((s == "ok").sum())),
+                        "status": g["status"].agg(status)}).reset_index()
+    out["mean"] = out["mean"].where(out["status"] == "completed")
+    out["main"] = out["method"].isin(main)
+    return out[cols]

@@ -8,7 +8,12 @@ import pandas as pd
 
 from .._format import axis_label
 
-__all__ = ["noise_figure", "quality_time_scatter", "gain_heatmap", "gain_figure"]
+__all__ = ["noise_figure", "quality_time_scatter", "gain_heatmap", "gain_figure", "COVERAGE_MIN"]
+
+
+#: Below this share of its cells completed, a method's point on the quality-vs-time scatter is hollow:
+#: its quality is a mean over the cells it survived (easier ones), not over the benchmark.
+COVERAGE_MIN = 0.8
 
 
 def noise_figure(effect: pd.DataFrame, metric: str, colors: dict):
@@ -33,16 +38,23 @@ def noise_figure(effect: pd.DataFrame, metric: str, colors: dict):
     return fig
 
 
-def quality_time_scatter(cost: pd.DataFrame, metric: str, colors: dict):
+def quality_time_scatter(cost: pd.DataFrame, metric: str, colors: dict, coverage_min: float = COVERAGE_MIN):
+    """One point per method: mean quality over its completed cells against its median fit time. With a
+    ``coverage`` column (share of the method's cells completed) the point's label gives it, and a
+    point below ``coverage_min`` is hollow (its quality is over the cells it survived)."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(8.0, 5.5), layout="constrained")
     ax = fig.subplots()
     shown = cost.dropna(subset=["quality", "fit_time_median_s"])
     for method, rec in shown.iterrows():
-        ax.scatter(max(rec["fit_time_median_s"], 1e-6), rec["quality"], color=colors[method], s=40,
-                   label=method, edgecolor="k", linewidth=0.5)
-        ax.annotate(method, (max(rec["fit_time_median_s"], 1e-6), rec["quality"]), fontsize="x-small",
+        cov = rec.get("coverage", np.nan)
+        hollow = bool(np.isfinite(cov) and cov < coverage_min)
+        ax.scatter(max(rec["fit_time_median_s"], 1e-6), rec["quality"], s=40, label=method,
+                   facecolors="none" if hollow else colors[method],
+                   edgecolors=colors[method] if hollow else "k", linewidth=1.2 if hollow else 0.5)
+        text = method if not np.isfinite(cov) else f"{method} ({cov:.0%})"
+        ax.annotate(text, (max(rec["fit_time_median_s"], 1e-6), rec["quality"]), fontsize="x-small",
                     xytext=(4, 3), textcoords="offset points")
     ax.set_xscale("log")
     # plain tick text: with mathtext off (plain_text) the log formatter's $10^{-2}$ would print raw
@@ -55,7 +67,10 @@ def quality_time_scatter(cost: pd.DataFrame, metric: str, colors: dict):
     ax.grid(alpha=0.3, which="both")
     if len(shown) <= 20:
         ax.legend(fontsize="x-small", loc="best")
-    ax.set_title("quality against fit time (one point per method)", fontsize="medium")
+    covered = "coverage" in cost
+    ax.set_title("quality against fit time (one point per method" + (
+        f"; in brackets the share of its cells completed, hollow below {coverage_min:.0%})" if covered else ")"),
+        fontsize="medium")
     return fig
 
 

@@ -11,9 +11,37 @@ from ...running.results import STATUSES
 from ..stats import (
     _sign,
 )
-from ._frame import CELL, CI, N_BOOT, _cells
+from ._frame import CELL, CI, N_BOOT, TRIAL_KEYS, _cells, completed
 
-__all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "cost_table"]
+__all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "cost_table",
+           "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions"]
+
+
+#: Methods whose run without supervision is not the method itself, so "did the supervision hurt?" has no
+#: reference for them: the hurt share leaves them out and the page says why (keyed by ``method.name``;
+#: their tuned variants too).
+NO_UNCONSTRAINED_REFERENCE = {
+    "cobs": "with no constraints COBS has nothing to select its clustering by and returns its first pool "
+            "member (k-means with k = 2), not a COBS run",
+    "rn_sdp": "with no constraints RN-SDP's learned similarity is (nearly) all ones, every point alike, and its "
+              "k-medoids step splits noise: not a clustering the constraints could have made worse",
+}
+
+
+def hurt_exclusions(frame: pd.DataFrame) -> dict:
+    """{method label: reason} for the methods of ``frame`` left out of the hurt share
+    (:data:`NO_UNCONSTRAINED_REFERENCE`)."""
+    names = frame.drop_duplicates("method").set_index("method")["method_name"] if "method_name" in frame else {}
+    return {m: NO_UNCONSTRAINED_REFERENCE[n] for m, n in dict(names).items() if n in NO_UNCONSTRAINED_REFERENCE}
+
+
+def _completed_rows(cells: pd.DataFrame) -> pd.DataFrame:
+    """The rows of (cell, method) pairs whose every trial is ok (a cell where most trials failed would
+    give a mean, and an interval, over the few easy draws that survived)."""
+    done = completed(cells).stack()
+    done = done[done.astype(bool)]
+    keep = pd.MultiIndex.from_frame(cells[[*CELL, "method"]]).isin(done.index)
+    return cells[keep]
 
 
 def bootstrap_ci(diff, level: float = CI, n_boot: int = N_BOOT, seed: int = 0) -> tuple[float, float]:
@@ -32,8 +60,9 @@ def bootstrap_ci(diff, level: float = CI, n_boot: int = N_BOOT, seed: int = 0) -
 def best_baseline(frame: pd.DataFrame, metric: str) -> pd.Series:
     """Per data set, the unsupervised method with the best mean over all its ok trials there
     (chosen on the whole data set, not per trial: the best of several noisy values per trial
-    would flatter the baseline)."""
-    base = frame[frame["unsupervised"]]
+    would flatter the baseline), over its completed cells only (a cell where most of its trials failed
+    would choose it on the draws that survived)."""
+    base = _completed_rows(frame[frame["unsupervised"]])
     if base.empty:
         return pd.Series(dtype=object)
     means = base.groupby(["dataset", "method"])["value"].mean().dropna().reset_index()
@@ -49,23 +78,26 @@ def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
 
     The baseline's value on a trial is its row in the same cell (the same constraint draw, which it
     ignores); where it has none there (a sweep that fits baselines once per data set), its mean over
-    its rows of the same data set, setting and trial index.
+    its rows of the same data set, data options and trial index (:data:`TRIAL_KEYS`).
+
+    Completed cells only, as the ranks: a (cell, method) with a trial that is not ok has no gain (its
+    mean and interval would be over the draws that survived: a single trial, an interval [x, x]).
     """
     sign = _sign(metric)
     best = best_baseline(frame, metric)
-    cells = _cells(frame)
+    cells = _completed_rows(_cells(frame))
     out = []
     for dataset, base_label in best.items():
         base = frame[(frame["dataset"] == dataset) & (frame["method"] == base_label) & frame["value"].notna()]
         same_cell = base.set_index([*CELL, "trial"])["value"]
-        fallback = base.groupby(["setting", "trial"])["value"].mean()
+        fallback = base.groupby(["data_setting", "trial"])["value"].mean()
         rows = cells[(cells["dataset"] == dataset) & ~cells["unsupervised"] & cells["value"].notna()]
         for key, g in rows.groupby([*CELL, "method"], sort=True):
             idx = pd.MultiIndex.from_frame(g[[*CELL, "trial"]])
             ref = same_cell.reindex(idx).to_numpy(float)
             missing = np.isnan(ref)
             if missing.any():
-                by_trial = fallback.reindex(pd.MultiIndex.from_frame(g[["setting", "trial"]]))
+                by_trial = fallback.reindex(pd.MultiIndex.from_frame(g[["data_setting", "trial"]]))
                 ref[missing] = by_trial.to_numpy(float)[missing]
             d = sign * (g["value"].to_numpy(float) - ref)
             d = d[np.isfinite(d)]
@@ -76,11 +108,13 @@ def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
 
 
 def _own_unconstrained(frame: pd.DataFrame) -> pd.Series:
-    """Per (method, dataset, setting, trial): the method's value on its unconstrained run, the
-    ``noise=none`` row where there is one, else the mean of its unconstrained rows there."""
+    """Per (method, dataset, data_setting, trial): the method's value on its unconstrained run, the
+    ``noise=none`` row where there is one, else the mean of its unconstrained rows there. Keyed by
+    :data:`TRIAL_KEYS` (data set, its options, evaluate_on, trial index), never by a constraints key:
+    the labeled rows' ``constraints.small_classes`` is no option of an unconstrained run."""
     ref = frame[frame["unconstrained"] & frame["value"].notna()]
     clean = ref[ref["noise"] == "none"]
-    keys = ["method", "dataset", "setting", "trial"]
+    keys = ["method", *TRIAL_KEYS]
     has_clean = ref.set_index(keys).index.isin(clean.set_index(keys).index)
     ref = ref[has_clean & (ref["noise"] == "none") | ~has_clean]
     return ref.groupby(keys)["value"].mean()
@@ -90,13 +124,16 @@ def hurt_share(frame: pd.DataFrame, metric: str, by=("method",)) -> pd.DataFrame
     """Share of supervised ok trials worse than the same method's own unconstrained run of the same
     data set, setting and trial index (:func:`_own_unconstrained`; strictly worse in the metric's
     direction: an equal value is no harm). Columns: ``by``, ``n_trials`` (trials with a reference),
-    ``n_worse``, ``share_worse``, ``mean_change``. A method without an unconstrained run has no row.
+    ``n_worse``, ``share_worse``, ``mean_change``. A method without an unconstrained run has no row;
+    nor has a method of :data:`NO_UNCONSTRAINED_REFERENCE` (:func:`hurt_exclusions`: its run without
+    supervision is not the method).
     """
     sign = _sign(metric)
+    frame = frame[~frame["method"].isin(list(hurt_exclusions(frame)))]
     ref = _own_unconstrained(frame)
     cells = _cells(frame)
     cells = cells[cells["value"].notna()]
-    keyed = pd.MultiIndex.from_frame(cells[["method", "dataset", "setting", "trial"]])
+    keyed = pd.MultiIndex.from_frame(cells[["method", *TRIAL_KEYS]])
     change = sign * (cells["value"].to_numpy(float) - ref.reindex(keyed).to_numpy(float))
     cells = cells.assign(change=change)[np.isfinite(change)]
     by = list(by)

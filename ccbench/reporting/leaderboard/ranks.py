@@ -10,11 +10,13 @@ from .._format import fmt
 from ..stats import (
     _sign,
     _wilcoxon,
-    min_pairs,
+    decide,
+    wilcoxon_min_p,
 )
-from ._frame import CELL, _worst_filled
+from ._frame import CELL, _worst_filled, completed
 
-__all__ = ["rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition"]
+__all__ = ["rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "dataset_blocks",
+           "tuned_vs_default", "kept_default"]
 
 
 def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -46,11 +48,12 @@ def _paired(frame: pd.DataFrame) -> pd.DataFrame:
 def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: float = 0.05) -> dict:
     """Win/tie/loss counts of every ordered pair of methods over the cells both completed.
 
-    A cell is a *win* for A over B when A's mean over the paired trials is better by at least
-    ``margin`` and, where the cell has enough trials for a test to reach ``alpha``
-    (:func:`ccbench.min_pairs`: 6), the two-sided Wilcoxon signed-rank test on the paired
-    differences says p < ``alpha`` (one test per pair and cell, not corrected: each matrix entry
-    is about one pair); a *loss* when the same holds for B; a *tie* otherwise. The rule is
+    A cell is a *win* for A over B by the one verdict rule (:func:`ccbench.reporting.stats.decide`):
+    the two-sided Wilcoxon signed-rank test on the paired differences gives p <= ``alpha`` (one test
+    per pair and cell: each matrix entry is about one pair, a family of one) AND A's mean over the
+    paired trials is better by at least ``margin``; a *loss* when the same holds for B; a *tie*
+    otherwise, including a cell with too few paired trials for the test to reach ``alpha``
+    (:func:`ccbench.min_pairs`: 6), where no verdict is given. The rule is
     symmetric, so wins(A, B) = losses(B, A). Returns ``{"wins", "ties", "losses"}`` square
     DataFrames (row method against column method), ``"table"`` with ``w/t/l`` text, and ``"beaten_by"``:
     index cells, columns methods, how many methods win over the method in that cell (NaN where it did
@@ -62,7 +65,6 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
     wide = wide[methods]
     first, second = np.triu_indices(len(methods), k=1)
     wins, ties = np.zeros((len(methods),) * 2, dtype=int), np.zeros((len(methods),) * 2, dtype=int)
-    need = min_pairs(alpha)
     beaten_by = {}
     for cell, rows in wide.groupby(level=CELL, sort=False):
         values = rows.to_numpy(float)
@@ -70,9 +72,11 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
         n = np.isfinite(d).sum(axis=0)
         mean = np.nansum(d, axis=0) / np.maximum(n, 1)
         decided = (n > 0) & (np.abs(mean) >= margin)
-        for j in np.flatnonzero(decided & (n >= need)):  # the test only where the margin is met
+        for j in np.flatnonzero(decided):  # the test only where the margin is met
             both = np.isfinite(d[:, j])
-            decided[j] = _wilcoxon(d[both, j], np.zeros(both.sum()))[1] < alpha
+            nonzero = int((d[both, j] != 0).sum())
+            p = _wilcoxon(d[both, j], np.zeros(both.sum()))[1]
+            decided[j] = decide(mean[j], p, wilcoxon_min_p(nonzero), margin, alpha) in ("A", "B")
         a_wins, b_wins = decided & (mean > 0), decided & (mean < 0)
         np.add.at(wins, (first[a_wins], second[a_wins]), 1)
         np.add.at(wins, (second[b_wins], first[b_wins]), 1)
@@ -127,3 +131,87 @@ def ranks_by_condition(means: pd.DataFrame, metric: str, attempted: pd.DataFrame
     label = keys["budget"].map(fmt) + " / " + keys["noise"].astype(str)
     order = keys.assign(label=label).sort_values(["noise", "budget"])["label"].unique()
     return ranks.set_axis(label.to_numpy()).groupby(level=0).mean().T.reindex(columns=order)
+
+
+def dataset_blocks(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Index data sets, columns methods: a method's average rank (b) (:func:`rank_table`'s per-cell ranks,
+    failures last) over the data set's cells, oriented as the metric (higher is better for a higher-is-
+    better metric: the negated rank), so a data set is one Friedman block: the cells of one data set
+    (budgets, noise, settings) share its points and are not independent. NaN where a method has no
+    ranked cell in the data set."""
+    ascending = _sign(metric) < 0
+    ranks = _worst_filled(means, metric, attempted).rank(axis=1, ascending=ascending, method="average")
+    per_set = ranks.groupby(level="dataset").mean()
+    return -_sign(metric) * per_set
+
+
+def kept_default(frame: pd.DataFrame) -> pd.Series:
+    """Per tuned row (index of ``frame``): True when the tuner chose the method's defaults (``tuned_params``
+    equal to the estimator's ``__init__`` defaults on every tuned key; ``{}``, nothing tuned, counts as
+    kept), NaN where the row carries no ``tuned_params`` or the method is not installed here."""
+    import json
+
+    from ...running import protocol
+    from ... import registry
+
+    out = pd.Series(np.nan, index=frame.index, dtype=object)
+    if "tuned_params" not in frame:
+        return out
+    defaults = {}
+    for idx, name, text in zip(frame.index, frame["method_name"], frame["tuned_params"]):
+        if not isinstance(text, str) or not text:
+            continue
+        if name not in defaults:
+            try:
+                defaults[name] = protocol.estimator_defaults(registry.get_method_spec(name))
+            except Exception:  # noqa: BLE001 - a report must open without the method's package
+                defaults[name] = None
+        if defaults[name] is None:
+            continue
+        chosen = json.loads(text)
+        out[idx] = all(_same_value(v, defaults[name].get(k)) for k, v in chosen.items())
+    return out
+
+
+def _same_value(a, b) -> bool:
+    try:
+        return bool(np.isclose(float(a), float(b)))
+    except (TypeError, ValueError):
+        return a == b
+
+
+def tuned_vs_default(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: float = 0.05,
+                     seed: int = 0) -> pd.DataFrame:
+    """Each tuned variant (``name+tuner``) against its own default (``name``), paired per cell over the
+    cells both completed: ``cells``, ``mean_diff`` (variant minus default in the metric's direction,
+    positive = tuning helped, averaged over the cells' means) with a bootstrap interval over the cells
+    (``ci_low``, ``ci_high``), ``wins``/``ties``/``losses`` per cell by :func:`win_tie_loss_cells`' rule
+    (paired trials of the cell, Wilcoxon p <= ``alpha`` and a mean difference of at least ``margin``),
+    ``tuned_trials`` and ``kept_default`` (share of the variant's ok trials where the tuner chose the
+    defaults, :func:`kept_default`; NaN when the rows carry no ``tuned_params``)."""
+    from .gains import bootstrap_ci
+
+    cols = ["variant", "default", "cells", "mean_diff", "ci_low", "ci_high", "wins", "ties", "losses",
+            "tuned_trials", "kept_default"]
+    if "tuned" not in frame or not frame["tuned"].any():
+        return pd.DataFrame(columns=cols)
+    sign = _sign(metric)
+    done = completed(frame)
+    means = frame.groupby([*CELL, "method"])["value"].mean().unstack("method")
+    out = []
+    pairs = frame[frame["tuned"]].drop_duplicates("method")[["method", "default_method"]]
+    for variant, default in pairs.itertuples(index=False):
+        if default not in done.columns:
+            continue
+        both = done[variant].eq(True) & done[default].eq(True)
+        d = sign * (means.loc[both[both].index, variant] - means.loc[both[both].index, default])
+        wtl = win_tie_loss_cells(frame[frame["method"].isin([variant, default])], metric, margin, alpha)
+        rows = frame[(frame["method"] == variant) & (frame["status"] == "ok")]
+        kept = kept_default(rows).dropna()
+        lo, hi = bootstrap_ci(d.to_numpy(float), seed=seed)
+        out.append(dict(variant=variant, default=default, cells=int(both.sum()),
+                        mean_diff=float(d.mean()) if len(d) else np.nan, ci_low=lo, ci_high=hi,
+                        wins=int(wtl["wins"].loc[variant, default]), ties=int(wtl["ties"].loc[variant, default]),
+                        losses=int(wtl["losses"].loc[variant, default]), tuned_trials=len(rows),
+                        kept_default=float(kept.astype(bool).mean()) if len(kept) else np.nan))
+    return pd.DataFrame(out, columns=cols).sort_values("variant").reset_index(drop=True)
