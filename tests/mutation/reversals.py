@@ -118,7 +118,7 @@ BREAKS: list[Break] = [
           "chosen = next((c for c in tied if combos[c] == default), tied[0])", "chosen = 0",
           ["tests/test_selection_choices.py::test_cvcp_keeps_the_combination_with_the_best_mean_score"]),
     Break("plugins/cobs/core.py:select", "choice", "comparison reversed (keeps the worst)",
-          "n_clusters, -scores))", "n_clusters, scores))",
+          "-scores))", "scores))",
           ["tests/test_cobs_choices.py::test_cobs_keeps_the_member_with_the_most_satisfied_constraints"]),
     Break("plugins/cobs/core.py:select", "choice", "first member kept",
           "return int(order[0])", "return 0",
