@@ -69,7 +69,8 @@ def test_restarts_keep_the_best_start(name, score, lower, params):
     n_init = 4
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        seed, starts = _telling_seed(lambda s: _replay(name, score, X, cons, n_init, s, **params), lower_is_better=lower)
+        seed, starts = _telling_seed(lambda s: _replay(name, score, X, cons, n_init, s, **params),
+                                     lower_is_better=lower)
         est = make_method(name, n_init=n_init, random_state=seed, **params).fit(X, constraints=cons)
     scores = np.array([sc for sc, _ in starts])
     best = int(np.argmin(scores) if lower else np.argmax(scores))
@@ -92,7 +93,8 @@ def test_kmeans_wrapper_passes_n_init_on():
     def starts_of(rs):
         seed = int(np.random.default_rng(rs).integers(2**31 - 1))
         R = np.random.RandomState(seed)
-        return [(float(km.inertia_), km.labels_) for km in (KMeans(6, n_init=1, random_state=R).fit(X) for _ in range(n_init))]
+        fits = (KMeans(6, n_init=1, random_state=R).fit(X) for _ in range(n_init))
+        return [(float(km.inertia_), km.labels_) for km in fits]
 
     rs, starts = _telling_seed(starts_of)
     est = make_method("kmeans", n_clusters=6, n_init=n_init, random_state=rs).fit(X)

@@ -118,7 +118,7 @@ BREAKS: list[Break] = [
           "chosen = next((c for c in tied if combos[c] == default), tied[0])", "chosen = 0",
           ["tests/test_selection_choices.py::test_cvcp_keeps_the_combination_with_the_best_mean_score"]),
     Break("plugins/cobs/core.py:select", "choice", "comparison reversed (keeps the worst)",
-          "n_clusters, -scores))", "n_clusters, scores))",
+          "-scores))", "scores))",
           ["tests/test_cobs_choices.py::test_cobs_keeps_the_member_with_the_most_satisfied_constraints"]),
     Break("plugins/cobs/core.py:select", "choice", "first member kept",
           "return int(order[0])", "return 0",
@@ -140,7 +140,8 @@ BREAKS: list[Break] = [
           [f"{NNC}::test_learned_metric_is_what_is_clustered[nnc-{m}]" for m in ("lp_diag", "xing_diag", "sdp_full")]),
     Break("plugins/nnc/nnc.py:NearestNeighbourClustering.fit", "passed on", "enforce_cannot_links gets raw X",
           "enforce_cannot_links(\n            Xt, labels,", "enforce_cannot_links(\n            X, labels,",
-          [f"{NNC}::test_nnc_places_cannot_linked_points_in_the_learned_metric[{m}]" for m in ("lp_diag", "xing_diag")]),
+          [f"{NNC}::test_nnc_places_cannot_linked_points_in_the_learned_metric[{m}]"
+           for m in ("lp_diag", "xing_diag")]),
     Break("plugins/nnc/xing_kmeans.py:_MetricKMeans.fit", "passed on", "the k-means delegate gets raw X",
           "inner.fit(Xt, constraints=cons)", "inner.fit(X, constraints=cons)",
           [f"{NNC}::test_learned_metric_is_what_is_clustered[{n}-{m}]"
@@ -304,7 +305,8 @@ def main(argv=None) -> int:
     table = "\n".join(lines)
     print()
     print(table)
-    crashed = sum(r == "ERROR" or (r == "FAILED" and not why.startswith(("assert", "AssertionError", "Failed"))) for _, _, r, why in rows)
+    asserted = ("assert", "AssertionError", "Failed")
+    crashed = sum(r == "ERROR" or (r == "FAILED" and not why.startswith(asserted)) for _, _, r, why in rows)
     print(f"\n{len(rows) - survived} of {len(rows)} (break, test) pairs failed as they must ({crashed} by an "
           f"error other than a failed assertion); {survived} passed")
     if stale:
