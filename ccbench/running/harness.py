@@ -380,7 +380,7 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
                 lambda: fit_labels(*fit_args) if runner is None else runner.call(fit_labels, *fit_args, timeout=timeout))
             row.update(fit_reused=reused, fit_key=key)
             outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
-                             score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on))
+                             score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on, X=ds.X))
         else:
             job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
                    metric_names, cell["inconsistent"], evaluate_on, cell.get("tune", "none"), cell.get("tune_folds", 3))
@@ -411,7 +411,8 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     """
     fit = fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, inconsistent, tune, tune_folds)
     labels = fit.pop("labels")
-    return _merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on))
+    return _merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on,
+                                    X=X))
 
 
 def _merge(fit: dict, scores: dict) -> dict:
@@ -451,7 +452,12 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
     return out
 
 
-def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict:
+def _whole_set_metric(m) -> bool:
+    """A metric about every point (the constraints, the features): no ``_unconstrained`` column."""
+    return bool(m.needs_constraints or getattr(m, "needs_features", False))
+
+
+def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None) -> dict:
     """Score ``labels`` against the true ``y`` and the cell's constraints ``cons``.
 
     Label metrics see the points ``evaluate_on`` selects (:func:`evaluation_mask`); with
@@ -467,7 +473,7 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict
         if suffix and not _unconstrained(cons, len(labels)).any():
             out[f"n_evaluated{suffix}"] = 0
             out.update({f"{name}{suffix}": np.nan for name in metric_names
-                        if not registry.get_metric_spec(name).needs_constraints})
+                        if not _whole_set_metric(registry.get_metric_spec(name))})
             out["warnings"] = "evaluate_on=both: every point is constrained, so the *_unconstrained metrics are NaN"
             continue
         mask = evaluation_mask(cons, len(labels), where)
@@ -478,6 +484,9 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict
             if m.needs_constraints:
                 if not suffix:
                     out[m.name] = float(m.func(y, labels, constraints=cons))
+            elif getattr(m, "needs_features", False):
+                if not suffix:
+                    out[m.name] = float(m.func(y, labels, X=X))
             else:
                 out[f"{m.name}{suffix}"] = float(m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)
