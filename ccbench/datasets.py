@@ -68,8 +68,8 @@ class Dataset:
 
 
 def _sklearn_loader(name):
-    def load(*, missing="drop", data_dir=None, manifest=None):
-        # No missing values and no files: the options do not apply.
+    def load(*, missing="drop", nominal="onehot", data_dir=None, manifest=None):
+        # No missing values, no nominal attributes and no files: the options do not apply.
         from sklearn import datasets as skd
 
         bunch = getattr(skd, f"load_{name}")()
@@ -81,8 +81,9 @@ def _sklearn_loader(name):
 
 
 def _uci_loader(name):
-    def load(*, missing="drop", data_dir=None, manifest=None):
-        X, y, classes, meta = load_uci(name, missing=missing, data_dir=data_dir, manifest=manifest)
+    def load(*, missing="drop", nominal="onehot", data_dir=None, manifest=None):
+        X, y, classes, meta = load_uci(name, missing=missing, nominal=nominal, data_dir=data_dir,
+                                       manifest=manifest)
         return Dataset(name, X, y, len(classes), meta)
 
     functools.update_wrapper(load, UCI_SETS[name].parse, assigned=("__doc__",), updated=())
