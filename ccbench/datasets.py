@@ -87,6 +87,7 @@ def _uci_loader(name):
         return Dataset(name, X, y, len(classes), meta)
 
     functools.update_wrapper(load, UCI_SETS[name].parse, assigned=("__doc__",), updated=())
+    del load.__wrapped__  # the keys a config may set are the loader's (missing, nominal, ...), not the parser's
     return load
 
 

@@ -377,14 +377,14 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
                                       None if not spec.supervision else row["constraints_hash"])
             fit, reused = shared_fits.shared_fit(
                 setup["fits_dir"], key, ds.X.shape[0],
-                lambda: fit_labels(*fit_args) if runner is None else runner.call(fit_labels, *fit_args, timeout=timeout))
+                lambda: fit_labels(*fit_args) if runner is None else _isolated(runner, row, fit_labels, fit_args, timeout))
             row.update(fit_reused=reused, fit_key=key)
             outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
                              score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on, X=ds.X))
         else:
             job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
                    metric_names, cell["inconsistent"], evaluate_on, cell.get("tune", "none"), cell.get("tune_folds", 3))
-            outcome = fit_and_score(*job) if runner is None else runner.call(fit_and_score, *job, timeout=timeout)
+            outcome = fit_and_score(*job) if runner is None else _isolated(runner, row, fit_and_score, job, timeout)
         row.update(outcome)
     except TrialTimeout as exc:
         row.update(status="timeout", error=f"TrialTimeout: {exc}")
@@ -399,6 +399,15 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
     except Exception as exc:
         row.update(status="error", error=getattr(exc, "worker_traceback", None) or _error_text())
     return row
+
+
+def _isolated(runner, row: dict, func, args, timeout):
+    """``func(*args)`` in the worker, killed after ``timeout`` s of its CPU time (or 3 x of wall time); the
+    row gets the call's ``trial_cpu_time`` / ``trial_wall_time``, also when it was killed."""
+    try:
+        return runner.call(func, *args, timeout=timeout)
+    finally:
+        row.update(trial_cpu_time=runner.last_cpu, trial_wall_time=runner.last_wall)
 
 
 def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent,
@@ -440,9 +449,11 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
         if inconsistent == "ignore":
             warnings.simplefilter("ignore", InconsistentConstraintsWarning)
         rss_before = _reset_peak_rss()
+        cpu = time.process_time()
         tic = time.perf_counter()
         est.fit(X, constraints=cons)
         out["fit_time"] = time.perf_counter() - tic
+        out["fit_cpu_time"] = time.process_time() - cpu
         out.update(_peak_rss(rss_before))
     if caught:
         out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
@@ -450,11 +461,6 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
     out["n_iter"] = getattr(est, "n_iter_", None)
     out["converged"] = getattr(est, "converged_", None)
     return out
-
-
-def _whole_set_metric(m) -> bool:
-    """A metric about every point (the constraints, the features): no ``_unconstrained`` column."""
-    return bool(m.needs_constraints or getattr(m, "needs_features", False))
 
 
 def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None) -> dict:
@@ -473,7 +479,8 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None)
         if suffix and not _unconstrained(cons, len(labels)).any():
             out[f"n_evaluated{suffix}"] = 0
             out.update({f"{name}{suffix}": np.nan for name in metric_names
-                        if not _whole_set_metric(registry.get_metric_spec(name))})
+                        if not (registry.get_metric_spec(name).needs_constraints
+                                or registry.get_metric_spec(name).needs_features)})
             out["warnings"] = "evaluate_on=both: every point is constrained, so the *_unconstrained metrics are NaN"
             continue
         mask = evaluation_mask(cons, len(labels), where)
@@ -484,7 +491,7 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None)
             if m.needs_constraints:
                 if not suffix:
                     out[m.name] = float(m.func(y, labels, constraints=cons))
-            elif getattr(m, "needs_features", False):
+            elif m.needs_features:  # about every point, like a constraint metric
                 if not suffix:
                     out[m.name] = float(m.func(y, labels, X=X))
             else:
