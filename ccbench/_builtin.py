@@ -78,6 +78,8 @@ def ccbench_metrics():
         MetricSpec("violated_constraints", metrics.violated_constraints,
                    "number of given constraints violated (every kind; PCCC's violations)", direction="lower",
                    bounds=(0.0, inf), label="constraints violated", needs_constraints=True),
+        MetricSpec("violated_cannot_links", metrics.violated_cannot_links, "number of given cannot-links violated",
+                   direction="lower", bounds=(0.0, inf), label="cannot-links violated", needs_constraints=True),
         MetricSpec("inertia", metrics.inertia, "within-cluster sum of squares on the fitted features (k-means' "
                    "objective)", direction="lower", bounds=(0.0, inf), label="inertia", needs_features=True),
     ]

@@ -22,6 +22,7 @@ __all__ = [
     "majority_errors",
     "constraint_violations",
     "violated_constraints",
+    "violated_cannot_links",
     "inertia",
     "pair_counts",
 ]
@@ -169,6 +170,13 @@ def violated_constraints(labels_true, labels_pred, *, constraints=None) -> float
         return 0.0
     split, joined = constraints.violations(labels_pred)
     return float(split + joined)
+
+
+def violated_cannot_links(labels_true, labels_pred, *, constraints=None) -> float:
+    """Number of given cannot-links the clustering violates (both ends in one cluster)."""
+    if constraints is None or len(constraints) == 0:
+        return 0.0
+    return float(constraints.violations(labels_pred)[1])
 
 
 def inertia(labels_true, labels_pred, *, X=None) -> float:
