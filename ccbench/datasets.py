@@ -199,6 +199,10 @@ def load_dataset(name: str, *, preprocess: str = "none", missing: str = "drop", 
           modes (3175); pima's zeros are kept as recorded (768).
 
         Other sets have no missing values.
+    nominal : {"onehot", "codes"}, default="onehot" (UCI sets; passed through ``**options``)
+        Unordered attributes the set's parser knows (promoters' and splice's bases, credit's
+        A4-A7/A13, sick's referral source, soybean's unordered multi-valued attributes) as one 0/1
+        column per value, or as the integer codes; per set: ``docs/harness.md``, "Nominal attributes".
     data_dir : path-like, optional
         Where UCI files live, as ``<data_dir>/<name>/<file>``. Default: the
         ``CCBENCH_DATA_DIR`` environment variable, else ``pooch.os_cache("ccbench")``.
