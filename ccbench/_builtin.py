@@ -24,6 +24,8 @@ def ccbench_constraint_schemes():
     return [
         SchemeSpec("none", lambda y, *, rng: constraints.Constraints.empty(len(y)), "no supervision"),
         SchemeSpec("random_pairs", constraints.random_pairs, "n random pairs, ML iff same label"),
+        SchemeSpec("fraction_pairs", constraints.fraction_pairs,
+                   "every pair among round(fraction n) random points, ML iff same label (PCCC/DILS)"),
         SchemeSpec("labeled_subsets", constraints.labeled_subsets, "per_class labeled points per class"),
         SchemeSpec("per_class_pairs", constraints.per_class_pairs, "j ML per class, j CL per class pair"),
     ]
@@ -73,4 +75,11 @@ def ccbench_metrics():
             label="share of constraints violated",
             needs_constraints=True,
         ),
+        MetricSpec("violated_constraints", metrics.violated_constraints,
+                   "number of given constraints violated (every kind; PCCC's violations)", direction="lower",
+                   bounds=(0.0, inf), label="constraints violated", needs_constraints=True),
+        MetricSpec("violated_cannot_links", metrics.violated_cannot_links, "number of given cannot-links violated",
+                   direction="lower", bounds=(0.0, inf), label="cannot-links violated", needs_constraints=True),
+        MetricSpec("inertia", metrics.inertia, "within-cluster sum of squares on the fitted features (k-means' "
+                   "objective)", direction="lower", bounds=(0.0, inf), label="inertia", needs_features=True),
     ]

@@ -68,8 +68,8 @@ class Dataset:
 
 
 def _sklearn_loader(name):
-    def load(*, missing="drop", data_dir=None, manifest=None):
-        # No missing values and no files: the options do not apply.
+    def load(*, missing="drop", nominal="onehot", data_dir=None, manifest=None):
+        # No missing values, no nominal attributes and no files: the options do not apply.
         from sklearn import datasets as skd
 
         bunch = getattr(skd, f"load_{name}")()
@@ -81,11 +81,13 @@ def _sklearn_loader(name):
 
 
 def _uci_loader(name):
-    def load(*, missing="drop", data_dir=None, manifest=None):
-        X, y, classes, meta = load_uci(name, missing=missing, data_dir=data_dir, manifest=manifest)
+    def load(*, missing="drop", nominal="onehot", data_dir=None, manifest=None):
+        X, y, classes, meta = load_uci(name, missing=missing, nominal=nominal, data_dir=data_dir,
+                                       manifest=manifest)
         return Dataset(name, X, y, len(classes), meta)
 
     functools.update_wrapper(load, UCI_SETS[name].parse, assigned=("__doc__",), updated=())
+    del load.__wrapped__  # the keys a config may set are the loader's (missing, nominal, ...), not the parser's
     return load
 
 
@@ -197,6 +199,10 @@ def load_dataset(name: str, *, preprocess: str = "none", missing: str = "drop", 
           modes (3175); pima's zeros are kept as recorded (768).
 
         Other sets have no missing values.
+    nominal : {"onehot", "codes"}, default="onehot" (UCI sets; passed through ``**options``)
+        Unordered attributes the set's parser knows (promoters' and splice's bases, credit's
+        A4-A7/A13, sick's referral source, soybean's unordered multi-valued attributes) as one 0/1
+        column per value, or as the integer codes; per set: ``docs/harness.md``, "Nominal attributes".
     data_dir : path-like, optional
         Where UCI files live, as ``<data_dir>/<name>/<file>``. Default: the
         ``CCBENCH_DATA_DIR`` environment variable, else ``pooch.os_cache("ccbench")``.

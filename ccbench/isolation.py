@@ -6,19 +6,45 @@ keeps one worker per job (spawned, so no thread pool is forked half-way) and
 replaces it after a kill or a crash. The cost is the worker's start-up (imports)
 once per job and pickling each trial's arrays, which is why isolation is opt-in
 (``trial_timeout``).
+
+The limit is CPU time, not wall time: the parent reads the worker's CPU seconds (user + system,
+every thread of the process; Linux ``/proc/<pid>/stat``) while it waits, and kills the worker
+when the call has used ``timeout`` seconds of CPU. On a busy machine a fit gets a fraction of a
+core, so a wall-clock limit would exclude a method for the machine's load rather than for its
+cost. A wall-clock backstop (``wall_factor`` x ``timeout``, default 3) still kills a worker that
+is stuck (waiting on a lock, swapping) or starved. Where the CPU time cannot be read (no
+``/proc``), the limit falls back to wall time. ``last_cpu`` / ``last_wall`` hold the last call's
+seconds of each (also after a kill).
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import sys
+import time
 import traceback
 
-__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied"]
+__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds"]
 
 
 class TrialTimeout(Exception):
     """The call did not return within its time limit (harness status ``timeout``)."""
+
+
+def process_cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of process ``pid`` so far (all its threads), from Linux's
+    ``/proc/<pid>/stat``; None where that cannot be read (another OS, the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            text = fh.read().decode("ascii", "replace")
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()  # after "pid (comm) ": field 3 is fields[0]
+    try:
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+    except (IndexError, ValueError, OSError):
+        return None
 
 
 class WorkerDied(RuntimeError):
@@ -96,12 +122,19 @@ class IsolatedRunner:
 
     #: Seconds a new worker may take to start and import ``preload``.
     START_TIMEOUT = 300.0
+    #: The wall-clock backstop: a call is killed after ``WALL_FACTOR x timeout`` seconds of wall time
+    #: whatever CPU time it used.
+    WALL_FACTOR = 3.0
+    #: Seconds between two reads of the worker's CPU time while a call runs.
+    POLL = 0.05
 
     def __init__(self, preload: tuple[str, ...] = ()):
         self._ctx = mp.get_context("spawn")
         self._preload = tuple(preload)
         self._proc = None
         self._conn = None
+        self.last_cpu: float | None = None
+        self.last_wall: float | None = None
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
@@ -123,15 +156,52 @@ class IsolatedRunner:
             self.close(kill=True)
             raise WorkerDied(f"the worker process did not start within {self.START_TIMEOUT:g} s")
 
-    def call(self, func, *args, timeout: float | None):
-        """``func(*args)`` in the worker (``timeout=None``: no limit); its exception is re-raised
-        here with ``.worker_traceback``."""
+    def _wait(self, timeout: float, wall_timeout: float, cpu0: float | None, tic: float) -> str | None:
+        """Wait for the answer; None when it came, else why the call must be killed."""
+        poll = self.POLL
+        while True:
+            wall = time.perf_counter() - tic
+            if self._conn.poll(max(0.0, min(poll, wall_timeout - wall))):
+                return None
+            wall = time.perf_counter() - tic
+            now = process_cpu_seconds(self._proc.pid) if cpu0 is not None else None
+            cpu = None if now is None else now - cpu0
+            self.last_cpu, self.last_wall = cpu, wall
+            if cpu is not None and cpu >= timeout:
+                return (f"{cpu:.1f} s of CPU time reached trial_timeout={timeout:g} s (after {wall:.1f} s of "
+                        f"wall time); the worker was killed")
+            if cpu is None and wall >= timeout:  # no CPU clock here: wall time is the limit
+                return f"no result within trial_timeout={timeout:g} s (wall time); the worker was killed"
+            if wall >= wall_timeout:
+                return (f"wall-clock backstop: {wall:.1f} s of wall time (wall limit {wall_timeout:g} s = "
+                        f"{wall_timeout / timeout:g} x trial_timeout={timeout:g} s) with "
+                        f"{'?' if cpu is None else f'{cpu:.1f}'} s of CPU time; the worker was killed")
+            poll = min(0.5, poll * 1.5)
+
+    def call(self, func, *args, timeout: float | None, wall_timeout: float | None = None):
+        """``func(*args)`` in the worker; its exception is re-raised here with ``.worker_traceback``.
+
+        ``timeout``: seconds of the worker's CPU time the call may use (None: no limit), killed at the
+        limit (:class:`TrialTimeout`); ``wall_timeout`` (default ``WALL_FACTOR x timeout``): the
+        wall-clock backstop. ``last_cpu`` and ``last_wall`` then hold what the call used."""
         if self._proc is None or not self._proc.is_alive():
             self._start()
+        self.last_cpu = self.last_wall = None
+        cpu0 = process_cpu_seconds(self._proc.pid)
+        tic = time.perf_counter()
         self._conn.send((func, args, list(sys.path)))
-        if timeout is not None and not self._conn.poll(timeout):
-            self.close(kill=True)
-            raise TrialTimeout(f"no result within trial_timeout={timeout:g} s; the worker was killed")
+        if timeout is not None:
+            wall_timeout = self.WALL_FACTOR * timeout if wall_timeout is None else wall_timeout
+            reason = self._wait(float(timeout), float(wall_timeout), cpu0, tic)
+            if reason is not None:
+                self.close(kill=True)
+                raise TrialTimeout(reason)
+        else:
+            self._conn.poll(None)
+        if cpu0 is not None:
+            now = process_cpu_seconds(self._proc.pid)
+            self.last_cpu = None if now is None else now - cpu0
+        self.last_wall = time.perf_counter() - tic
         try:
             ok, value, text = self._conn.recv()
         except (EOFError, OSError):

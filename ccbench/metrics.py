@@ -21,6 +21,9 @@ __all__ = [
     "n_clusters_error",
     "majority_errors",
     "constraint_violations",
+    "violated_constraints",
+    "violated_cannot_links",
+    "inertia",
     "pair_counts",
 ]
 
@@ -158,6 +161,38 @@ def majority_errors(labels_true, labels_pred) -> float:
     """
     a, b = _check_labelings(labels_true, labels_pred)
     return float(len(a) - contingency(a, b).max(axis=0).sum())
+
+
+def violated_constraints(labels_true, labels_pred, *, constraints=None) -> float:
+    """Number of given constraints the clustering violates (every kind, whatever the method uses;
+    PCCC's "violations")."""
+    if constraints is None or len(constraints) == 0:
+        return 0.0
+    split, joined = constraints.violations(labels_pred)
+    return float(split + joined)
+
+
+def violated_cannot_links(labels_true, labels_pred, *, constraints=None) -> float:
+    """Number of given cannot-links the clustering violates (both ends in one cluster)."""
+    if constraints is None or len(constraints) == 0:
+        return 0.0
+    return float(constraints.violations(labels_pred)[1])
+
+
+def inertia(labels_true, labels_pred, *, X=None) -> float:
+    """Within-cluster sum of squared Euclidean distances to the cluster means, on the features the
+    method was given (after ``preprocess``); k-means' objective, PCCC's "inertia". NaN without ``X``."""
+    if X is None:
+        return float("nan")
+    X = np.asarray(X, dtype=float)
+    labels = np.asarray(labels_pred)
+    if X.ndim != 2 or len(X) != len(labels):
+        raise ValueError(f"inertia needs X of shape (n, d) with n = {len(labels)}, got {X.shape}")
+    total = 0.0
+    for c in np.unique(labels):
+        part = X[labels == c]
+        total += float(((part - part.mean(axis=0)) ** 2).sum())
+    return total
 
 
 def constraint_violations(labels_true, labels_pred, *, constraints=None) -> float:

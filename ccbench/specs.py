@@ -272,6 +272,9 @@ class MetricSpec:
     direction: str | None = None
     bounds: tuple[float, float] = (-float("inf"), float("inf"))
     label: str = ""
+    #: called as ``func(y_true, y_pred, X=X)`` with the features the method was fitted on (``inertia``);
+    #: like a constraint metric it sees every point (no ``_unconstrained`` column)
+    needs_features: bool = False
 
     def __post_init__(self):
         legacy = self.greater_is_better

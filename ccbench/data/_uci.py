@@ -27,6 +27,26 @@ Choices shared by every parser (per-set choices are in each parser's docstring):
   are mean-imputed as with ``"impute"``.
 - Class codes follow the sorted class names (numerically when all names are
   numbers); ``meta["classes"]`` lists the names in code order.
+- Unordered (nominal) attributes are one-hot encoded by default (``nominal="onehot"``):
+  a code 0..I-1 puts "a" nearer "c" than "t" in any distance, an order the data do not
+  have. Each parser declares which of its attributes are unordered (``info["unordered"]``,
+  feature index -> categories, or None for the values present); :func:`_one_hot` turns
+  every such attribute with three or more values into one 0/1 column per value (a
+  two-valued one stays one 0/1 column: its two values are one distance apart either way),
+  and the nucleotide positions of promoters and splice always into four (A, C, G, T), so
+  two sequences differing in one base are sqrt(2) apart whatever the bases.
+  ``nominal="codes"`` keeps the integer codes (the NNC paper's coding, for its reproduction).
+  Per set: promoters, splice: every position unordered (57 x 4 = 228, 60 x 4 = 240
+  columns); credit: A4, A5, A6, A7, A13 (A1, A9, A10, A12 are two-valued); sick: referral
+  source (and sex under ``missing="category"``); soybean_small: area-damaged, seed-tmt,
+  leafspots-halo, leafspots-marg, leafspot-size, leaf-mild, stem-cankers, canker-lesion,
+  external-decay, int-discolor, fruit-pods, fruit-spots, roots (those with three or more
+  values in the 47 rows are expanded); date, precip, temp, crop-hist, severity and
+  germination are ordered and stay codes, the rest are two-valued; voting and hepatitis:
+  two-valued (yes/no; expanded only under ``missing="category"``, where '?' is a third
+  value). Ordered or numeric, kept as they are: balance (weights and distances 1-5),
+  breast_cancer_wisconsin (1-10 grades), zoo (boolean, and legs a count), and every set of
+  measurements.
 """
 
 from __future__ import annotations
@@ -113,13 +133,16 @@ def _table(
     drop: dict[int, str] | None = None,
     nominal: tuple[int, ...] = (),
     categorical: tuple[int, ...] = (),
+    unordered: tuple[int, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray | None, dict]:
     """Turn a string table into float features, raw labels and a record of what changed.
 
     ``label`` is the class column, ``drop`` maps id/name columns to a description,
     ``nominal`` columns hold text values (coded 0..I-1, sorted), ``categorical``
     columns hold integer codes (kept; imputed with the mode). Other columns are
-    numeric (imputed with the mean). Indices refer to the file's columns.
+    numeric (imputed with the mean). ``unordered`` columns (nominal or categorical) have no
+    order among their values: recorded in ``info["unordered"]`` for :func:`_one_hot`.
+    Indices refer to the file's columns.
     """
     drop = drop or {}
     n_cols = cells.shape[1]
@@ -163,7 +186,26 @@ def _table(
             X[~present, j] = fill
     if codes:
         info["nominal_codes"] = codes
+    info["unordered"] = {j: None for j, c in enumerate(kept) if c in unordered}
     return X, labels, info
+
+
+def _one_hot(X: np.ndarray, unordered: dict) -> tuple[np.ndarray, dict]:
+    """Expand the unordered attributes of ``X`` (feature index -> categories, or None for the values
+    present): one 0/1 column per category, in the attribute's place, when the categories are given or
+    there are three or more values; a two-valued attribute stays one column. Returns the new ``X``
+    and a record {"feature j": [codes of its columns]}."""
+    blocks, record = [], {}
+    for j in range(X.shape[1]):
+        if j in unordered:
+            cats = unordered[j]
+            values = np.unique(X[:, j]) if cats is None else np.asarray(cats, dtype=np.float64)
+            if cats is not None or len(values) >= 3:
+                blocks.append((X[:, [j]] == values[None, :]).astype(np.float64))
+                record[f"feature {j}"] = [float(v) for v in values]
+                continue
+        blocks.append(X[:, [j]])
+    return (np.hstack(blocks) if blocks else X), record
 
 
 def _code_sequence(seqs: np.ndarray, alphabet: str, source: str) -> np.ndarray:
@@ -187,19 +229,21 @@ def _code_sequence(seqs: np.ndarray, alphabet: str, source: str) -> np.ndarray:
 # (X, raw labels, info). info may carry "class_names" for labels that are codes.
 
 
-def _simple(label, drop=None, sep=",", nominal=(), categorical=()):
+def _simple(label, drop=None, sep=",", nominal=(), categorical=(), unordered=(), note=""):
     """Parser for a single-file table: label column, id columns to drop, column kinds."""
 
     def parse(paths, missing):
         (path,) = paths
         return _table(_read_cells(path, sep=sep), source=str(path), missing=missing, label=label,
-                      drop=drop, nominal=nominal, categorical=categorical)
+                      drop=drop, nominal=nominal, categorical=categorical, unordered=unordered)
 
     parse.__doc__ = (
         f"{'Whitespace' if sep is None else repr(sep)}-separated table; class = file column {label}"
         + (f"; dropped: {drop}" if drop else "")
         + (f"; nominal (coded) columns {nominal}" if nominal else "")
+        + (f"; unordered (one-hot) columns {unordered}" if unordered else "")
         + "; other columns numeric (a '?' is dropped or mean-imputed)."
+        + (f" {note}" if note else "")
     )
     return parse
 
@@ -207,21 +251,26 @@ def _simple(label, drop=None, sep=",", nominal=(), categorical=()):
 def _parse_credit(paths, missing):
     """crx.data: A1, A4-A7, A9, A10, A12, A13 are nominal (coded); A2, A3, A8, A11,
     A14, A15 numeric. 37 rows have a '?': drop -> 653 rows (the NNC paper's size),
-    impute -> 690."""
+    impute -> 690. Every nominal attribute is unordered: A4 (4 values), A5 (3), A6 (14),
+    A7 (9) and A13 (3) are one-hot encoded (nominal="onehot"), A1, A9, A10, A12 are
+    two-valued and stay one 0/1 column: 15 attributes -> 42 columns with missing="drop"."""
     (path,) = paths
+    nominal = (0, 3, 4, 5, 6, 8, 9, 11, 12)
     return _table(_read_cells(path), source=str(path), missing=missing, label=15,
-                  nominal=(0, 3, 4, 5, 6, 8, 9, 11, 12))
+                  nominal=nominal, unordered=nominal)
 
 
 def _parse_hepatitis(paths, missing):
     """Label first (1=DIE, 2=LIVE). AGE, BILIRUBIN, ALK PHOSPHATE, SGOT, ALBUMIN,
     PROTIME are numeric; the 13 yes/no attributes are file codes 1/2 (kept, imputed
-    with the mode). drop -> 80 complete rows; impute -> 155 (the NNC paper's size)."""
+    with the mode). drop -> 80 complete rows; impute -> 155 (the NNC paper's size).
+    The yes/no attributes are unordered but two-valued: one column each, unless
+    missing="category" makes '?' a third value (then one-hot)."""
     (path,) = paths
     numeric = (1, 14, 15, 16, 17, 18)
     categorical = tuple(c for c in range(1, 20) if c not in numeric)
     return _table(_read_cells(path), source=str(path), missing=missing, label=0,
-                  categorical=categorical)
+                  categorical=categorical, unordered=categorical)
 
 
 def _parse_housing(paths, missing):
@@ -272,12 +321,15 @@ def _parse_parkinsons(paths, missing):
 
 def _parse_promoters(paths, missing):
     """Class +/- first, instance name (dropped), then a 57-letter a/c/g/t sequence:
-    one nominal attribute per position, coded a=0, c=1, g=2, t=3."""
+    one nominal attribute per position, coded a=0, c=1, g=2, t=3; bases have no order,
+    so every position is one-hot encoded (nominal="onehot", the default): 57 x 4 = 228
+    0/1 columns, position by position in the order a, c, g, t."""
     (path,) = paths
     cells = _read_cells(path)
     X = _code_sequence(cells[:, 2], "acgt", str(path))
     info = {"dropped_columns": {"file column 1": "instance name"}, "dropped_rows": 0,
-            "nominal_codes": "every position: a=0, c=1, g=2, t=3"}
+            "nominal_codes": "every position: a=0, c=1, g=2, t=3",
+            "unordered": {j: [0, 1, 2, 3] for j in range(X.shape[1])}}
     return X, cells[:, 0], info
 
 
@@ -285,7 +337,8 @@ def _parse_splice(paths, missing):
     """Class EI/IE/N first, instance name (dropped), then 60 letters A/C/G/T, one
     nominal attribute per position coded A=0, C=1, G=2, T=3. The 15 rows that
     contain the ambiguity codes D, N, S or R are always dropped (-> 3175 rows,
-    the NNC paper's size), whatever ``missing`` says."""
+    the NNC paper's size), whatever ``missing`` says. Every position is one-hot
+    encoded (nominal="onehot"): 60 x 4 = 240 0/1 columns, in the order A, C, G, T."""
     (path,) = paths
     cells = _read_cells(path)
     seqs = cells[:, 2]
@@ -294,7 +347,8 @@ def _parse_splice(paths, missing):
     info = {"dropped_columns": {"file column 1": "instance name"},
             "dropped_rows": int(ambiguous.sum()),
             "dropped_rows_reason": "ambiguity codes D/N/S/R in the sequence",
-            "nominal_codes": "every position: A=0, C=1, G=2, T=3"}
+            "nominal_codes": "every position: A=0, C=1, G=2, T=3",
+            "unordered": {j: [0, 1, 2, 3] for j in range(X.shape[1])}}
     return X, cells[~ambiguous, 0], info
 
 
@@ -311,7 +365,9 @@ def _parse_sick(paths, missing):
     (otherwise missing='drop' would drop every row), leaving 28 features.
     sex, the f/t flags and referral source are nominal (coded); age, TSH, T3,
     TT4, T4U and FTI numeric. drop -> 1947 complete rows; impute -> 2800 (only
-    sick.data was found; the NNC paper used 3772 = sick.data + sick.test)."""
+    sick.data was found; the NNC paper used 3772 = sick.data + sick.test).
+    The nominal attributes are unordered; referral source (5 values) is one-hot encoded
+    (nominal="onehot"), the two-valued ones stay one 0/1 column: 28 -> 32 columns."""
     (path,) = paths
     cells = _read_cells(path)
     label_field = cells[:, 29]
@@ -322,7 +378,7 @@ def _parse_sick(paths, missing):
     numeric = (0, 17, 19, 21, 23, 25, 27)
     nominal = tuple(c for c in range(29) if c not in numeric)
     return _table(cells, source=str(path), missing=missing, label=29,
-                  drop={27: "TBG (all values '?')"}, nominal=nominal)
+                  drop={27: "TBG (all values '?')"}, nominal=nominal, unordered=nominal)
 
 
 def _parse_spectf(paths, missing):
@@ -336,15 +392,27 @@ def _parse_spectf(paths, missing):
 def _parse_voting(paths, missing):
     """Party first; 16 votes y/n nominal (n=0, y=1); '?' (not voted) is missing:
     drop -> 232 rows; impute (the mode per vote) -> 435 (the NNC paper's size);
-    category ('?' a third value: ?=0, n=1, y=2, as the NNC paper coded it) -> 435."""
+    category ('?' a third value: ?=0, n=1, y=2, as the NNC paper coded it) -> 435.
+    The votes are unordered but two-valued: one 0/1 column each, except under
+    missing="category" with nominal="onehot", where ?/n/y become three columns (48)."""
     (path,) = paths
     return _table(_read_cells(path), source=str(path), missing=missing, label=0,
-                  nominal=tuple(range(1, 17)))
+                  nominal=tuple(range(1, 17)), unordered=tuple(range(1, 17)))
+
+
+# soybean-small.names: the multi-valued attributes without an order (file columns, 0-based):
+# area-damaged, seed-tmt, leafspots-halo, leafspots-marg, leafspot-size, leaf-mild, stem-cankers,
+# canker-lesion, external-decay, int-discolor, fruit-pods, fruit-spots, roots
+_SOYBEAN_UNORDERED = (6, 8, 12, 13, 14, 17, 20, 21, 23, 25, 27, 28, 34)
+_SOYBEAN_NOTE = ("The file's integer codes are kept for ordered attributes (date, precip, temp, crop-hist, "
+                 "severity, germination) and two-valued ones; the unordered multi-valued attributes are one-hot "
+                 "encoded where the 47 rows hold three or more of their values (nominal='onehot').")
 
 
 @dataclasses.dataclass(frozen=True)
 class UCISet:
-    """A UCI data set: its parser and the shape it yields with ``missing="drop"``."""
+    """A UCI data set: its parser and the shape it yields with ``missing="drop"`` (and the default
+    ``nominal="onehot"``)."""
 
     parse: Callable
     summary: str
@@ -359,7 +427,7 @@ UCI_SETS: dict[str, UCISet] = {
     "breast_cancer_wisconsin": UCISet(
         _simple(label=10, drop={0: "sample code number"}),
         "Wisconsin breast cancer (original); 16 '?' in Bare Nuclei (mean-imputed)", 683, 9, 2, 699),
-    "credit": UCISet(_parse_credit, "credit approval (crx); 9 nominal attributes coded", 653, 15, 2, 690),
+    "credit": UCISet(_parse_credit, "credit approval (crx); 9 nominal attributes coded", 653, 42, 2, 690),
     "ecoli": UCISet(_simple(label=8, drop={0: "sequence name"}, sep=None), "E. coli protein localisation", 336, 7, 8),
     "glass": UCISet(_simple(label=10, drop={0: "Id"}), "glass identification (types 1,2,3,5,6,7)", 214, 9, 6),
     "hepatitis": UCISet(_parse_hepatitis, "hepatitis survival; many '?'", 80, 19, 2, 155),
@@ -370,12 +438,13 @@ UCI_SETS: dict[str, UCISet] = {
     "mfeat_pix": UCISet(_parse_mfeat, "multiple features: 15x16 pixel averages", 2000, 240, 10),
     "parkinsons": UCISet(_parse_parkinsons, "Parkinson's voice recordings", 195, 22, 2),
     "pima": UCISet(_simple(label=8), "Pima diabetes (zeros kept as recorded)", 768, 8, 2),
-    "promoters": UCISet(_parse_promoters, "E. coli promoter sequences, 57 nominal positions", 106, 57, 2),
+    "promoters": UCISet(_parse_promoters, "E. coli promoter sequences, 57 nominal positions", 106, 228, 2),
     "segmentation": UCISet(_parse_segmentation, "image segmentation, .data + .test", 2310, 19, 7),
-    "sick": UCISet(_parse_sick, "thyroid 'sick' (sick.data only; TBG dropped)", 1947, 28, 2, 2800),
-    "soybean_small": UCISet(_simple(label=35), "small soybean disease", 47, 35, 4),
+    "sick": UCISet(_parse_sick, "thyroid 'sick' (sick.data only; TBG dropped)", 1947, 32, 2, 2800),
+    "soybean_small": UCISet(_simple(label=35, unordered=_SOYBEAN_UNORDERED, note=_SOYBEAN_NOTE),
+                            "small soybean disease", 47, 44, 4),
     "spectf": UCISet(_parse_spectf, "SPECTF heart, train + test", 267, 44, 2),
-    "splice": UCISet(_parse_splice, "splice junctions, 60 nominal positions (ambiguous rows dropped)", 3175, 60, 3),
+    "splice": UCISet(_parse_splice, "splice junctions, 60 nominal positions (ambiguous rows dropped)", 3175, 240, 3),
     "voting": UCISet(_parse_voting, "1984 congressional votes (y/n coded)", 232, 16, 2, 435),
     "wdbc": UCISet(_simple(label=1, drop={0: "ID"}), "Wisconsin diagnostic breast cancer (UCI file)", 569, 30, 2),
     "wine_uci": UCISet(_simple(label=0), "wine recognition (UCI file)", 178, 13, 3),
@@ -398,8 +467,14 @@ def _encode_labels(raw: np.ndarray) -> tuple[np.ndarray, list]:
     return np.array([index[s] for s in names], dtype=np.intp), distinct
 
 
-def load_uci(name: str, *, missing: str = "drop", data_dir=None, manifest=None):
+NOMINAL_OPTIONS = ("onehot", "codes")
+
+
+def load_uci(name: str, *, missing: str = "drop", nominal: str = "onehot", data_dir=None, manifest=None):
     """Fetch, verify and parse UCI data set ``name``.
+
+    ``nominal="onehot"`` (default) one-hot encodes the attributes the parser declares unordered
+    (:func:`_one_hot`); ``"codes"`` keeps their integer codes.
 
     Returns ``(X, y, classes, meta)``; :func:`ccbench.datasets.load_dataset` wraps
     them in a :class:`~ccbench.datasets.Dataset`.
@@ -416,6 +491,12 @@ def load_uci(name: str, *, missing: str = "drop", data_dir=None, manifest=None):
     except (ValueError, IndexError, KeyError) as exc:
         files = ", ".join(map(str, paths))
         raise DataParseError(f"{files}: could not parse as data set {name!r}: {exc!r}") from exc
+    if nominal not in NOMINAL_OPTIONS:
+        raise ValueError(f"nominal must be one of {NOMINAL_OPTIONS}, got {nominal!r}")
+    unordered = info.pop("unordered", {})
+    info["nominal"] = nominal
+    if nominal == "onehot" and unordered:
+        X, info["onehot"] = _one_hot(X, unordered)
     y, classes = _encode_labels(raw_labels)
     classes = info.pop("class_names", classes)
     meta = {

@@ -47,6 +47,7 @@ from .stats import (
 )
 from .summary import (
     markdown_table,
+    paper_for_metric,
     paper_table,
     plain_text,
     problems_table,
@@ -299,8 +300,9 @@ def html_page(data: pd.DataFrame, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
         body.append(f'<h2 id="metric-{html.escape(m)}">{html.escape(m)}</h2>')
         body.append(markdown_to_html(markdown_table(summary, m, x)))
         fig = plot_metric(summary, m, x, colors=colors)
-        if paper and paper.get("metric") == m:
-            body.append("<h3>Beside the paper</h3>" + markdown_to_html(paper_table(summary, paper)))
+        block = paper_for_metric(paper, m)
+        if block:
+            body.append("<h3>Beside the paper</h3>" + markdown_to_html(paper_table(summary, block)))
             _draw_paper(fig, paper)
         body.append(_png(fig))
         try:

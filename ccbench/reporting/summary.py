@@ -44,7 +44,7 @@ from ._format import (
 from .origins import provenance_markdown
 from .plots import CI_LEVEL, _draw_paper, plot_metric
 
-__all__ = ["load", "summarise", "markdown_table", "problems_table", "write_report", "paper_reference", "paper_table", "error_summary", "drop_not_converged"]
+__all__ = ["load", "summarise", "markdown_table", "problems_table", "write_report", "paper_reference", "paper_table", "paper_for_metric", "error_summary", "drop_not_converged"]
 
 
 def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
@@ -218,25 +218,66 @@ def read_cell(path) -> dict:
                          f"the sweep command, which rewrites it, or report without that job directory") from None
 
 
+def paper_for_metric(paper: dict | None, metric: str) -> dict | None:
+    """The paper block that compares ``metric``: ``paper`` itself when its ``metric`` is that one, else
+    its ``by_metric[metric]`` entry (``table``, ``source``... over the block's other keys), else None."""
+    if not paper:
+        return None
+    if paper.get("metric") == metric:
+        return paper
+    extra = (paper.get("by_metric") or {}).get(metric)
+    return None if extra is None else {**paper, **extra, "metric": metric}
+
+
+def _paper_value(value) -> tuple[float, str]:
+    """A published cell: a number, ``[mean, std]``, or null/"NA" (the paper printed no number)."""
+    if value is None or (isinstance(value, str) and value.upper() in ("NA", "")):
+        return float("nan"), "NA"
+    if isinstance(value, (list, tuple)):
+        mean, std = (float(v) for v in value)
+        return mean, f"{mean:.3f} ± {std:.3f}"
+    return float(value), fmt(float(value))
+
+
 def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
-    """Markdown for a paper block with ``methods`` ({paper column: our method label}) and
-    ``table`` ({data set: {paper column: [mean, std]}}; a ``mean`` row compares the
-    averages over the data sets): per data set and column, ours beside the paper's."""
+    """Markdown for a paper block with ``methods`` ({paper column: our method label, or null for a
+    column we do not run}) and ``table``: {data set: {paper column: [mean, std] or a number}} (a
+    ``mean`` row compares the averages over the data sets), or {data set: {x value: {paper column:
+    value}}} (one row per x, ours at that x): per data set and column, ours beside the paper's."""
     ours = {(r["dataset"], r["method_label"]): r for _, r in summary.iterrows()}
+    by_x = {(r["dataset"], r["method_label"], fmt(r["x"])): r for _, r in summary.iterrows()} \
+        if "x" in summary else {}
+    nested = any(isinstance(v, dict) for cols in paper["table"].values() for v in cols.values())
+    head = "| dataset | x | method | ours | paper | diff |" if nested else "| dataset | method | ours | paper | diff |"
     lines = [f"Ours (mean ± std over trials) beside {paper['source']}; diff = ours - paper.", "",
-             "| dataset | method | ours | paper | diff |", "|---|---|---|---|---|"]
+             head, "|---|---|---|---|---|---|" if nested else "|---|---|---|---|---|"]
+
+    def line(dataset, x, col, value, rec):
+        label = paper["methods"].get(col)
+        published, text_p = _paper_value(value)
+        ours_mean = float("nan") if rec is None or rec["n_ok"] == 0 else rec["mean"]
+        text = "" if rec is None else cell_text(rec)
+        diff = "" if np.isnan(ours_mean) or np.isnan(published) else f"{ours_mean - published:+.3f}"
+        name = col if label is None else f"{col} (`{label}`)"
+        return "| " + " | ".join([dataset, *([x] if nested else []), name, text, text_p, diff]) + " |"
+
     for dataset, cols in paper["table"].items():
-        for col, (mean, std) in cols.items():
+        if nested:
+            for x, row in cols.items():
+                for col, value in row.items():
+                    label = paper["methods"].get(col)
+                    lines.append(line(dataset, fmt(x), col, value, by_x.get((dataset, label, fmt(x)))))
+            continue
+        for col, value in cols.items():
             label = paper["methods"][col]
             if dataset == "mean":
+                mean, std = value
                 means = [r["mean"] for (d, m), r in ours.items() if m == label and d in paper["table"]]
                 ours_mean = float(np.mean(means)) if means else float("nan")
                 text = f"{ours_mean:.3f} ({len(means)} sets)"
+                lines.append(f"| {dataset} | {col} (`{label}`) | {text} | {mean:.3f} ± {std:.3f} | {ours_mean - mean:+.3f} |")
             else:
-                rec = ours.get((dataset, label))
-                ours_mean = float("nan") if rec is None else rec["mean"]
-                text = "" if rec is None else cell_text(rec)
-            lines.append(f"| {dataset} | {col} (`{label}`) | {text} | {mean:.3f} ± {std:.3f} | {ours_mean - mean:+.3f} |")
+                lines.append(line(dataset, None, col, value, ours.get((dataset, label))))
     return "\n".join(lines)
 
 
@@ -299,9 +340,10 @@ def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> d
     for m, s in zip(metrics, summaries):
         parts.append(f"## {m}\n\n{markdown_table(s, m, x)}\n")
         fig = plot_metric(s, m, x)
-        if paper and paper.get("metric") == m:
-            parts.append(f"### Beside the paper\n\n{paper_table(s, paper)}\n")
-            _draw_paper(fig, paper)
+        block = paper_for_metric(paper, m)
+        if block:
+            parts.append(f"### Beside the paper\n\n{paper_table(s, block)}\n")
+            _draw_paper(fig, block)
         png = out / f"{m}.png"
         fig.savefig(png, dpi=110)
         paths[f"png_{m}"] = png

@@ -377,14 +377,14 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
                                       None if not spec.supervision else row["constraints_hash"])
             fit, reused = shared_fits.shared_fit(
                 setup["fits_dir"], key, ds.X.shape[0],
-                lambda: fit_labels(*fit_args) if runner is None else runner.call(fit_labels, *fit_args, timeout=timeout))
+                lambda: fit_labels(*fit_args) if runner is None else _isolated(runner, row, fit_labels, fit_args, timeout))
             row.update(fit_reused=reused, fit_key=key)
             outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
-                             score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on))
+                             score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on, X=ds.X))
         else:
             job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
                    metric_names, cell["inconsistent"], evaluate_on, cell.get("tune", "none"), cell.get("tune_folds", 3))
-            outcome = fit_and_score(*job) if runner is None else runner.call(fit_and_score, *job, timeout=timeout)
+            outcome = fit_and_score(*job) if runner is None else _isolated(runner, row, fit_and_score, job, timeout)
         row.update(outcome)
     except TrialTimeout as exc:
         row.update(status="timeout", error=f"TrialTimeout: {exc}")
@@ -401,6 +401,15 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
     return row
 
 
+def _isolated(runner, row: dict, func, args, timeout):
+    """``func(*args)`` in the worker, killed after ``timeout`` s of its CPU time (or 3 x of wall time); the
+    row gets the call's ``trial_cpu_time`` / ``trial_wall_time``, also when it was killed."""
+    try:
+        return runner.call(func, *args, timeout=timeout)
+    finally:
+        row.update(trial_cpu_time=runner.last_cpu, trial_wall_time=runner.last_wall)
+
+
 def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent,
                   evaluate_on="all", tune="none", tune_folds=3) -> dict:
     """Fit one trial's estimator and score it: the part of a trial that may run in a worker process.
@@ -411,7 +420,8 @@ def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, 
     """
     fit = fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, inconsistent, tune, tune_folds)
     labels = fit.pop("labels")
-    return _merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on))
+    return _merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on,
+                                    X=X))
 
 
 def _merge(fit: dict, scores: dict) -> dict:
@@ -439,9 +449,11 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
         if inconsistent == "ignore":
             warnings.simplefilter("ignore", InconsistentConstraintsWarning)
         rss_before = _reset_peak_rss()
+        cpu = time.process_time()
         tic = time.perf_counter()
         est.fit(X, constraints=cons)
         out["fit_time"] = time.perf_counter() - tic
+        out["fit_cpu_time"] = time.process_time() - cpu
         out.update(_peak_rss(rss_before))
     if caught:
         out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
@@ -451,7 +463,7 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
     return out
 
 
-def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict:
+def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None) -> dict:
     """Score ``labels`` against the true ``y`` and the cell's constraints ``cons``.
 
     Label metrics see the points ``evaluate_on`` selects (:func:`evaluation_mask`); with
@@ -467,7 +479,8 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict
         if suffix and not _unconstrained(cons, len(labels)).any():
             out[f"n_evaluated{suffix}"] = 0
             out.update({f"{name}{suffix}": np.nan for name in metric_names
-                        if not registry.get_metric_spec(name).needs_constraints})
+                        if not (registry.get_metric_spec(name).needs_constraints
+                                or registry.get_metric_spec(name).needs_features)})
             out["warnings"] = "evaluate_on=both: every point is constrained, so the *_unconstrained metrics are NaN"
             continue
         mask = evaluation_mask(cons, len(labels), where)
@@ -478,6 +491,9 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all") -> dict
             if m.needs_constraints:
                 if not suffix:
                     out[m.name] = float(m.func(y, labels, constraints=cons))
+            elif m.needs_features:  # about every point, like a constraint metric
+                if not suffix:
+                    out[m.name] = float(m.func(y, labels, X=X))
             else:
                 out[f"{m.name}{suffix}"] = float(m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)

@@ -361,6 +361,9 @@ VALUE_CHECKS = {
     "constraints.n_pairs": _count,
     "constraints.per_point": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0)
     else f"must be a number of pairs per point >= 0, got {v!r}",
+    "dataset.nominal": lambda v: _one_of(("onehot", "codes"), v),
+    "constraints.fraction": lambda v: None if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1
+    else f"must be a share of the points in [0, 1], got {v!r}",
     "trial_timeout": _seconds,
     "time_budget": _seconds,
     "inconsistent": lambda v: _one_of(INCONSISTENT, v),

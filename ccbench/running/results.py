@@ -54,7 +54,8 @@ STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "ref
 FAILED_STATUSES = ("error", "timeout")
 #: Columns that measure the run rather than the result (they differ between two runs of the same
 #: trial): leave them out when comparing rows for equality
-MEASURED_COLUMNS = ("fit_time", "tune_time", "peak_rss_mb", "fit_rss_mb", "timestamp")
+MEASURED_COLUMNS = ("fit_time", "fit_cpu_time", "trial_cpu_time", "trial_wall_time", "tune_time", "peak_rss_mb",
+                    "fit_rss_mb", "timestamp")
 # (not_found, like infeasible, is a recorded outcome: the same seed repeats the same search)
 KEY = ("config_hash", "trial")
 _CONTENT_KEY = b"ccbench.content_sha256"

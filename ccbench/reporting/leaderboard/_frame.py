@@ -16,13 +16,15 @@ __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT
            "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS"]
 
 #: The supervision kind of each constraint scheme.
-KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "labels": ("labeled_subsets",)}
+KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "dense_pairs": ("fraction_pairs", "pccc_file"),
+         "labels": ("labeled_subsets",)}
 
 
 #: The column that holds each scheme's supervision budget.
 # random_pairs' budget is constraints.per_point instead where that is set (pairs per point)
 BUDGET = {"random_pairs": "constraints.n_constraints", "per_class_pairs": "constraints.n_pairs",
-          "labeled_subsets": "constraints.per_class"}
+          "labeled_subsets": "constraints.per_class", "fraction_pairs": "constraints.fraction",
+          "pccc_file": "constraints.fraction"}
 
 
 UNCONSTRAINED = "none"

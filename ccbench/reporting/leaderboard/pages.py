@@ -304,6 +304,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "section 1 follow from these: (a) ignores the cells a method did not complete, (b) ranks them "
                       "last."),
                ("md", _md_frame(counts))]
+    from .budget import budget_blocks  # section 8: the method-set pairs near the time budget
+    blocks += budget_blocks(frame, data)
     if data is not None:
         rows = data.iloc[frame["row"].to_numpy()]
         rows = rows if "error" in rows else rows.assign(error=None)  # rows made outside the harness
