@@ -134,13 +134,27 @@ def atomically(path):
     killed writer leaves the old file or the new one, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = _exclusive_tmp(path)
     try:
         yield tmp
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # replaces the directory entry: a symlink at ``path`` is replaced, never followed
     finally:
-        if tmp.exists():
+        if os.path.lexists(tmp):
             tmp.unlink()
+
+
+def _exclusive_tmp(path: Path) -> Path:
+    """A new, empty temporary file beside ``path``, created by this call (``O_EXCL``): a file or
+    symlink planted under the name is never opened, so the write cannot land anywhere else."""
+    import secrets
+
+    while True:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644))
+            return tmp
+        except FileExistsError:
+            continue
 
 
 def write_results(frame: pd.DataFrame, path) -> None:
