@@ -44,6 +44,7 @@ __all__ = [
     "gather",
     "last_line",
     "ResultsCorruptError",
+    "ResultsSchemaError",
     "FAILED_STATUSES",
     "MEASURED_COLUMNS",
 ]
@@ -69,6 +70,41 @@ class ResultsCorruptError(ValueError):
             f"results file {self.path} is damaged ({reason}); move it aside "
             f"(mv '{self.path}' '{self.path}.damaged') and run the same command again: its trials will re-run"
         )
+
+
+class ResultsSchemaError(ResultsCorruptError):
+    """A results file reads as Parquet but is not a ccbench results table (another tool's table, a
+    summary, a key column of the wrong type): handled as a damaged file, named with the fix."""
+
+    def __init__(self, path, reason: str):
+        self.path = Path(path)
+        ValueError.__init__(
+            self,
+            f"results file {self.path} is not a ccbench results table ({reason}); move it aside "
+            f"(mv '{self.path}' '{self.path}.foreign') and run the same command again: its trials will re-run",
+        )
+
+
+def _check_schema(frame: pd.DataFrame, path) -> None:
+    """The columns every ccbench row has, with the types resume and gather rely on: ``config_hash`` and
+    ``status`` text, ``trial`` a whole number (text would make ``"0"`` and ``0`` two keys)."""
+    if frame.empty and not len(frame.columns):
+        return
+    missing = [c for c in (*KEY, "status") if c not in frame.columns]
+    if missing:
+        raise ResultsSchemaError(path, f"no column {', '.join(missing)}")
+    trial = frame["trial"]
+    if not pd.api.types.is_integer_dtype(trial.dtype):
+        raise ResultsSchemaError(path, f"column trial has type {trial.dtype}, not integers")
+    if len(frame) and trial.isna().any():
+        raise ResultsSchemaError(path, "column trial has missing values")
+    for col in ("config_hash", "status"):
+        values = frame[col].dropna()
+        if not values.map(lambda v: isinstance(v, str)).all():
+            raise ResultsSchemaError(path, f"column {col} holds values that are not text")
+    unknown = sorted(set(frame["status"].dropna()) - set(STATUSES))
+    if unknown:
+        raise ResultsSchemaError(path, f"unknown status {', '.join(map(repr, unknown[:3]))}")
 
 
 def flatten(mapping: Mapping, prefix: str = "") -> dict:
@@ -108,7 +144,7 @@ def read_results(path) -> pd.DataFrame:
     """The rows in ``path`` (a results file or a job directory); empty when absent.
 
     Raises :class:`ResultsCorruptError` (naming the file and the fix) when the file
-    is truncated or damaged.
+    is truncated or damaged, :class:`ResultsSchemaError` (a subclass) when it is another table.
     """
     import pyarrow.parquet as pq
 
@@ -125,6 +161,7 @@ def read_results(path) -> pd.DataFrame:
     stored = (table.schema.metadata or {}).get(_CONTENT_KEY)
     if stored is not None and stored != _content_hash(frame):
         raise ResultsCorruptError(path, "its content does not match the checksum written with it")
+    _check_schema(frame, path)
     return frame
 
 
