@@ -78,7 +78,7 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits",
+    for key in ("n_trials", "seed", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits",
                 "timeout_stops_cell"):
         message = protocol.check_value(key, cell[key])
         if message:

@@ -319,6 +319,29 @@ def _positive_int(value) -> str | None:
     return None
 
 
+#: The most trials a cell may ask for: a paper's protocol is 10 to 100; a typo such as
+#: ``n_trials=1000000000`` would otherwise run (and grow the job's memory) for days before any output.
+MAX_TRIALS = 10_000
+#: Seeds are stored in int64 Parquet columns: ``seed`` must fit (a larger one would run every trial
+#: and then fail when writing them).
+SEED_BOUNDS = (-(2**63), 2**63 - 1)
+
+
+def _n_trials(value) -> str | None:
+    problem = _positive_int(value)
+    if problem is None and value > MAX_TRIALS:
+        return f"must be at most {MAX_TRIALS:,} (protocol.MAX_TRIALS), got {value!r}"
+    return problem
+
+
+def _seed(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return f"must be an int, got {value!r}"
+    if not SEED_BOUNDS[0] <= value <= SEED_BOUNDS[1]:
+        return f"must fit in 64 bits, between -2^63 and 2^63 - 1 (protocol.SEED_BOUNDS), got {value!r}"
+    return None
+
+
 def _rate(value) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
         return f"must be a number in [0, 1], got {value!r}"
@@ -391,7 +414,8 @@ def _boolean(value) -> str | None:
 
 #: Checks of single values that need no data: ``key -> check(value) -> message or None``.
 VALUE_CHECKS = {
-    "n_trials": _positive_int,
+    "n_trials": _n_trials,
+    "seed": _seed,
     "metrics": _metrics,
     "dataset.name": _registered(registry.get_dataset_spec),
     "method.name": _registered(registry.get_method_spec),
@@ -428,7 +452,7 @@ def check_cell(cell: dict) -> list[str]:
     set has (from its spec's size). The command line runs the same value checks
     on its own overrides before Hydra starts any job (``ccbench.running.cli``).
     """
-    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
+    flat = {k: cell.get(k) for k in ("n_trials", "seed", "metrics", "inconsistent", "trial_timeout", "time_budget",
                                      "evaluate_on", "tune", "tune_folds",
                                      "share_unsupervised_fits", "timeout_stops_cell")
             if k in cell}
