@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -171,6 +172,7 @@ def atomically(path):
     killed writer leaves the old file or the new one, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    clean_stale_tmp(path.parent)
     tmp = _exclusive_tmp(path)
     try:
         yield tmp
@@ -178,6 +180,44 @@ def atomically(path):
     finally:
         if os.path.lexists(tmp):
             tmp.unlink()
+
+
+# when this process started writing (a temporary file older than this, of a dead process, is stale)
+_STARTED = time.time()
+_TMP_NAME = re.compile(r"^\..+\.(\d+)(\.[0-9a-f]{8})?\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def clean_stale_tmp(folder) -> list[Path]:
+    """Remove the temporary files (``.<name>.<pid>[.<hex>].tmp``) a killed writer left in ``folder``
+    between write and rename: those older than this process's first write and whose process is not
+    alive here. Returns the files removed; a file another live process holds is never touched."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TMP_NAME.match(entry.name)
+        if not match or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime >= _STARTED or _alive(int(match.group(1))):
+                continue
+            os.unlink(entry.path)  # a symlink is removed, never followed
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
 
 
 def _exclusive_tmp(path: Path) -> Path:

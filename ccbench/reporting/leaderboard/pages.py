@@ -269,42 +269,52 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     """One line on how much of the sweep's grid the rows cover, or None when no directory holds a
     Hydra ``multirun.yaml``: the jobs its sweeper params (and sweep overrides on the command line)
     ask for, against the jobs whose every trial has a row. A partial sweep says so on its pages."""
+    import itertools
     import warnings
 
     from ...datasets import SUITES
 
-    asked, per_set, grid = 0, {}, {}
+    jobs, grid = set(), {}
     for d in dirs:
-        path = Path(d) / "multirun.yaml"
-        if not path.is_file():
-            continue
-        try:
-            conf = read_yaml(path)
-            params = dict(conf["hydra"]["sweeper"].get("params") or {})
-            task = list(conf["hydra"]["overrides"].get("task") or [])
-        except ValueError as exc:  # refused (an alias, too large, not YAML): the message names the file
-            warnings.warn(f"sweep coverage left out {exc}", stacklevel=2)
-            continue
-        except (KeyError, TypeError, AttributeError) as exc:
-            warnings.warn(f"sweep coverage left out {path}: not a Hydra multirun.yaml ({type(exc).__name__}: {exc})",
-                          stacklevel=2)
-            continue
-        for override in map(str, task):
-            key, _, value = override.partition("=")
-            # a command-line value replaces the sweeper's list (Hydra's rule), one value included
-            if ("," in value or key in params) and not key.startswith("hydra"):
-                params[key] = value
-        n, sets = 1, []
-        for key, value in params.items():
-            values = str(value).split(",")
+        # every grid run into the directory (ccbench keeps one file per run; Hydra's multirun.yaml only
+        # the last), each job counted once however many grids ask for it
+        runs = sorted((Path(d) / ".ccbench_grids").glob("*.yaml"))
+        paths = runs or [p for p in [Path(d) / "multirun.yaml"] if p.is_file()]
+        for path in paths:
+            try:
+                conf = read_yaml(path)
+                params = dict(conf["hydra"]["sweeper"].get("params") or {})
+                task = list(conf["hydra"]["overrides"].get("task") or [])
+            except ValueError as exc:  # refused (an alias, too large, not YAML): the message names the file
+                warnings.warn(f"sweep coverage left out {exc}", stacklevel=2)
+                continue
+            except (KeyError, TypeError, AttributeError) as exc:
+                warnings.warn(f"sweep coverage left out {path}: not a Hydra multirun.yaml ({type(exc).__name__}: {exc})",
+                              stacklevel=2)
+                continue
+            for override in map(str, task):
+                key, _, value = override.partition("=")
+                # a command-line value replaces the sweeper's list (Hydra's rule), one value included
+                if ("," in value or key in params) and not key.startswith("hydra"):
+                    params[key] = value
+            axes = []
+            for key, value in sorted(params.items()):
+                values = str(value).split(",")
+                if key == "dataset":
+                    values = [m for v in values for m in SUITES.get(v, [v])]
+                if key in ("dataset", "method"):
+                    grid.setdefault(f"{key}.name", set()).update(values)
+                axes.append([(key, v) for v in values])
+            if len(axes) and np.prod([len(a) for a in axes], dtype=float) > 10_000_000:
+                warnings.warn(f"sweep coverage left out {path}: a grid of more than 10,000,000 jobs", stacklevel=2)
+                continue
+            jobs.update(itertools.product([("sweep dir", str(d))], *axes))  # each directory's grid counts
+    asked = len(jobs)
+    per_set = {}
+    for job in jobs:
+        for key, value in job:
             if key == "dataset":
-                values = sets = [m for v in values for m in SUITES.get(v, [v])]
-            if key in ("dataset", "method"):
-                grid.setdefault(f"{key}.name", set()).update(values)
-            n *= len(values)
-        asked += n
-        for name in sets:
-            per_set[name] = per_set.get(name, 0) + n // len(sets)
+                per_set[value] = per_set.get(value, 0) + 1
     if not asked:
         return None
     trials = pd.to_numeric(data.get("n_trials"), errors="coerce")
