@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,7 @@ import pandas as pd
 from ..running.config import DEFAULT_X_AXIS
 from ..running.results import STATUSES
 
-__all__ = ["DEFAULT_METRIC", "DEFAULT_X", "AXIS_LABELS", "resolve_x", "first_metric", "md_text", "fmt", "method_labels", "setting_labels", "sorted_values", "line_label", "cell_text", "axis_label", "method_colors", "direction", "is_ranked", "metric_bounds"]
+__all__ = ["DEFAULT_METRIC", "DEFAULT_X", "AXIS_LABELS", "resolve_x", "first_metric", "md_text", "md_plain", "clean_text", "clean", "fmt", "method_labels", "setting_labels", "sorted_values", "line_label", "cell_text", "axis_label", "method_colors", "direction", "is_ranked", "metric_bounds"]
 
 DEFAULT_METRIC = "modified_rand"
 
@@ -50,12 +51,42 @@ def first_metric(data: pd.DataFrame) -> str:
     return DEFAULT_METRIC
 
 
+# C0 and C1 control characters (newline, carriage return, escape, ...) and the Unicode line and
+# paragraph separators: in a name or message from a results folder they would start a line of their
+# own in summary.md or drive the terminal that prints it
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def clean_text(value) -> str:
+    """``value`` as one line of text: every control character (newline, tab, escape, ...) becomes a space.
+    Every text a report takes from rows or ``cell.json`` passes through it."""
+    return _CONTROL.sub(" ", str(value))
+
+
+def clean(value):
+    """:func:`clean_text` applied to every string inside ``value`` (mappings, lists, their keys)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean(k): clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean(v) for v in value)
+    return value
+
+
 def md_text(value) -> str:
-    """``value`` as text safe inside a markdown table cell: a ``|`` would start a new column and
-    markup would render (``<b>``, a link); both are escaped."""
+    """``value`` as text safe inside a markdown table cell: a ``|`` would start a new column, markup
+    would render (``<b>``, a link) and a newline would end the row; all are escaped (control
+    characters become spaces)."""
     import html
 
-    return html.escape(str(value), quote=False).replace("|", "\\|")
+    return html.escape(clean_text(value), quote=False).replace("|", "\\|")
+
+
+def md_plain(value) -> str:
+    """:func:`md_text` that also escapes ``[`` and ``]``: text from a results folder (a paper's source)
+    cannot become a markdown link (``[x](javascript:...)``)."""
+    return md_text(value).replace("[", "\\[").replace("]", "\\]")
 
 
 def fmt(value) -> str:

@@ -45,8 +45,13 @@ def coherence(X, must_link, cannot_link) -> float:
 
 def trial_coherence(data: pd.DataFrame) -> pd.Series:
     """Coherence of each row's constraint set, re-drawn from its job's ``cell.json`` and ``trial_seed``
-    (the draw is deterministic); NaN where the row has no seed or the job no ``cell.json``."""
+    (the draw is deterministic); NaN where the row has no seed or the job no ``cell.json``.
+
+    ``cell.json`` may come from anyone: only data sets :func:`ccbench.running.protocol.report_redraw_refusal`
+    allows are loaded (local, bundled, bounded generators); for any other cell the rows stay NaN and a
+    warning names the job directory and why."""
     import json
+    import warnings
     from pathlib import Path
 
     from ..datasets import load_dataset
@@ -63,6 +68,12 @@ def trial_coherence(data: pd.DataFrame) -> pd.Series:
         key = (json.dumps([cell["dataset"], cell["constraints"], cell["noise"]], sort_keys=True), int(row["trial_seed"]))
         if key not in cache:
             dkey = json.dumps(cell["dataset"], sort_keys=True)
+            if dkey not in datasets and (refusal := protocol.report_redraw_refusal(cell["dataset"])):
+                datasets[dkey] = None
+                warnings.warn(f"coherence not computed for the cell in {cell_file.parent}: {refusal}", stacklevel=2)
+            if datasets.get(dkey, ...) is None:
+                cache[key] = np.nan
+                continue
             if dkey not in datasets:
                 datasets[dkey] = load_dataset(cell["dataset"]["name"],
                                               **protocol.report_safe_dataset_params(cell["dataset"]))

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._safe import write_csv, write_text
+
 __all__ = ["FORMATS", "parse_formats", "latex_escape", "latex_table", "export_tables"]
 
 FORMATS = ("latex", "csv")
@@ -85,10 +87,10 @@ def export_tables(summaries, metrics, x: str, out_dir, formats) -> dict:
     paths = {}
     if "csv" in formats:
         paths["csv"] = out / "summary.csv"
-        pd.concat(list(summaries), ignore_index=True).to_csv(paths["csv"], index=False)
+        write_csv(pd.concat(list(summaries), ignore_index=True), paths["csv"], out)
     if "latex" in formats:
         for metric, summary in zip(metrics, summaries):
             path = out / f"summary_{re.sub(r'[^A-Za-z0-9_.-]+', '_', metric)}.tex"
-            path.write_text(latex_table(summary, metric, x))
+            write_text(path, latex_table(summary, metric, x), out)
             paths[f"latex_{metric}"] = path
     return paths

@@ -30,6 +30,7 @@ from ._format import (
     method_colors,
     method_labels,
 )
+from ._safe import output_dir, write_text
 from .origins import method_versions, provenance_table, provenance_warnings
 from .plots import CI_LEVEL, _draw_paper, plot_metric
 from .stats import (
@@ -77,7 +78,8 @@ _PIPE = re.compile(r"(?<!\\)\|")
 
 def _inline(text: str) -> str:
     """Escape, then turn markdown `code` spans into <code>."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(html.unescape(text.replace("\\|", "|"))))
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(html.unescape(
+        text.replace("\\|", "|").replace("\\[", "[").replace("\\]", "]"))))
 
 
 def markdown_to_html(text: str) -> str:
@@ -329,10 +331,8 @@ def html_page(data: pd.DataFrame, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
 
 def write_html(data: pd.DataFrame, out_dir, **kwargs) -> Path:
     """Write :func:`html_page` to ``out_dir/report.html``; return its path."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     path = out / HTML_FILE
     with plain_text():
         page = html_page(data, **kwargs)
-    path.write_text(page, encoding="utf-8")
-    return path
+    return write_text(path, page, out)

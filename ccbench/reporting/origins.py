@@ -15,8 +15,12 @@ __all__ = ["provenance_table", "method_versions", "stale_rows", "provenance_warn
 
 # What says which machine and code made a row (ccbench.running.provenance); shown once per distinct combination.
 _ORIGIN_COLUMNS = ("env.hostname", "env.cpu", "env.n_cores", "env.python", "env.numpy", "env.scipy",
-                   "env.scikit-learn", "env.blas", "env.blas_threads", "code.ccbench_version", "code.git_commit",
-                   "code.git_dirty")
+                   "env.scikit-learn", "env.kmedoids", "env.sdpa-python", "env.blas", "env.blas_threads",
+                   "code.ccbench_version", "code.git_commit", "code.git_dirty")
+# The library versions a row records (ccbench.running.provenance.environment): a cell whose rows
+# mix them is warned about, as one mixing code versions or machines
+_LIBRARY_COLUMNS = ("env.python", "env.numpy", "env.scipy", "env.scikit-learn", "env.numba", "env.cvxpy",
+                    "env.pandas", "env.pyarrow", "env.kmedoids", "env.sdpa-python", "env.blas")
 
 
 def provenance_table(data: pd.DataFrame) -> pd.DataFrame:
@@ -91,7 +95,37 @@ def stale_rows(data: pd.DataFrame) -> pd.Series:
     current = _installed_hashes(tuple(keys.dropna().unique()))
     recorded = data["code.method_hash"] if "code.method_hash" in data else pd.Series(None, index=data.index)
     installed = keys.map(current)
-    return (data["status"].eq("ok") & installed.notna() & (recorded.isna() | (recorded != installed))).astype(bool)
+    stale = data["status"].eq("ok") & installed.notna() & (recorded.isna() | (recorded != installed))
+    return (stale | (data["status"].eq("ok") & _inputs_changed(data))).astype(bool)
+
+
+def _inputs_changed(data: pd.DataFrame) -> pd.Series:
+    """Rows whose ``code.inputs`` (tuning grid, the ``from_method`` method, the metrics' code) differ
+    from the installed ones (:func:`ccbench.running.provenance.changed_inputs`)."""
+    import json
+
+    from ..running import provenance
+
+    changed = pd.Series(False, index=data.index)
+    if provenance.INPUTS not in data:
+        return changed
+    cols = {"tune": "tune", "k": "method.n_clusters", "k_from": "method.n_clusters.from_method", "metrics": "metrics"}
+    frame = pd.DataFrame({k: (data[c].astype(object) if c in data else None) for k, c in cols.items()}, index=data.index)
+    frame["name"] = data["method.name"].astype(object)
+    frame["inputs"] = data[provenance.INPUTS].astype(object)
+    for key, rows in frame.groupby(list(frame.columns), dropna=False, sort=False):
+        rec = dict(zip(frame.columns, key))
+        if not isinstance(rec["inputs"], str):
+            continue
+        source = rec["k_from"] if isinstance(rec["k_from"], str) else provenance.from_method_of(rec["k"])
+        try:
+            metrics = json.loads(rec["metrics"]) if isinstance(rec["metrics"], str) else []
+            now = provenance.cell_inputs(rec["name"], rec["tune"], source, [*metrics, "n_clusters_found"])
+        except Exception:  # noqa: BLE001 - a method or tuner not installed here: cannot be judged
+            continue
+        if provenance.changed_inputs(rec["inputs"], now[provenance.INPUTS]):
+            changed[rows.index] = True
+    return changed
 
 
 def provenance_warnings(data: pd.DataFrame) -> list[str]:
@@ -111,6 +145,21 @@ def provenance_warnings(data: pd.DataFrame) -> list[str]:
                        + ", ".join(f"{v} ({n} rows)" for v, n in rows[col].astype(str).value_counts().items()))
         if len(mixed) > 5:
             out.append(f"... and {len(mixed) - 5} more cells mixing {what}")
+    libraries = [c for c in _LIBRARY_COLUMNS if c in data]
+    if key is not None and libraries:
+        # a column absent from older rows (NaN) is no version of its own: only recorded versions count
+        counts = data.groupby(key)[libraries].nunique(dropna=True)
+        mixed = counts[(counts > 1).any(axis=1)]
+        for chash in mixed.index[:5]:
+            rows = data[data[key] == chash]
+            first = rows.iloc[0]
+            parts = [f"{c.removeprefix('env.')} " + ", ".join(f"{v} ({n} rows)" for v, n in
+                                                             rows[c].dropna().astype(str).value_counts().items())
+                     for c in libraries if mixed.loc[chash, c] > 1]
+            out.append(f"cell {first.get('dataset.name')}/{first.get('method_label', first.get('method.name'))} "
+                       f"({chash}) mixes library versions: " + "; ".join(parts))
+        if len(mixed) > 5:
+            out.append(f"... and {len(mixed) - 5} more cells mixing library versions")
     if "code.method_hash" not in data:
         out.append("the rows carry no provenance (recorded before ccbench kept it): the code and machine "
                    "that made them are unknown")

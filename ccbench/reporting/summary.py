@@ -28,19 +28,23 @@ from ..running.results import (
     STATUSES,
     gather,
     last_line,
-    write_results,
 )
+from ._format import _CONTROL as _CONTROL_CHARS
 from ._format import (
     DEFAULT_METRIC,
     DEFAULT_X,
     cell_text,
+    clean,
+    clean_text,
     fmt,
     line_label,
+    md_plain,
     md_text,
     method_labels,
     setting_labels,
     sorted_values,
 )
+from ._safe import output_dir, save_figure, write_table, write_text
 from .origins import provenance_markdown
 from .plots import CI_LEVEL, _draw_paper, plot_metric
 
@@ -69,8 +73,31 @@ def prepare(data: pd.DataFrame, paths=()) -> pd.DataFrame:
         warnings.warn(f"left out {int(unnamed.sum())} row(s) with no method.name (not ccbench run results): "
                       f"{', '.join(sources[:3])}{' ...' if len(sources) > 3 else ''}", stacklevel=2)
         data = data[~unnamed].reset_index(drop=True)
+    data = _one_line_texts(data)
     data["method_label"] = method_labels(data)
     return data
+
+
+# text columns that legitimately span lines (a traceback tail, the warnings of a fit) or name a place
+_MULTILINE = ("error", "warnings", "source")
+
+
+def _one_line_texts(data: pd.DataFrame) -> pd.DataFrame:
+    """Rows with every control character (a newline in a crafted method name, a terminal escape) in
+    their text columns turned into a space (:func:`clean_text`): names and labels stay one line in
+    every table, page and terminal line a report writes."""
+    cleaned = {}
+    for col in data.columns:
+        if col in _MULTILINE or not (data[col].dtype == object or pd.api.types.is_string_dtype(data[col].dtype)):
+            continue
+        values = data[col]
+        text = values.map(lambda v: isinstance(v, str))
+        if text.any():
+            bad = values[text].str.contains(_CONTROL_CHARS, regex=True)
+            if bad.any():
+                cleaned[col] = values.where(~(text & bad.reindex(values.index, fill_value=False)),
+                                            values.map(lambda v: clean_text(v) if isinstance(v, str) else v))
+    return data.assign(**cleaned) if cleaned else data
 
 
 def drop_not_converged(data: pd.DataFrame) -> pd.DataFrame:
@@ -198,10 +225,51 @@ def paper_reference(data: pd.DataFrame) -> dict | None:
     ``method`` (a method label) and ``values`` ({x value: number the paper prints}).
     """
     for source in sorted(data["source"].dropna().unique()) if "source" in data else ():
-        paper = read_cell(Path(source) / CELL_FILE).get("paper")
+        path = Path(source) / CELL_FILE
+        paper = read_cell(path).get("paper")
         if paper:
-            return paper
+            return _checked_paper(paper, path)
     return None
+
+
+def _is_number(value) -> bool:
+    import numbers
+
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _checked_paper(paper, path) -> dict:
+    """``paper`` when its numbers are numbers; else a ValueError naming ``path`` and the entry."""
+    def bad(where, value, what="a number"):
+        return ValueError(f"{path}: paper.{where} is {value!r}, not {what}; fix or remove the paper block of "
+                          f"that cell.json, or report without that job directory")
+
+    if not isinstance(paper, dict):
+        raise bad("", paper, "a mapping")
+    values = paper.get("values")
+    if values is not None:
+        if not isinstance(values, dict):
+            raise bad("values", values, "a mapping {x: number}")
+        for key, value in values.items():
+            try:
+                float(key)
+            except (TypeError, ValueError):
+                raise bad(f"values key {key!r}", key, "a number (an x value)") from None
+            if not _is_number(value):
+                raise bad(f"values[{key!r}]", value)
+    table = paper.get("table")
+    if table is not None:
+        if not isinstance(table, dict) or not isinstance(paper.get("methods"), dict):
+            raise bad("table", table, "a mapping {data set: {column: [mean, std]}} with paper.methods")
+        for dataset, cols in table.items():
+            if not isinstance(cols, dict):
+                raise bad(f"table[{dataset!r}]", cols, "a mapping {column: [mean, std]}")
+            for col, pair in cols.items():
+                if (not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(map(_is_number, pair))):
+                    raise bad(f"table[{dataset!r}][{col!r}]", pair, "[mean, std] numbers")
+                if col not in paper["methods"]:
+                    raise bad(f"methods[{col!r}]", None, "a method label")
+    return paper
 
 
 def read_cell(path) -> dict:
@@ -212,7 +280,8 @@ def read_cell(path) -> dict:
     if not path.exists():
         return {}
     try:
-        return json.loads(path.read_text())
+        # every text in it (a paper's source, names) as one line: see clean_text
+        return clean(json.loads(path.read_text()))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is damaged ({exc}); move it aside (mv '{path}' '{path}.damaged') and re-run "
                          f"the sweep command, which rewrites it, or report without that job directory") from None
@@ -239,6 +308,11 @@ def _paper_value(value) -> tuple[float, str]:
     return float(value), fmt(float(value))
 
 
+def _code(value) -> str:
+    """``value`` for a markdown code span: one line, no backtick (which would close the span)."""
+    return md_text(value).replace("`", "'")
+
+
 def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
     """Markdown for a paper block with ``methods`` ({paper column: our method label, or null for a
     column we do not run}) and ``table``: {data set: {paper column: [mean, std] or a number}} (a
@@ -249,7 +323,7 @@ def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
         if "x" in summary else {}
     nested = any(isinstance(v, dict) for cols in paper["table"].values() for v in cols.values())
     head = "| dataset | x | method | ours | paper | diff |" if nested else "| dataset | method | ours | paper | diff |"
-    lines = [f"Ours (mean ± std over trials) beside {paper['source']}; diff = ours - paper.", "",
+    lines = [f"Ours (mean ± std over trials) beside {md_plain(paper.get('source', 'the paper'))}; diff = ours - paper.", "",
              head, "|---|---|---|---|---|---|" if nested else "|---|---|---|---|---|"]
 
     def line(dataset, x, col, value, rec):
@@ -258,8 +332,8 @@ def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
         ours_mean = float("nan") if rec is None or rec["n_ok"] == 0 else rec["mean"]
         text = "" if rec is None else cell_text(rec)
         diff = "" if np.isnan(ours_mean) or np.isnan(published) else f"{ours_mean - published:+.3f}"
-        name = col if label is None else f"{col} (`{label}`)"
-        return "| " + " | ".join([dataset, *([x] if nested else []), name, text, text_p, diff]) + " |"
+        name = md_plain(col) if label is None else f"{md_plain(col)} (`{_code(label)}`)"
+        return "| " + " | ".join([md_plain(dataset), *([md_plain(x)] if nested else []), name, text, text_p, diff]) + " |"
 
     for dataset, cols in paper["table"].items():
         if nested:
@@ -275,7 +349,8 @@ def paper_grid(summary: pd.DataFrame, paper: dict) -> str:
                 means = [r["mean"] for (d, m), r in ours.items() if m == label and d in paper["table"]]
                 ours_mean = float(np.mean(means)) if means else float("nan")
                 text = f"{ours_mean:.3f} ({len(means)} sets)"
-                lines.append(f"| {dataset} | {col} (`{label}`) | {text} | {mean:.3f} ± {std:.3f} | {ours_mean - mean:+.3f} |")
+                lines.append(f"| {md_plain(dataset)} | {md_plain(col)} (`{_code(label)}`) | {text} | {mean:.3f} ± {std:.3f} | "
+                             f"{ours_mean - mean:+.3f} |")
             else:
                 lines.append(line(dataset, None, col, value, ours.get((dataset, label))))
     return "\n".join(lines)
@@ -286,11 +361,13 @@ def paper_table(summary: pd.DataFrame, paper: dict) -> str:
     if "table" in paper:
         return paper_grid(summary, paper)
     ours = summary[summary["method_label"] == paper["method"]]
-    lines = [f"Ours (`{paper['method']}`, mean ± std over trials) beside {paper['source']}.", "",
+    lines = [f"Ours (`{_code(paper.get('method'))}`, mean ± std over trials) beside "
+             f"{md_plain(paper.get('source', 'the paper'))}.", "",
              "| dataset | x | ours | paper |", "|---|---|---|---|"]
     values = {str(k): v for k, v in paper["values"].items()}
     for _, rec in ours.sort_values(["dataset", "x"]).iterrows():
-        lines.append(f"| {rec['dataset']} | {fmt(rec['x'])} | {cell_text(rec)} | {values.get(fmt(rec['x']), '')} |")
+        lines.append(f"| {md_plain(rec['dataset'])} | {md_text(fmt(rec['x']))} | {cell_text(rec)} "
+                     f"| {values.get(fmt(rec['x']), '')} |")
     return "\n".join(lines)
 
 
@@ -326,13 +403,12 @@ def plain_text():
 
 
 def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> dict:
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     if "method_label" not in data:
         data = data.assign(method_label=method_labels(data))
     summaries = [summarise(data, m, x, pool) for m in metrics]
     paths = {"summary_parquet": out / "summary.parquet", "summary_md": out / "summary.md"}
-    write_results(pd.concat(summaries, ignore_index=True), paths["summary_parquet"])
+    write_table(pd.concat(summaries, ignore_index=True), paths["summary_parquet"], out)
     parts = [f"# ccbench report\n\n{len(data)} trials from {data['source'].nunique() if 'source' in data else 1} job(s); x = `{x}`.\n",
              f"{_trials_note(data)}\n"]
     if command:
@@ -345,12 +421,12 @@ def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> d
             parts.append(f"### Beside the paper\n\n{paper_table(s, block)}\n")
             _draw_paper(fig, block)
         png = out / f"{m}.png"
-        fig.savefig(png, dpi=110)
+        save_figure(fig, png, out, dpi=110)
         paths[f"png_{m}"] = png
         parts.append(f"![{m}]({png.name})\n")
     parts.append(f"## Problems\n\n{problems_table(data)}\n")
     parts.append(f"## Provenance\n\n{provenance_markdown(data)}\n")
-    paths["summary_md"].write_text("\n".join(parts))
+    write_text(paths["summary_md"], "\n".join(parts), out)
     if formats:
         from .export import export_tables
 

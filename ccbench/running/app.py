@@ -9,6 +9,7 @@ and records whether any trial failed, so the command can exit non-zero.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -48,6 +49,12 @@ _register_sweeper()
 
 _TOTAL_FILE = ".ccbench_jobs"
 _DONE_FILE = ".ccbench_done"
+#: Every grid run into a sweep directory, one YAML each (Hydra's multirun.yaml keeps only the last):
+#: ``<sweep>/.ccbench_grids/<run>.yaml``; the leaderboard's coverage reads them all.
+GRIDS_DIR = ".ccbench_grids"
+# The run a job belongs to (set by on_multirun_start, inherited by launcher workers): two grids run
+# into one sweep directory count their own jobs, not each other's ("jobs done 11/4").
+_RUN_ENV = "CCBENCH_SWEEP_RUN"
 # Set by the callback at the end of a sweep (same process as the command).
 _outcome: dict = {}
 
@@ -121,7 +128,17 @@ class SweepSummaryCallback(Callback):
         _outcome["start"] = time.time()
         sweep.mkdir(parents=True, exist_ok=True)
         total = _count_jobs(config)
-        (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time()}))
+        run = f"{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}-{os.urandom(3).hex()}"
+        os.environ[_RUN_ENV] = run
+        _outcome["run"] = run
+        (sweep / f"{_TOTAL_FILE}.{run}").write_text(canonical_json({"total": total, "start": time.time()}))
+        try:  # this grid, kept beside the others run into the same directory
+            from omegaconf import OmegaConf
+
+            (sweep / GRIDS_DIR).mkdir(exist_ok=True)
+            (sweep / GRIDS_DIR / f"{run}.yaml").write_text(OmegaConf.to_yaml(config, resolve=False))
+        except Exception:  # noqa: BLE001 - the record of the grid must never stop a sweep
+            pass
 
     def on_job_end(self, config, job_return, **kwargs):
         """``jobs done d/total, elapsed, ETA``: one whole line per finished job, on a terminal or
@@ -129,11 +146,12 @@ class SweepSummaryCallback(Callback):
         from .harness import _duration
 
         try:
+            run = os.environ[_RUN_ENV]
             out = Path(config.hydra.runtime.output_dir)
-            (out / _DONE_FILE).write_text(str(time.time()))
+            (out / f"{_DONE_FILE}.{run}").write_text(str(time.time()))
             sweep = Path(config.hydra.sweep.dir)
-            info = json.loads((sweep / _TOTAL_FILE).read_text())
-            done = sum(1 for f in sweep.rglob(_DONE_FILE) if f.stat().st_mtime >= info["start"])
+            info = json.loads((sweep / f"{_TOTAL_FILE}.{run}").read_text())
+            done = sum(1 for _ in sweep.rglob(f"{_DONE_FILE}.{run}"))
             elapsed = time.time() - info["start"]
             total = info["total"]
             eta = f", ETA {_duration(elapsed / done * (total - done))}" if total and 0 < done < total else ""
@@ -147,6 +165,10 @@ class SweepSummaryCallback(Callback):
         raised here into a warning, so none escapes: a failed summary is recorded and the
         command exits non-zero (:func:`ccbench.running.cli._run_sweep`)."""
         sweep = Path(config.hydra.sweep.dir)
+        run = _outcome.get("run")
+        if run:  # this run's progress markers have served
+            for marker in [sweep / f"{_TOTAL_FILE}.{run}", *sweep.rglob(f"{_DONE_FILE}.{run}")]:
+                marker.unlink(missing_ok=True)
         try:
             data = self._count(sweep)
         except Exception as exc:  # noqa: BLE001 - see the docstring

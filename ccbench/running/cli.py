@@ -437,10 +437,20 @@ def _remove_empty_sweep_dir(sweep) -> None:
     if not sweep or not Path(sweep).is_dir():
         return
     path = Path(sweep)
-    ours = {"multirun.yaml", ".ccbench_jobs"}
-    if {p.name for p in path.iterdir()} <= ours:
-        for name in ours:
-            (path / name).unlink(missing_ok=True)
+
+    def ours(p) -> bool:
+        return p.name == "multirun.yaml" or p.name.startswith(".ccbench_jobs") or (
+            p.name == ".ccbench_grids" and p.is_dir() and all(f.suffix == ".yaml" for f in p.iterdir()))
+
+    entries = list(path.iterdir())
+    if all(ours(p) for p in entries):
+        for p in entries:
+            if p.is_dir():
+                for f in p.iterdir():
+                    f.unlink()
+                p.rmdir()
+            else:
+                p.unlink(missing_ok=True)
         path.rmdir()
 
 

@@ -78,7 +78,7 @@ def validate_cell(cell: dict) -> None:
     Other problems (an unknown method, an impossible constraint count) become
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
-    for key in ("n_trials", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits",
+    for key in ("n_trials", "seed", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits",
                 "timeout_stops_cell"):
         message = protocol.check_value(key, cell[key])
         if message:
@@ -95,6 +95,9 @@ def _stale_reason(row: pd.Series, code: dict | None) -> str | None:
     if recorded != code[provenance.METHOD_HASH]:
         files = provenance.changed_files(row.get(provenance.METHOD_FILES), code[provenance.METHOD_FILES])
         return f"method code changed ({', '.join(files) or 'its module list changed'})"
+    inputs = provenance.changed_inputs(row.get(provenance.INPUTS), code.get(provenance.INPUTS))
+    if inputs:
+        return f"inputs changed ({', '.join(inputs)})"
     return None
 
 
@@ -271,8 +274,12 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
     """The method's ``code.*`` provenance, or ``(None, traceback)`` when it cannot be loaded."""
     try:
         registry.load_plugins(cell.get("plugins") or [])
-        # a tuned cell's numbers depend on the tuner's code too: it is part of the method hash
-        return provenance.cell_method_code(cell["method"]["name"], cell.get("tune", "none")), None
+        # a tuned cell's numbers depend on the tuner's code too (part of the method hash); its grid,
+        # the method a from_method cell takes k from and the metrics' code are code.inputs
+        name, tune = cell["method"]["name"], cell.get("tune", "none")
+        return {**provenance.cell_method_code(name, tune),
+                **provenance.cell_inputs(name, tune, provenance.from_method_of(cell["method"].get("n_clusters")),
+                                         _metric_names(cell))}, None
     except Exception:  # an unknown method or a broken plugin: every trial says why
         return None, _error_text()
 

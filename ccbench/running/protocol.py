@@ -212,6 +212,50 @@ def report_safe_dataset_params(section: dict) -> dict:
     return {k: v for k, v in group_params(section).items() if k not in LOCATION_OPTIONS}
 
 
+# A report re-draws a generated data set (to recompute a trial's constraints) only up to this many
+# points: a generator's memory can grow as n^2 (scap_gaussian_similarity holds an n x n matrix,
+# 200 MB at this bound; n_samples=60000 would be 26.8 GiB).
+REPORT_MAX_GENERATED_SAMPLES = 5000
+
+
+def report_redraw_refusal(section: dict) -> str | None:
+    """Why a report must not load the data set a stored ``dataset`` group names (None: it may).
+
+    A results folder may come from anyone, so a report loads only what is already on this machine and
+    bounded: scikit-learn's bundled sets, UCI sets of the manifest whose files are present and verified
+    under the data directory (never downloaded), and generated sets of at most
+    :data:`REPORT_MAX_GENERATED_SAMPLES` points. Anything else (``openml``, which downloads;
+    ``csv``, a file the folder names; a plugin's loader) is refused.
+    """
+    name = section.get("name") if isinstance(section, dict) else None
+    try:
+        spec = registry.get_dataset_spec(str(name))
+    except Exception:  # noqa: BLE001 - unknown or not installed here
+        return f"data set {name!r} is not registered here"
+    if spec.source == "sklearn":
+        return None
+    if spec.source == "UCI":
+        from ..data._files import read_manifest, resolve_data_dir
+
+        root = resolve_data_dir()
+        missing = [e.file for e in read_manifest().get(spec.name, ()) if not (root / e.name / e.file).is_file()]
+        if missing:
+            return f"UCI set {spec.name!r} is not on this machine ({', '.join(missing)} absent under {root}); a report never downloads"
+        return None
+    if spec.source == "generated":
+        n = group_params(section).get("n_samples", spec.n_samples)
+        try:
+            n = int(n)
+        except (TypeError, ValueError):
+            return f"generated set {spec.name!r} with n_samples={n!r}"
+        if n > REPORT_MAX_GENERATED_SAMPLES:
+            return (f"generated set {spec.name!r} with n_samples={n}, above the {REPORT_MAX_GENERATED_SAMPLES} "
+                    f"a report re-draws (protocol.REPORT_MAX_GENERATED_SAMPLES)")
+        return None
+    return (f"data set {spec.name!r} ({spec.source or 'a plugin'}) is not a local, bundled or bounded generated "
+            f"set; a report does not load data a results folder chooses")
+
+
 @functools.lru_cache(maxsize=None)
 def _accepts(estimator: type, name: str) -> bool:
     return name in inspect.signature(estimator).parameters
@@ -274,6 +318,29 @@ def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) 
 def _positive_int(value) -> str | None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         return f"must be a positive int, got {value!r}"
+    return None
+
+
+#: The most trials a cell may ask for: a paper's protocol is 10 to 100; a typo such as
+#: ``n_trials=1000000000`` would otherwise run (and grow the job's memory) for days before any output.
+MAX_TRIALS = 10_000
+#: Seeds are stored in int64 Parquet columns: ``seed`` must fit (a larger one would run every trial
+#: and then fail when writing them).
+SEED_BOUNDS = (-(2**63), 2**63 - 1)
+
+
+def _n_trials(value) -> str | None:
+    problem = _positive_int(value)
+    if problem is None and value > MAX_TRIALS:
+        return f"must be at most {MAX_TRIALS:,} (protocol.MAX_TRIALS), got {value!r}"
+    return problem
+
+
+def _seed(value) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return f"must be an int, got {value!r}"
+    if not SEED_BOUNDS[0] <= value <= SEED_BOUNDS[1]:
+        return f"must fit in 64 bits, between -2^63 and 2^63 - 1 (protocol.SEED_BOUNDS), got {value!r}"
     return None
 
 
@@ -349,7 +416,8 @@ def _boolean(value) -> str | None:
 
 #: Checks of single values that need no data: ``key -> check(value) -> message or None``.
 VALUE_CHECKS = {
-    "n_trials": _positive_int,
+    "n_trials": _n_trials,
+    "seed": _seed,
     "metrics": _metrics,
     "dataset.name": _registered(registry.get_dataset_spec),
     "method.name": _registered(registry.get_method_spec),
@@ -389,7 +457,7 @@ def check_cell(cell: dict) -> list[str]:
     set has (from its spec's size). The command line runs the same value checks
     on its own overrides before Hydra starts any job (``ccbench.running.cli``).
     """
-    flat = {k: cell.get(k) for k in ("n_trials", "metrics", "inconsistent", "trial_timeout", "time_budget",
+    flat = {k: cell.get(k) for k in ("n_trials", "seed", "metrics", "inconsistent", "trial_timeout", "time_budget",
                                      "evaluate_on", "tune", "tune_folds",
                                      "share_unsupervised_fits", "timeout_stops_cell")
             if k in cell}

@@ -36,13 +36,15 @@ import subprocess
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
 from pathlib import Path
 
-__all__ = ["job_provenance", "environment", "ccbench_code", "method_code", "METHOD_HASH", "METHOD_FILES",
-           "changed_files", "PROVENANCE_PREFIXES"]
+__all__ = ["job_provenance", "environment", "ccbench_code", "method_code", "cell_method_code", "cell_inputs",
+           "from_method_of", "METHOD_HASH", "METHOD_FILES", "INPUTS", "changed_files", "changed_inputs",
+           "PROVENANCE_PREFIXES"]
 
 METHOD_HASH = "code.method_hash"
 METHOD_FILES = "code.method_files"
 PROVENANCE_PREFIXES = ("code.", "env.")
-_LIBRARIES = ("numpy", "scipy", "scikit-learn", "numba", "cvxpy", "pandas", "pyarrow")
+# kmedoids: FasterPAM (the kmedoids method); sdpa-python: RN-SDP's exact solver
+_LIBRARIES = ("numpy", "scipy", "scikit-learn", "numba", "cvxpy", "pandas", "pyarrow", "kmedoids", "sdpa-python")
 
 
 def _dist_version(name: str) -> str:
@@ -156,7 +158,25 @@ def _imported_modules(name: str, path: Path) -> set[str]:
             found.add(module)
             # ``from . import core`` names a module, not an attribute
             found.update(f"{module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Call) and _is_import_module(node.func) and node.args:
+            # importlib.import_module("pkg.helper") / import_module(".helper", __package__): a literal
+            # name is as much an import as an import statement (a computed name cannot be followed)
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                target = first.value
+                if target.startswith("."):
+                    level = len(target) - len(target.lstrip("."))
+                    base = package.split(".")
+                    base = base[: len(base) - (level - 1)] if level > 1 else base
+                    target = ".".join([*base, target.lstrip(".")] if target.strip(".") else base)
+                found.add(target)
     return found
+
+
+def _is_import_module(func) -> bool:
+    """``import_module`` or ``<anything>.import_module`` (``importlib.import_module``)."""
+    return (isinstance(func, ast.Name) and func.id == "import_module") or (
+        isinstance(func, ast.Attribute) and func.attr == "import_module")
 
 
 _graphs: dict[str, tuple[dict[str, Path], tuple]] = {}
@@ -257,9 +277,67 @@ def cell_method_code(method: str, tune: str | None = "none") -> dict:
     from .. import registry
 
     spec = registry.get_method_spec(method)
-    if tune is None or tune == "none" or (isinstance(tune, float) and tune != tune):  # NaN: a row from before tune
+    if not _tuned(tune):
         return method_code(spec)
     return method_code(spec, also=(registry.get_tuner_spec(tune).select.__module__,))
+
+
+def _tuned(tune) -> bool:
+    return not (tune is None or tune == "none" or (isinstance(tune, float) and tune != tune))  # NaN: before tune
+
+
+def from_method_of(n_clusters) -> str | None:
+    """The method a ``method.n_clusters`` value takes k from (``"from_method=scssap"`` or
+    ``{from_method: scssap, ...}``), else None."""
+    if isinstance(n_clusters, str) and n_clusters.startswith("from_method="):
+        return n_clusters.split("=", 1)[1].strip() or None
+    if isinstance(n_clusters, dict) and n_clusters.get("from_method"):
+        return str(n_clusters["from_method"])
+    return None
+
+
+INPUTS = "code.inputs"
+
+
+def _grid_hash(grid: dict) -> str:
+    return hashlib.sha256(json.dumps({k: [repr(v) for v in vs] for k, vs in sorted(grid.items())},
+                                     sort_keys=True).encode()).hexdigest()[:16]
+
+
+def cell_inputs(method: str, tune: str | None = "none", from_method: str | None = None, metrics=()) -> dict:
+    """``code.inputs``: JSON ``{input: hash}`` of what shapes a row besides its method's modules:
+    ``grid`` (the method's ``MethodSpec.grid``, tuned cells), ``from_method:<name>`` (the
+    ``code.method_hash`` of the method a cell takes its k from) and ``metric:<name>`` (the module that
+    defines each metric's function: ``ccbench/metrics.py`` for the built-ins). A row is stale when one
+    of the inputs it recorded differs from now (:func:`changed_inputs`). They are a column of their own,
+    not part of ``code.method_hash``, so rows recorded before it existed keep their hash (those inputs
+    are unverifiable for them, and a report says so)."""
+    from .. import registry
+
+    entries = {}
+    if _tuned(tune):
+        entries["grid"] = _grid_hash(registry.get_method_spec(method).grid)
+    if from_method:
+        entries[f"from_method:{from_method}"] = cell_method_code(from_method)[METHOD_HASH]
+    for name in metrics:
+        try:
+            path = _module_file(registry.get_metric_spec(name).func.__module__)
+        except Exception:  # noqa: BLE001 - an unknown metric is reported by the trial itself
+            continue
+        if path is not None:
+            entries[f"metric:{name}"] = _file_hash(path)
+    return {INPUTS: json.dumps(dict(sorted(entries.items())), sort_keys=True)}
+
+
+def changed_inputs(old, new) -> list[str]:
+    """Inputs recorded in both ``code.inputs`` values whose hash differs (a row without the column,
+    recorded before it existed, is not made stale by this alone)."""
+    try:
+        old = json.loads(old) if isinstance(old, str) else {}
+        new = json.loads(new) if isinstance(new, str) else {}
+    except ValueError:
+        return []
+    return sorted(k for k in set(old) & set(new) if old[k] != new[k])
 
 
 def job_provenance(spec) -> dict:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -44,6 +45,7 @@ __all__ = [
     "gather",
     "last_line",
     "ResultsCorruptError",
+    "ResultsSchemaError",
     "FAILED_STATUSES",
     "MEASURED_COLUMNS",
 ]
@@ -70,6 +72,41 @@ class ResultsCorruptError(ValueError):
             f"results file {self.path} is damaged ({reason}); move it aside "
             f"(mv '{self.path}' '{self.path}.damaged') and run the same command again: its trials will re-run"
         )
+
+
+class ResultsSchemaError(ResultsCorruptError):
+    """A results file reads as Parquet but is not a ccbench results table (another tool's table, a
+    summary, a key column of the wrong type): handled as a damaged file, named with the fix."""
+
+    def __init__(self, path, reason: str):
+        self.path = Path(path)
+        ValueError.__init__(
+            self,
+            f"results file {self.path} is not a ccbench results table ({reason}); move it aside "
+            f"(mv '{self.path}' '{self.path}.foreign') and run the same command again: its trials will re-run",
+        )
+
+
+def _check_schema(frame: pd.DataFrame, path) -> None:
+    """The columns every ccbench row has, with the types resume and gather rely on: ``config_hash`` and
+    ``status`` text, ``trial`` a whole number (text would make ``"0"`` and ``0`` two keys)."""
+    if frame.empty and not len(frame.columns):
+        return
+    missing = [c for c in (*KEY, "status") if c not in frame.columns]
+    if missing:
+        raise ResultsSchemaError(path, f"no column {', '.join(missing)}")
+    trial = frame["trial"]
+    if not pd.api.types.is_integer_dtype(trial.dtype):
+        raise ResultsSchemaError(path, f"column trial has type {trial.dtype}, not integers")
+    if len(frame) and trial.isna().any():
+        raise ResultsSchemaError(path, "column trial has missing values")
+    for col in ("config_hash", "status"):
+        values = frame[col].dropna()
+        if not values.map(lambda v: isinstance(v, str)).all():
+            raise ResultsSchemaError(path, f"column {col} holds values that are not text")
+    unknown = sorted(set(frame["status"].dropna()) - set(STATUSES))
+    if unknown:
+        raise ResultsSchemaError(path, f"unknown status {', '.join(map(repr, unknown[:3]))}")
 
 
 def flatten(mapping: Mapping, prefix: str = "") -> dict:
@@ -109,7 +146,7 @@ def read_results(path) -> pd.DataFrame:
     """The rows in ``path`` (a results file or a job directory); empty when absent.
 
     Raises :class:`ResultsCorruptError` (naming the file and the fix) when the file
-    is truncated or damaged.
+    is truncated or damaged, :class:`ResultsSchemaError` (a subclass) when it is another table.
     """
     import pyarrow.parquet as pq
 
@@ -126,6 +163,7 @@ def read_results(path) -> pd.DataFrame:
     stored = (table.schema.metadata or {}).get(_CONTENT_KEY)
     if stored is not None and stored != _content_hash(frame):
         raise ResultsCorruptError(path, "its content does not match the checksum written with it")
+    _check_schema(frame, path)
     return frame
 
 
@@ -135,13 +173,66 @@ def atomically(path):
     killed writer leaves the old file or the new one, never half of one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    clean_stale_tmp(path.parent)
+    tmp = _exclusive_tmp(path)
     try:
         yield tmp
-        os.replace(tmp, path)
+        os.replace(tmp, path)  # replaces the directory entry: a symlink at ``path`` is replaced, never followed
     finally:
-        if tmp.exists():
+        if os.path.lexists(tmp):
             tmp.unlink()
+
+
+# when this process started writing (a temporary file older than this, of a dead process, is stale)
+_STARTED = time.time()
+_TMP_NAME = re.compile(r"^\..+\.(\d+)(\.[0-9a-f]{8})?\.tmp$")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
+
+
+def clean_stale_tmp(folder) -> list[Path]:
+    """Remove the temporary files (``.<name>.<pid>[.<hex>].tmp``) a killed writer left in ``folder``
+    between write and rename: those older than this process's first write and whose process is not
+    alive here. Returns the files removed; a file another live process holds is never touched."""
+    removed = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        match = _TMP_NAME.match(entry.name)
+        if not match or int(match.group(1)) == os.getpid():
+            continue
+        try:
+            if entry.stat(follow_symlinks=False).st_mtime >= _STARTED or _alive(int(match.group(1))):
+                continue
+            os.unlink(entry.path)  # a symlink is removed, never followed
+            removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+def _exclusive_tmp(path: Path) -> Path:
+    """A new, empty temporary file beside ``path``, created by this call (``O_EXCL``): a file or
+    symlink planted under the name is never opened, so the write cannot land anywhere else."""
+    import secrets
+
+    while True:
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+        try:
+            os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644))
+            return tmp
+        except FileExistsError:
+            continue
 
 
 def write_results(frame: pd.DataFrame, path) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ...running.results import write_results
 from .._format import fmt, md_text, method_colors
+from .._safe import output_dir, read_yaml, save_figure, write_table, write_text
 from ..origins import _frame_markdown, provenance_markdown
 from ..stats import (
     _sign,
@@ -328,7 +328,7 @@ def _to_markdown(blocks: list, out: Path) -> str:
             if block[1]:
                 parts.append(block[1])
         else:
-            block[2].savefig(out / f"{block[1]}.png", dpi=100)
+            save_figure(block[2], out / f"{block[1]}.png", out, dpi=100)
             parts.append(f"![{block[1]}]({block[1]}.png)")
     return "\n\n".join(parts) + "\n"
 
@@ -364,19 +364,31 @@ def config_request(data: pd.DataFrame) -> dict | None:
     return dict(request)
 
 
-def _grid_jobs(path: Path) -> set:
-    """The jobs one Hydra ``multirun.yaml`` asks for: its sweeper params with the command line's sweep
-    overrides (a command-line value replaces the sweeper's list, Hydra's rule, one value included), suites
-    expanded; each job a sorted tuple of (key, value)."""
-    import itertools
+def _grid_files(directory: Path) -> list[Path]:
+    """Every grid a sweep directory records: ccbench's ``.ccbench_grids/<run>.yaml`` (one per command) and
+    every Hydra ``multirun.yaml`` below it (Hydra keeps only the last command's), found without following
+    symlinks (a results folder may come from a stranger)."""
+    import os
 
-    import yaml
+    found = sorted((directory / ".ccbench_grids").glob("*.yaml")) if (directory / ".ccbench_grids").is_dir() else []
+    for root, dirs, files in os.walk(directory, followlinks=False):
+        dirs[:] = [d for d in dirs if d != ".ccbench_grids"]
+        found += [Path(root) / "multirun.yaml"] if "multirun.yaml" in files else []
+    return [p for p in found if p.is_file() and not p.is_symlink()]
+
+
+def _grid_jobs(path: Path) -> set:
+    """The jobs one grid file asks for: its sweeper params with the command line's sweep overrides (a
+    command-line value replaces the sweeper's list, Hydra's rule, one value included), suites expanded;
+    each job a sorted tuple of (key, value). Read with :func:`read_yaml` (no aliases, at most 1 MB);
+    a grid of more than 10,000,000 jobs is refused (ValueError naming the file)."""
+    import itertools
 
     from ...datasets import SUITES
 
-    conf = yaml.safe_load(path.read_text())
+    conf = read_yaml(path)
     params = dict(conf["hydra"]["sweeper"].get("params") or {})
-    for override in conf["hydra"]["overrides"].get("task") or []:
+    for override in map(str, conf["hydra"]["overrides"].get("task") or []):
         key, _, value = override.partition("=")
         if ("," in value or key in params) and not key.startswith("hydra"):
             params[key] = value
@@ -386,22 +398,31 @@ def _grid_jobs(path: Path) -> set:
         if key == "dataset":
             values = [m for v in values for m in SUITES.get(v, [v])]
         axes.append([(key, v) for v in values])
+    if axes and np.prod([len(a) for a in axes], dtype=float) > 10_000_000:
+        raise ValueError(f"{path}: a grid of more than 10,000,000 jobs")
     return set(itertools.product(*axes)) if axes else set()
 
 
 def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     """One line on how much of the experiment's grid the rows cover, or None when no directory holds a
-    Hydra ``multirun.yaml``. The experiment's grid is the union of the grids of every ``multirun.yaml``
-    under the directories (:func:`_grid_jobs`) and of the jobs found in the rows outside them (an earlier
-    command into the same directory ran them: Hydra keeps only the last command's file), not the last
-    command's grid alone; a job is done when every trial has a row. A partial sweep says so on its pages."""
-    jobs, found = set(), False
+    grid file. The experiment's grid is the union of every grid recorded under the directories
+    (:func:`_grid_files`, :func:`_grid_jobs`) and of the jobs found in the rows outside them (an earlier
+    command into the same directory ran them), not the last command's grid alone; a job is done when
+    every trial has a row. A grid file that is refused (an alias, too large, not a Hydra multirun.yaml)
+    is left out with a warning naming it. A partial sweep says so on its pages."""
+    import warnings
+
+    jobs = set()
     for d in dirs:
-        for path in sorted({Path(d) / "multirun.yaml", *Path(d).rglob("multirun.yaml")}):
-            if path.is_file():
-                found = True
+        for path in _grid_files(Path(d)):
+            try:
                 jobs |= _grid_jobs(path)
-    if not found or not jobs:
+            except ValueError as exc:  # refused: the message names the file
+                warnings.warn(f"sweep coverage left out {exc}", stacklevel=2)
+            except (KeyError, TypeError, AttributeError) as exc:
+                warnings.warn(f"sweep coverage left out {path}: not a Hydra multirun.yaml "
+                              f"({type(exc).__name__}: {exc})", stacklevel=2)
+    if not jobs:
         return None
     grid = {}
     for job in jobs:
@@ -416,14 +437,14 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     for column, values in grid.items():
         if column in data:
             in_grid &= data.groupby("config_hash")[column].first().reindex(full.index).isin(values)
-    outside = int((~in_grid).sum())  # jobs of the experiment that no multirun.yaml here lists any more
+    outside = int((~in_grid).sum())  # jobs of the experiment that no grid file here lists any more
     asked = len(jobs) + outside
     done = int(full.sum())
     share = done / asked
     line = (f"Sweep coverage: {done:,} of the {asked:,} jobs of the experiment's grid have every trial recorded "
             f"({share:.0%})" + ("." if done >= asked else "; **the sweep is incomplete**: resume it with the "
                                                             "same command, then regenerate this page."))
-    line += (" The grid is the union of every `multirun.yaml` grid here"
+    line += (" The grid is the union of every grid recorded here"
              + (f" and {outside:,} job(s) found in the rows outside them (an earlier command into the same "
                 "directory)" if outside else "") + ", not the last command's alone.")
     per_set = {}
@@ -450,8 +471,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
                       alpha: float = 0.05, command: str | None = None, coverage: str | None = None) -> dict:
     """Write ``<kind>.md``, ``<kind>.html`` (and the markdown's PNGs) per supervision kind found in
     ``data``, ``index.md`` and ``leaderboard.parquet``; return the paths written."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = output_dir(out_dir)
     frame = long_frame(data, metric)
     colors = method_colors(frame["method"])  # one colour per method on both pages
     paths, tables, index = {}, [], ["# ccbench leaderboard", ""]
@@ -465,9 +485,9 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
             if coverage:
                 blocks.insert(2, ("md", coverage))
             paths[f"{kind}_md"] = out / f"{kind}.md"
-            paths[f"{kind}_md"].write_text(_to_markdown(blocks, out))
+            write_text(paths[f"{kind}_md"], _to_markdown(blocks, out), out)
             paths[f"{kind}_html"] = out / f"{kind}.html"
-            paths[f"{kind}_html"].write_text(_to_html(blocks, f"ccbench leaderboard: {kind}"), encoding="utf-8")
+            write_text(paths[f"{kind}_html"], _to_html(blocks, f"ccbench leaderboard: {kind}"), out)
             for name, t in kind_tables.items():
                 tables.append(t.assign(kind=kind, table=name).astype({c: str for c in t.columns
                                                                       if t[c].dtype == object}))
@@ -476,8 +496,8 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
         raise ValueError("no leaderboard cells: the rows need constraints=random_pairs/per_class_pairs (pairs) or "
                          "labeled_subsets (labels) with a budget above 0")
     paths["parquet"] = out / "leaderboard.parquet"
-    write_results(pd.concat(tables, ignore_index=True), paths["parquet"])
+    write_table(pd.concat(tables, ignore_index=True), paths["parquet"], out)
     paths["index"] = out / "index.md"
-    paths["index"].write_text("\n".join(index + ["", *([coverage, ""] if coverage else []), f"Metric `{metric}`."
+    write_text(paths["index"], "\n".join(index + ["", *([coverage, ""] if coverage else []), f"Metric `{metric}`."
                                                  + (f" Generated by `{command}`." if command else "")]) + "\n")
     return paths
