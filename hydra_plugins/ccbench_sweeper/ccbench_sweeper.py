@@ -29,6 +29,9 @@ class CCBenchSweeperConf:
     _target_: str = "hydra_plugins.ccbench_sweeper.ccbench_sweeper.CCBenchSweeper"
     max_batch_size: Optional[int] = None
     params: Optional[Dict[str, str]] = None
+    # values added to a swept key's list instead of replacing it:
+    # `ccbench experiment=leaderboard hydra.sweeper.append.method=[my_method]`
+    append: Optional[Dict[str, Any]] = None
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="ccbench", node=CCBenchSweeperConf, provider="ccbench")
@@ -66,8 +69,38 @@ class ComposeOnceLoader:
         self.__dict__.update(state)
 
 
+def append_values(params: Optional[Dict[str, str]], arguments: List[str],
+                  append: Optional[Dict[str, Any]]) -> tuple:
+    """``(params, arguments)`` with ``append``'s values added to each key's sweep list.
+
+    ``append`` maps a key (``method``) to a value or a list of values (``[my_method, other]``,
+    or ``"a,b"``); they extend the command line's ``key=...`` when it has one, else the
+    experiment's ``hydra.sweeper.params`` list, else they become the key's list. A value
+    already in the list is not added twice.
+    """
+    params = dict(params or {})
+    arguments = list(arguments)
+    for key, extra in (append or {}).items():
+        items = str(extra).split(",") if isinstance(extra, (str, int, float)) else list(extra)
+        values = [str(v).strip() for v in items]
+        at = next((i for i, a in enumerate(arguments) if a.split("=", 1)[0] == key), None)
+        current = arguments[at].split("=", 1)[1] if at is not None else params.get(key)
+        have = [v for v in str(current).split(",") if v] if current is not None else []
+        merged = ",".join(have + [v for v in values if v and v not in have])
+        if at is not None:
+            arguments[at] = f"{key}={merged}"
+        else:
+            params[key] = merged
+    return params, arguments
+
+
 class CCBenchSweeper(BasicSweeper):
-    """Hydra's ``BasicSweeper`` whose launcher reuses the validated job configs."""
+    """Hydra's ``BasicSweeper`` whose launcher reuses the validated job configs, with ``append``."""
+
+    def __init__(self, max_batch_size: Optional[int] = None, params: Optional[Dict[str, str]] = None,
+                 append: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(max_batch_size=max_batch_size, params=params)
+        self.append = append
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
@@ -78,6 +111,9 @@ class CCBenchSweeper(BasicSweeper):
         """The basic sweep, with data-set suites (``dataset=uci_all``) expanded to their members."""
         from ccbench.datasets import expand_suites
 
+        if self.append:
+            params, arguments = append_values(self.params, list(arguments), self.append)
+            self.params = params or None
         if self.params:
             self.params = dict(a.split("=", 1) for a in expand_suites([f"{k}={v}" for k, v in self.params.items()]))
         return super().sweep(expand_suites(list(arguments)))
