@@ -15,7 +15,7 @@ replaced by its members (:func:`ccbench.datasets.expand_suites`).
 
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
 # module before it is in sys.modules, where string annotations break @dataclass.
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -25,13 +25,25 @@ from omegaconf import DictConfig
 
 
 @dataclass
+class AppendConf:
+    """``hydra.sweeper.append.<key>=[a,b]``: values added to a swept key's list (:func:`append_values`).
+    The five choosable groups are declared, so no ``+`` is needed; another key takes ``+hydra.sweeper.append.<key>``."""
+
+    method: Any = None
+    dataset: Any = None
+    supervision: Any = None
+    constraints: Any = None
+    noise: Any = None
+
+
+@dataclass
 class CCBenchSweeperConf:
     _target_: str = "hydra_plugins.ccbench_sweeper.ccbench_sweeper.CCBenchSweeper"
     max_batch_size: Optional[int] = None
     params: Optional[Dict[str, str]] = None
     # values added to a swept key's list instead of replacing it:
     # `ccbench experiment=leaderboard hydra.sweeper.append.method=[my_method]`
-    append: Optional[Dict[str, Any]] = None
+    append: AppendConf = field(default_factory=AppendConf)
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="ccbench", node=CCBenchSweeperConf, provider="ccbench")
@@ -81,6 +93,8 @@ def append_values(params: Optional[Dict[str, str]], arguments: List[str],
     params = dict(params or {})
     arguments = list(arguments)
     for key, extra in (append or {}).items():
+        if extra is None:
+            continue
         items = str(extra).split(",") if isinstance(extra, (str, int, float)) else list(extra)
         values = [str(v).strip() for v in items]
         at = next((i for i, a in enumerate(arguments) if a.split("=", 1)[0] == key), None)

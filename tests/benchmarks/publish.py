@@ -134,12 +134,56 @@ def check_vendor(vendor: Path = VENDOR, assets=ASSETS) -> None:
             raise ValueError(f"{path} differs from the npm release it was taken from; run --refresh-vendor")
 
 
+#: The page's data, inlined for ``file://`` (:func:`inline_data`).
+OFFLINE_DATA = "offline-data.js"
+#: Loaded after jQuery: on a ``file://`` page, asv's ``$.ajax`` requests of its own JSON files
+#: (``info.json``, ``index.json``, ``graphs/...``, ``regressions.json``; browsers refuse
+#: XMLHttpRequest for local files, hence asv's "Error fetching content") are answered from
+#: ``window.ASV_OFFLINE_DATA``; over http(s) nothing changes.
+OFFLINE_SHIM = f"""<script src="{OFFLINE_DATA}"></script>
+<script>(function () {{
+  if (location.protocol !== "file:" || !window.jQuery || !window.ASV_OFFLINE_DATA) return;
+  var data = window.ASV_OFFLINE_DATA, ajax = jQuery.ajax;
+  jQuery.ajax = function (options) {{
+    var url = decodeURIComponent(String(typeof options === "string" ? options : options.url).split("?")[0]);
+    if (Object.prototype.hasOwnProperty.call(data, url)) return jQuery.Deferred().resolve(data[url], "success").promise();
+    if (url === "swallow.ico") return jQuery.Deferred().resolve("", "success").promise();
+    return ajax.apply(this, arguments);
+  }};
+}})();</script>
+"""
+
+
+def inline_data(html_dir: Path) -> Path:
+    """Write ``html_dir/offline-data.js``: every JSON file of the page (``vendor/`` aside) as
+    ``window.ASV_OFFLINE_DATA[<path relative to html_dir>]``, so the page opens from ``file://``."""
+    data = {p.relative_to(html_dir).as_posix(): json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(html_dir.rglob("*.json")) if p.relative_to(html_dir).parts[0] != "vendor"}
+    out = html_dir / OFFLINE_DATA
+    # "</" never reaches the HTML parser from a .js file, but keep the payload inert anyway
+    out.write_text("window.ASV_OFFLINE_DATA = " + json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+                   + ";\n", encoding="utf-8")
+    return out
+
+
+def add_offline_shim(html: str) -> str:
+    """``html`` with :data:`OFFLINE_SHIM` right after the (vendored) jQuery tag."""
+    if OFFLINE_DATA in html:
+        return html
+    match = re.search(r'<script[^>]*src="vendor/jquery-[^"]*"[^>]*></script>\s*', html)
+    if match is None:
+        raise ValueError("publish.py: no vendored jQuery <script> in index.html to put the offline data after")
+    return html[:match.end()] + OFFLINE_SHIM + html[match.end():]
+
+
 def install(html_dir: Path, vendor: Path = VENDOR) -> None:
-    """Copy ``vendor`` into ``html_dir/vendor`` and rewrite ``html_dir/index.html``."""
+    """Copy ``vendor`` into ``html_dir/vendor``, rewrite ``html_dir/index.html`` and inline
+    the page's data (:func:`inline_data`), so it opens from a server or as ``file://``."""
     check_vendor(vendor)
     index = html_dir / "index.html"
-    text = rewrite_html(index.read_text(encoding="utf-8"))
+    text = add_offline_shim(rewrite_html(index.read_text(encoding="utf-8")))
     shutil.copytree(vendor, html_dir / "vendor", dirs_exist_ok=True)
+    inline_data(html_dir)
     index.write_text(text, encoding="utf-8")
 
 
