@@ -82,7 +82,7 @@ def test_the_recipe_needs_no_search_path_and_keeps_the_experiments_methods():
     assert not any(w.startswith("method=") for w in words), "method= would replace the 22 methods"
 
 
-@pytest.mark.slow  # 23 jobs of one trial each on iris: about 40-90 s on the loaded 2-core machine
+@pytest.mark.slow  # 23 jobs of one trial each on iris: 5 minutes on the loaded 2-core machine (load 10+)
 def test_the_docs_recipe_runs_verbatim_on_an_installed_plugin(tmp_path):
     site = install(tmp_path / "site")
     sweep = tmp_path / "runs" / "leaderboard"

@@ -15,8 +15,10 @@ under ``tests/benchmarks/vendor/`` (with their licences, see ``vendor/README.md`
 tag the table below does not know (a newer asv) stops the script with the URL to add.
 
 The page reads its data (``index.json``, ``graphs/``) with XMLHttpRequest, which browsers
-refuse for ``file://`` pages, so open it through a local web server (``--serve``, or
-``asv preview``): the server is local, nothing is fetched from the internet.
+refuse for ``file://`` pages (asv's "Error fetching content"), so the script also inlines
+that data into ``offline-data.js`` (:func:`inline_data`), answered to the page's requests when
+it is opened as a file: ``xdg-open .asv/html/index.html`` works, as does a local web server
+(``--serve``, ``asv preview``); nothing is fetched from the internet either way.
 
 ``--history RANGE`` first benchmarks the commits of ``RANGE`` (git range syntax, at most
 ``--steps`` of them, evenly spaced) on the regression check's stable benchmarks
@@ -316,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"publish.py: asv publish failed (exit status {status}); see its output above", file=sys.stderr)
             return status
         install(html_dir)
-        print(f"dashboard written to {html_dir} (no internet needed; open it through a local server)")
+        print(f"dashboard written to {html_dir}: open {html_dir / 'index.html'} (no server, no internet needed)")
     if args.screenshot:
         screenshot(html_dir, Path(args.screenshot), args.page)
     if args.serve:
