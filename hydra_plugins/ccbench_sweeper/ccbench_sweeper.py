@@ -127,7 +127,7 @@ class CCBenchSweeper(BasicSweeper):
 
         if self.append:
             params, arguments = append_values(self.params, list(arguments), self.append)
-            self.params = params or None
+            self.params = params
         if self.params:
             self.params = dict(a.split("=", 1) for a in expand_suites([f"{k}={v}" for k, v in self.params.items()]))
         return super().sweep(expand_suites(list(arguments)))
