@@ -20,7 +20,8 @@ from hydra.types import RunMode
 
 from .config import canonical_json, register_configs
 
-__all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome", "register_method_configs"]
+__all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome", "register_method_configs",
+           "command_line_searchpaths"]
 
 
 register_configs()
@@ -45,6 +46,21 @@ def _register_sweeper() -> None:
 
 
 _register_sweeper()
+
+
+def command_line_searchpaths(args) -> list[str]:
+    """The ``hydra.searchpath=[...]`` entries of a command line (none when it has a syntax error:
+    Hydra reports that with its own message)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    searchpaths: list[str] = []
+    try:
+        for o in OverridesParser.create().parse_overrides([a for a in args if a.startswith("hydra.searchpath=")]):
+            value = o.value()
+            searchpaths += [str(v) for v in (value if isinstance(value, list) else [value])]
+    except Exception:  # noqa: BLE001
+        pass
+    return searchpaths
 
 
 def register_method_configs(searchpaths=()) -> list[str]:

@@ -356,18 +356,9 @@ def precheck(args: list[str]) -> list[str]:
 def _register_method_configs(args: list[str]) -> list[str]:
     """``method=<name>`` for every registered method, without ``hydra.searchpath``
     (:func:`ccbench.running.app.register_method_configs`; the command line's search path first)."""
-    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from .app import command_line_searchpaths, register_method_configs
 
-    from .app import register_method_configs
-
-    searchpaths: list[str] = []
-    try:
-        for o in OverridesParser.create().parse_overrides([a for a in args if a.startswith("hydra.searchpath=")]):
-            value = o.value()
-            searchpaths += [str(v) for v in (value if isinstance(value, list) else [value])]
-    except Exception:  # noqa: BLE001 - a syntax error: Hydra reports it with its own message
-        pass
-    return register_method_configs(searchpaths)
+    return register_method_configs(command_line_searchpaths(args))
 
 
 def _run_sweep() -> int:
