@@ -21,7 +21,8 @@ from hydra.types import RunMode
 
 from .config import canonical_json, register_configs
 
-__all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome"]
+__all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome", "register_method_configs",
+           "command_line_searchpaths"]
 
 
 register_configs()
@@ -46,6 +47,59 @@ def _register_sweeper() -> None:
 
 
 _register_sweeper()
+
+
+def command_line_searchpaths(args) -> list[str]:
+    """The ``hydra.searchpath=[...]`` entries of a command line (none when it has a syntax error:
+    Hydra reports that with its own message)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    searchpaths: list[str] = []
+    try:
+        for o in OverridesParser.create().parse_overrides([a for a in args if a.startswith("hydra.searchpath=")]):
+            value = o.value()
+            searchpaths += [str(v) for v in (value if isinstance(value, list) else [value])]
+    except Exception:  # noqa: BLE001
+        pass
+    return searchpaths
+
+
+def register_method_configs(searchpaths=()) -> list[str]:
+    """A ``method/<name>`` config for every registered method that has none in the search path.
+
+    ``method=<name>`` then works for any method ``ccbench plugins`` lists, an installed
+    plugin's included, without ``hydra.searchpath``: the config is the YAML the plugin
+    ships at the conventional place (``<its top-level package>.conf``, ``method/<name>.yaml``,
+    README's layout) when there is one, else ``{name: <name>}`` (the estimator's defaults; a
+    method that needs k gets the true number of classes). Stored in Hydra's ConfigStore, which
+    comes last in the search path, so a YAML found in ``searchpaths`` (``hydra.searchpath``)
+    is left alone. Returns the names it stored.
+    """
+    from importlib.resources import files
+
+    from hydra.core.config_store import ConfigStore
+    from omegaconf import OmegaConf
+
+    from .. import registry
+    from .validate import _group_options
+
+    known = set(_group_options([str(s) for s in searchpaths])("method"))
+    stored = []
+    for spec in registry.list_methods(load=False):
+        if spec.name in known:
+            continue
+        target = spec.estimator if isinstance(spec.estimator, str) else spec.estimator.__module__
+        node = {"name": spec.name}
+        try:  # the plugin's own YAML, when it follows README's layout
+            own = files(f"{target.split(':')[0].split('.')[0]}.conf") / "method" / f"{spec.name}.yaml"
+            loaded = OmegaConf.create(own.read_text()) if own.is_file() else None
+            if loaded is not None and "defaults" not in loaded and loaded.get("name") == spec.name:
+                node = OmegaConf.to_container(loaded)
+        except (ImportError, OSError, ValueError, TypeError):
+            pass
+        ConfigStore.instance().store(group="method", name=spec.name, node=node, provider="ccbench")
+        stored.append(spec.name)
+    return stored
 
 _TOTAL_FILE = ".ccbench_jobs"
 _DONE_FILE = ".ccbench_done"
@@ -92,8 +146,12 @@ def _count_jobs(config) -> int | None:
 
         from ..datasets import expand_suites
 
-        params = expand_suites([f"{k}={v}" for k, v in (config.hydra.sweeper.get("params") or {}).items()])
-        args = expand_suites(list(config.hydra.overrides.task))
+        from hydra_plugins.ccbench_sweeper.ccbench_sweeper import append_values
+
+        params, args = append_values(config.hydra.sweeper.get("params"), list(config.hydra.overrides.task),
+                                     config.hydra.sweeper.get("append"))
+        params = expand_suites([f"{k}={v}" for k, v in params.items()])
+        args = expand_suites(args)
         lengths = {}
         for o in OverridesParser.create().parse_overrides(params + args):
             key = o.get_key_element()

@@ -353,6 +353,14 @@ def precheck(args: list[str]) -> list[str]:
     return problems
 
 
+def _register_method_configs(args: list[str]) -> list[str]:
+    """``method=<name>`` for every registered method, without ``hydra.searchpath``
+    (:func:`ccbench.running.app.register_method_configs`; the command line's search path first)."""
+    from .app import command_line_searchpaths, register_method_configs
+
+    return register_method_configs(command_line_searchpaths(args))
+
+
 def _run_sweep() -> int:
     """Run the Hydra app; non-zero when a trial failed or the run was interrupted."""
     import atexit
@@ -368,10 +376,13 @@ def _run_sweep() -> int:
             registry.load_plugins([p for p in ",".join(plugins).split(",") if p])
         except Exception:  # noqa: BLE001 - the job reports a bad plugin in its rows
             pass
+        _register_method_configs(args)
         problems = precheck(args)
         if problems:
             print("ccbench: the sweep was not started:\n  " + "\n  ".join(problems), file=sys.stderr)
             return 2
+    else:  # --cfg job method=<a plugin's method> composes too
+        _register_method_configs(args)
 
     # The ~2,000 modules imported by now live until exit: freezing them keeps
     # the garbage collector from re-scanning them on every full collection

@@ -38,13 +38,18 @@ def needed_datasets(args: list[str]) -> list[dict]:
     from . import app  # noqa: F401 - registers the schema and hydra/sweeper=ccbench
     from ..datasets import expand_suites
 
+    app.register_method_configs(app.command_line_searchpaths(args))  # method=<a plugin's method>
     parser = OverridesParser.create()
     given = expand_suites([a for a in args if not a.startswith("-") and "=" in a])
     fixed = [str(a) for a, o in zip(given, parser.parse_overrides(given)) if not o.is_sweep_override()]
     GlobalHydra.instance().clear()
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         master = _compose(fixed, hydra=True)
-        params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
+        from hydra_plugins.ccbench_sweeper.ccbench_sweeper import append_values
+
+        swept, given = append_values(master.hydra.sweeper.get("params"), given, master.hydra.sweeper.get("append"))
+        fixed = [str(a) for a, o in zip(given, parser.parse_overrides(given)) if not o.is_sweep_override()]
+        params = [f"{k}={v}" for k, v in swept.items()]
         # the command line replaces a key the experiment sweeps, as Hydra's basic sweeper does
         by_key: dict[str, list[str]] = {}
         for o in parser.parse_overrides(expand_suites(params + given)):
@@ -73,6 +78,9 @@ def fetch(args: list[str]) -> int:
     from ..datasets import fetch_dataset
     from .validate import check_command_line
 
+    from .app import command_line_searchpaths, register_method_configs
+
+    register_method_configs(command_line_searchpaths(args))  # method=<a plugin's method>, as the sweep
     given = [a for a in args if not a.startswith("-") and "=" in a]
     problems = check_command_line(OverridesParser.create().parse_overrides(given))
     if problems:

@@ -15,7 +15,7 @@ replaced by its members (:func:`ccbench.datasets.expand_suites`).
 
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
 # module before it is in sys.modules, where string annotations break @dataclass.
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
@@ -25,10 +25,25 @@ from omegaconf import DictConfig
 
 
 @dataclass
+class AppendConf:
+    """``hydra.sweeper.append.<key>=[a,b]``: values added to a swept key's list (:func:`append_values`).
+    The five choosable groups are declared, so no ``+`` is needed; another key takes ``+hydra.sweeper.append.<key>``."""
+
+    method: Any = None
+    dataset: Any = None
+    supervision: Any = None
+    constraints: Any = None
+    noise: Any = None
+
+
+@dataclass
 class CCBenchSweeperConf:
     _target_: str = "hydra_plugins.ccbench_sweeper.ccbench_sweeper.CCBenchSweeper"
     max_batch_size: Optional[int] = None
     params: Optional[Dict[str, str]] = None
+    # values added to a swept key's list instead of replacing it:
+    # `ccbench experiment=leaderboard hydra.sweeper.append.method=[my_method]`
+    append: AppendConf = field(default_factory=AppendConf)
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="ccbench", node=CCBenchSweeperConf, provider="ccbench")
@@ -66,8 +81,40 @@ class ComposeOnceLoader:
         self.__dict__.update(state)
 
 
+def append_values(params: Optional[Dict[str, str]], arguments: List[str],
+                  append: Optional[Dict[str, Any]]) -> tuple:
+    """``(params, arguments)`` with ``append``'s values added to each key's sweep list.
+
+    ``append`` maps a key (``method``) to a value or a list of values (``[my_method, other]``,
+    or ``"a,b"``); they extend the command line's ``key=...`` when it has one, else the
+    experiment's ``hydra.sweeper.params`` list, else they become the key's list. A value
+    already in the list is not added twice.
+    """
+    params = dict(params or {})
+    arguments = list(arguments)
+    for key, extra in (append or {}).items():
+        if extra is None:
+            continue
+        items = str(extra).split(",") if isinstance(extra, (str, int, float)) else list(extra)
+        values = [str(v).strip() for v in items]
+        at = next((i for i, a in enumerate(arguments) if a.split("=", 1)[0] == key), None)
+        current = arguments[at].split("=", 1)[1] if at is not None else params.get(key)
+        have = [v for v in str(current).split(",") if v] if current is not None else []
+        merged = ",".join(have + [v for v in values if v and v not in have])
+        if at is not None:
+            arguments[at] = f"{key}={merged}"
+        else:
+            params[key] = merged
+    return params, arguments
+
+
 class CCBenchSweeper(BasicSweeper):
-    """Hydra's ``BasicSweeper`` whose launcher reuses the validated job configs."""
+    """Hydra's ``BasicSweeper`` whose launcher reuses the validated job configs, with ``append``."""
+
+    def __init__(self, max_batch_size: Optional[int] = None, params: Optional[Dict[str, str]] = None,
+                 append: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(max_batch_size=max_batch_size, params=params)
+        self.append = append
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
@@ -78,6 +125,9 @@ class CCBenchSweeper(BasicSweeper):
         """The basic sweep, with data-set suites (``dataset=uci_all``) expanded to their members."""
         from ccbench.datasets import expand_suites
 
+        if self.append:
+            params, arguments = append_values(self.params, list(arguments), self.append)
+            self.params = params
         if self.params:
             self.params = dict(a.split("=", 1) for a in expand_suites([f"{k}={v}" for k, v in self.params.items()]))
         return super().sweep(expand_suites(list(arguments)))

@@ -15,8 +15,10 @@ under ``tests/benchmarks/vendor/`` (with their licences, see ``vendor/README.md`
 tag the table below does not know (a newer asv) stops the script with the URL to add.
 
 The page reads its data (``index.json``, ``graphs/``) with XMLHttpRequest, which browsers
-refuse for ``file://`` pages, so open it through a local web server (``--serve``, or
-``asv preview``): the server is local, nothing is fetched from the internet.
+refuse for ``file://`` pages (asv's "Error fetching content"), so the script also inlines
+that data into ``offline-data.js`` (:func:`inline_data`), answered to the page's requests when
+it is opened as a file: ``xdg-open .asv/html/index.html`` works, as does a local web server
+(``--serve``, ``asv preview``); nothing is fetched from the internet either way.
 
 ``--history RANGE`` first benchmarks the commits of ``RANGE`` (git range syntax, at most
 ``--steps`` of them, evenly spaced) on the regression check's stable benchmarks
@@ -134,12 +136,56 @@ def check_vendor(vendor: Path = VENDOR, assets=ASSETS) -> None:
             raise ValueError(f"{path} differs from the npm release it was taken from; run --refresh-vendor")
 
 
+#: The page's data, inlined for ``file://`` (:func:`inline_data`).
+OFFLINE_DATA = "offline-data.js"
+#: Loaded after jQuery: on a ``file://`` page, asv's ``$.ajax`` requests of its own JSON files
+#: (``info.json``, ``index.json``, ``graphs/...``, ``regressions.json``; browsers refuse
+#: XMLHttpRequest for local files, hence asv's "Error fetching content") are answered from
+#: ``window.ASV_OFFLINE_DATA``; over http(s) nothing changes.
+OFFLINE_SHIM = f"""<script src="{OFFLINE_DATA}"></script>
+<script>(function () {{
+  if (location.protocol !== "file:" || !window.jQuery || !window.ASV_OFFLINE_DATA) return;
+  var data = window.ASV_OFFLINE_DATA, ajax = jQuery.ajax;
+  jQuery.ajax = function (options) {{
+    var url = decodeURIComponent(String(typeof options === "string" ? options : options.url).split("?")[0]);
+    if (Object.prototype.hasOwnProperty.call(data, url)) return jQuery.Deferred().resolve(data[url], "success").promise();
+    if (url === "swallow.ico") return jQuery.Deferred().resolve("", "success").promise();
+    return ajax.apply(this, arguments);
+  }};
+}})();</script>
+"""
+
+
+def inline_data(html_dir: Path) -> Path:
+    """Write ``html_dir/offline-data.js``: every JSON file of the page (``vendor/`` aside) as
+    ``window.ASV_OFFLINE_DATA[<path relative to html_dir>]``, so the page opens from ``file://``."""
+    data = {p.relative_to(html_dir).as_posix(): json.loads(p.read_text(encoding="utf-8"))
+            for p in sorted(html_dir.rglob("*.json")) if p.relative_to(html_dir).parts[0] != "vendor"}
+    out = html_dir / OFFLINE_DATA
+    # "</" never reaches the HTML parser from a .js file, but keep the payload inert anyway
+    out.write_text("window.ASV_OFFLINE_DATA = " + json.dumps(data, separators=(",", ":")).replace("</", "<\\/")
+                   + ";\n", encoding="utf-8")
+    return out
+
+
+def add_offline_shim(html: str) -> str:
+    """``html`` with :data:`OFFLINE_SHIM` right after the (vendored) jQuery tag."""
+    if OFFLINE_DATA in html:
+        return html
+    match = re.search(r'<script[^>]*src="vendor/jquery-[^"]*"[^>]*></script>\s*', html)
+    if match is None:
+        raise ValueError("publish.py: no vendored jQuery <script> in index.html to put the offline data after")
+    return html[:match.end()] + OFFLINE_SHIM + html[match.end():]
+
+
 def install(html_dir: Path, vendor: Path = VENDOR) -> None:
-    """Copy ``vendor`` into ``html_dir/vendor`` and rewrite ``html_dir/index.html``."""
+    """Copy ``vendor`` into ``html_dir/vendor``, rewrite ``html_dir/index.html`` and inline
+    the page's data (:func:`inline_data`), so it opens from a server or as ``file://``."""
     check_vendor(vendor)
     index = html_dir / "index.html"
-    text = rewrite_html(index.read_text(encoding="utf-8"))
+    text = add_offline_shim(rewrite_html(index.read_text(encoding="utf-8")))
     shutil.copytree(vendor, html_dir / "vendor", dirs_exist_ok=True)
+    inline_data(html_dir)
     index.write_text(text, encoding="utf-8")
 
 
@@ -272,7 +318,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"publish.py: asv publish failed (exit status {status}); see its output above", file=sys.stderr)
             return status
         install(html_dir)
-        print(f"dashboard written to {html_dir} (no internet needed; open it through a local server)")
+        print(f"dashboard written to {html_dir}: open {html_dir / 'index.html'} (no server, no internet needed)")
     if args.screenshot:
         screenshot(html_dir, Path(args.screenshot), args.page)
     if args.serve:

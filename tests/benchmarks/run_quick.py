@@ -2,7 +2,15 @@
 
 Usage (from anywhere)::
 
-    python tests/benchmarks/run_quick.py [extra asv run arguments, e.g. --bench KMeans]
+    python tests/benchmarks/run_quick.py [--store] [extra asv run arguments, e.g. --bench KMeans]
+
+``--store`` keeps the results, for a first dashboard in minutes
+(``python tests/benchmarks/publish.py`` next): instead of ``--quick --dry-run``, asv takes one
+sample per benchmark (``-a rounds=1 -a repeat=1 -a number=1 -a warmup_time=0``, which asv
+stores, where it never stores a ``--quick`` run) and records it for the current commit
+(``--set-commit-hash``: the working tree must be that commit). The numbers are single samples
+on the smoke grids: a first picture, not measurements; ``asv run --python=same
+--set-commit-hash ...`` later adds the full grids beside them.
 
 Steps:
 
@@ -48,15 +56,27 @@ def failures(output: str) -> list[str]:
     return found
 
 
+#: ``--store``: one sample per benchmark, which asv keeps (it never keeps a ``--quick`` run).
+ONE_SAMPLE = ["-a", "rounds=1", "-a", "repeat=1", "-a", "number=1", "-a", "warmup_time=0"]
+
+
 def main(argv: list[str]) -> int:
+    store = "--store" in argv
+    argv = [a for a in argv if a != "--store"]
     env = dict(os.environ, CCBENCH_BENCH_QUICK="1", CCBENCH_BENCH_SMOKE="1")
     subprocess.run(
         [sys.executable, "-m", "asv", "machine", "--yes"],
         cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL,
     )
+    if store:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True,
+                              text=True).stdout.strip()
+        mode = [*ONE_SAMPLE, "--set-commit-hash", head]
+    else:
+        mode = ["--quick", "--dry-run"]
     cmd = [
-        sys.executable, "-m", "asv", "run", "--python=same", "--quick", "--show-stderr",
-        "--dry-run", "--launch-method", "forkserver", "--durations", "10", *argv,
+        sys.executable, "-m", "asv", "run", "--python=same", *mode, "--show-stderr",
+        "--launch-method", "forkserver", "--durations", "10", *argv,
     ]
     print("+", " ".join(cmd[1:]), flush=True)
     proc = subprocess.Popen(
@@ -74,6 +94,8 @@ def main(argv: list[str]) -> int:
             print("  " + line, file=sys.stderr)
         return status or 1
     print("\nasv quick run: every benchmark ran without error", flush=True)
+    if store:
+        print("results stored for this commit; `python tests/benchmarks/publish.py` writes the dashboard", flush=True)
     return 0
 
 
