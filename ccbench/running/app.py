@@ -42,6 +42,9 @@ def _register_sweeper() -> None:
     from hydra_plugins.ccbench_sweeper.ccbench_sweeper import CCBenchSweeper
 
     plugins.register(CCBenchSweeper)
+    from hydra_plugins.ccbench_sweeper.slurm_launcher import CCBenchSlurmLauncher
+
+    plugins.register(CCBenchSlurmLauncher)
 
 
 _register_sweeper()
