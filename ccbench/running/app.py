@@ -9,6 +9,7 @@ and records whether any trial failed, so the command can exit non-zero.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -99,6 +100,25 @@ def _count_jobs(config) -> int | None:
         return None
 
 
+def _done_size(sweep: Path) -> int:
+    try:
+        return (sweep / _DONE_FILE).stat().st_size
+    except OSError:
+        return 0
+
+
+def _count_done(sweep: Path) -> int:
+    """Jobs finished in this sweep directory, ever: one byte appended per finished job (an
+    ``O_APPEND`` write, whole from any process or node), counted by the file's size. Constant
+    time per job; globbing the job directories made a sweep's progress lines grow with its square."""
+    fd = os.open(sweep / _DONE_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"\n")
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
 class SweepSummaryCallback(Callback):
     """Multirun progress (jobs done / total, on a terminal) and a summary at the end.
 
@@ -124,7 +144,8 @@ class SweepSummaryCallback(Callback):
         _outcome["start"] = time.time()
         sweep.mkdir(parents=True, exist_ok=True)
         total = _count_jobs(config)
-        (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time()}))
+        (sweep / _TOTAL_FILE).write_text(canonical_json({"total": total, "start": time.time(),
+                                                         "done_before": _done_size(sweep)}))
 
     def on_job_end(self, config, job_return, **kwargs):
         """``jobs done d/total, elapsed, ETA``: one whole line per finished job, on a terminal or
@@ -132,11 +153,9 @@ class SweepSummaryCallback(Callback):
         from .harness import _duration
 
         try:
-            out = Path(config.hydra.runtime.output_dir)
-            (out / _DONE_FILE).write_text(str(time.time()))
             sweep = Path(config.hydra.sweep.dir)
             info = json.loads((sweep / _TOTAL_FILE).read_text())
-            done = sum(1 for f in sweep.rglob(_DONE_FILE) if f.stat().st_mtime >= info["start"])
+            done = _count_done(sweep) - info.get("done_before", 0)
             elapsed = time.time() - info["start"]
             total = info["total"]
             eta = f", ETA {_duration(elapsed / done * (total - done))}" if total and 0 < done < total else ""

@@ -29,6 +29,11 @@ class CCBenchSweeperConf:
     _target_: str = "hydra_plugins.ccbench_sweeper.ccbench_sweeper.CCBenchSweeper"
     max_batch_size: Optional[int] = None
     params: Optional[Dict[str, str]] = None
+    # cells run one after another in one launcher job (one SLURM array task): imports and start-up
+    # are paid once per task; a killed task loses at most the cell it was running
+    cells_per_task: int = 1
+    # at most this many launcher jobs per batch (cells_per_task raised to fit); null: no limit
+    max_tasks: Optional[int] = None
 
 
 ConfigStore.instance().store(group="hydra/sweeper", name="ccbench", node=CCBenchSweeperConf, provider="ccbench")
@@ -66,13 +71,124 @@ class ComposeOnceLoader:
         self.__dict__.update(state)
 
 
+PACKS_FILE = ".ccbench_packs.json"
+
+
+class PackedTask:
+    """The task function of a packed sweep: runs its job's own cell, then the cells packed with it.
+
+    Each packed cell is a Hydra job of its own (composed from its overrides, its own output
+    directory, ``on_job_start``/``on_job_end`` callbacks), run by Hydra's ``run_job`` inside the
+    task. Which cells go with which launcher job (``job num -> [(cell num, overrides)]``) is written
+    once to ``<sweep dir>/.ccbench_packs.json`` and read by the task, so a launcher that pickles
+    itself per task (submitit) does not ship the whole map to every task.
+    """
+
+    def __init__(self, task_function: TaskFunction, hydra_context: HydraContext, config: DictConfig):
+        self.task_function = task_function
+        self.hydra_context = hydra_context
+        self.config = config
+        self.packs: Dict[int, List[Any]] = {}
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "packs": {}}
+
+    def _packs_file(self) -> Any:
+        from pathlib import Path
+
+        return Path(str(self.config.hydra.sweep.dir)) / PACKS_FILE
+
+    def add(self, packs: Dict[int, List[Any]]) -> None:
+        """Record (and write) which cells each launcher job runs after its own."""
+        import json
+        import os
+
+        self.packs.update(packs)
+        path = self._packs_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({str(k): v for k, v in self.packs.items()}))
+        os.replace(tmp, path)
+
+    def pack_of(self, job_num: int) -> List[List[str]]:
+        """Overrides of the cells launcher job ``job_num`` runs after its own."""
+        if not self.packs:
+            import json
+
+            path = self._packs_file()
+            if path.exists():
+                self.packs = {int(k): v for k, v in json.loads(path.read_text()).items()}
+        return [overrides for _, overrides in self.packs.get(job_num, [])]
+
+    def __call__(self, cfg: DictConfig) -> Any:
+        from hydra.core.hydra_config import HydraConfig
+        from hydra.core.utils import run_job
+        from omegaconf import open_dict
+
+        outer = HydraConfig.get().job
+        ret = self.task_function(cfg)
+        self.pack_of(outer.num)
+        failed = None
+        for cell_num, overrides in self.packs.get(outer.num, []):
+            config = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+            with open_dict(config.hydra.job) as job:
+                job.id = f"{outer.id}_{cell_num}"
+                job.num = cell_num
+            result = run_job(hydra_context=self.hydra_context, task_function=self.task_function, config=config,
+                             job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+            if failed is None and result.status.name == "FAILED":
+                failed = result
+        if failed is not None:  # as an unpacked job would: the failure reaches the sweeper
+            _ = failed.return_value
+        return ret
+
+
+class _PackingLauncher:
+    """Wraps the launcher: launches one job per pack of ``cells_per_task`` consecutive cells."""
+
+    def __init__(self, launcher: Any, task: PackedTask, cells_per_task: int, max_tasks: Optional[int]):
+        self._launcher = launcher
+        self._task = task
+        self._k = max(1, int(cells_per_task))
+        self._max_tasks = max_tasks
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._launcher, name)
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
+        n = len(job_overrides)
+        k = self._k
+        if self._max_tasks:
+            k = max(k, -(-n // int(self._max_tasks)))
+        packs = [list(range(i, min(i + k, n))) for i in range(0, n, k)]
+        self._task.add({initial_job_idx + p: [[initial_job_idx + j, list(job_overrides[j])] for j in pack[1:]]
+                        for p, pack in enumerate(packs)})
+        try:
+            return self._launcher.launch([job_overrides[pack[0]] for pack in packs], initial_job_idx=initial_job_idx)
+        finally:
+            composed = getattr(self._task.hydra_context.config_loader, "_composed", None)
+            if composed is not None:  # configs of packed cells composed here but run elsewhere
+                composed.clear()
+
+
 class CCBenchSweeper(BasicSweeper):
     """Hydra's ``BasicSweeper`` whose launcher reuses the validated job configs."""
+
+    def __init__(self, max_batch_size: Optional[int], params: Optional[Dict[str, str]] = None,
+                 cells_per_task: int = 1, max_tasks: Optional[int] = None):
+        super().__init__(max_batch_size=max_batch_size, params=params)
+        self.cells_per_task = cells_per_task
+        self.max_tasks = max_tasks
 
     def setup(self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig) -> None:
         context = HydraContext(config_loader=ComposeOnceLoader(hydra_context.config_loader),
                                callbacks=hydra_context.callbacks)
+        packing = self.cells_per_task > 1 or self.max_tasks is not None
+        if packing:
+            task_function = PackedTask(task_function, context, config)
         super().setup(hydra_context=context, task_function=task_function, config=config)
+        if packing:
+            self.launcher = _PackingLauncher(self.launcher, task_function, self.cells_per_task, self.max_tasks)
 
     def sweep(self, arguments: List[str]) -> Any:
         """The basic sweep, with data-set suites (``dataset=uci_all``) expanded to their members."""
