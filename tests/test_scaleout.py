@@ -92,3 +92,58 @@ def test_progress_is_counted_without_walking_the_sweep(tmp_path, monkeypatch, ca
     callback.on_multirun_start(config)  # a resume counts from zero again
     callback.on_job_end(config, None)
     assert "jobs done 1/3" in capsys.readouterr().err
+
+
+def _loader_and_master(*overrides):
+    import ccbench.running.app  # noqa: F401 - registers ccbench_schema
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra._internal.utils import create_config_search_path
+    from hydra.types import RunMode
+
+    loader = ConfigLoaderImpl(config_search_path=create_config_search_path("pkg://ccbench_conf"))
+    master = loader.load_configuration("config", overrides=list(overrides), run_mode=RunMode.MULTIRUN)
+    return loader, master
+
+
+def test_fast_composition_equals_hydras_own_on_a_sample(tmp_path):
+    """Composed once per set of group choices, value overrides applied after: the same config as
+    Hydra composing each job (every key, the hydra node included, interpolations unresolved and
+    resolved)."""
+    from hydra.core.utils import setup_globals
+
+    from hydra_plugins.ccbench_sweeper.ccbench_sweeper import ComposeOnceLoader
+
+    setup_globals()  # Hydra's resolvers (now, ...), as a job has them
+    loader, master = _loader_and_master("experiment=leaderboard_smoke", f"hydra.sweep.dir={tmp_path}",
+                                        "hydra/launcher=local")
+    fast = ComposeOnceLoader(loader)
+    sample = [
+        ["dataset=iris_uci", "supervision=pairs_mid", "method=kmeans"],
+        ["dataset=iris_uci", "supervision=pairs_mid", "method=pck_means", "n_trials=3"],
+        ["dataset=soybean_small", "supervision=labels", "method=scssap", "method.penalty=2.5", "seed=4"],
+        ["supervision=unconstrained", "method=ap", "dataset=iris_uci", "trial_timeout=20"],
+        ["dataset=wine_uci", "supervision=pairs_mid", "method=kmeans", "dataset.preprocess=minmax_1_2"],
+        ["dataset=iris_uci", "supervision=pairs_mid", "method=kmeans", "constraints.n_constraints=7"],
+    ]
+    for overrides in sample:
+        ours, hydras = fast.compose(master, overrides), loader.load_sweep_config(master, overrides)
+        assert OmegaConf.to_container(ours) == OmegaConf.to_container(hydras), overrides
+        with_hydra = {"hydra": {"runtime": {"output_dir": "x"}, "job": {"num": 0, "id": "0"}}}
+        for cfg in (ours, hydras):
+            from omegaconf import open_dict
+
+            with open_dict(cfg):
+                cfg.merge_with(with_hydra)
+        assert OmegaConf.to_container(ours, resolve=True) == OmegaConf.to_container(hydras, resolve=True)
+        assert OmegaConf.is_struct(ours) == OmegaConf.is_struct(hydras)
+        assert OmegaConf.get_type(ours) == OmegaConf.get_type(hydras)
+    assert len(fast._templates) == 5  # the sample's distinct group choices
+
+
+def test_unusual_overrides_are_left_to_hydra(tmp_path):
+    from hydra_plugins.ccbench_sweeper.ccbench_sweeper import ComposeOnceLoader
+
+    loader, master = _loader_and_master(f"hydra.sweep.dir={tmp_path}")
+    fast = ComposeOnceLoader(loader)
+    for overrides in (["+method.extra=1"], ["~noise"], ["method=kmeans,ap"]):
+        assert fast._split(master, overrides) is None

@@ -59,9 +59,72 @@ class ComposeOnceLoader:
         key = (id(master_config), tuple(sweep_overrides))
         if key in self._composed:
             return self._composed.pop(key)
-        config = self._loader.load_sweep_config(master_config, sweep_overrides)
+        config = self.compose(master_config, sweep_overrides)
         self._composed[key] = config
         return config
+
+    def compose(self, master_config: DictConfig, sweep_overrides: List[str]) -> DictConfig:
+        """Hydra's ``load_sweep_config``, composed once per distinct set of group choices.
+
+        A sweep's jobs differ mostly in values (``constraints.n_constraints=20``), not in
+        group choices (``method=kmeans``). The config of a set of group choices (a template)
+        is composed by Hydra once; each job is a copy with its value overrides applied the way
+        Hydra applies them (``_apply_overrides_to_config``, after composition, struct mode),
+        and Hydra's bookkeeping (``hydra.overrides``, ``override_dirname``) redone. About
+        1-4 ms a job instead of about 100 ms. Anything unusual (``+key``, ``~key``, a package
+        ``@``, a sweep) goes to Hydra. ``tests/test_scaleout.py`` checks the result equals Hydra's.
+        """
+        fast = self._split(master_config, sweep_overrides)
+        if fast is None:
+            return self._loader.load_sweep_config(master_config, sweep_overrides)
+        hydra_lines, parsed, groups, values = fast
+        tkey = (id(master_config), tuple(o.input_line for o in groups))
+        templates = self.__dict__.setdefault("_templates", {})
+        template = templates.get(tkey)
+        if template is None:
+            template = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
+            templates[tkey] = template
+        import copy
+
+        from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
+        from omegaconf import OmegaConf
+
+        config = copy.deepcopy(template)
+        ConfigLoaderImpl._apply_overrides_to_config(values, config)
+        app = [o for o in parsed if not o.is_hydra_override()]
+        config.hydra.overrides.task = [o.input_line for o in app]
+        cfg_dirname = config.hydra.job.config.override_dirname
+        config.hydra.job.override_dirname = get_overrides_dirname(
+            overrides=app, kv_sep=cfg_dirname.kv_sep, item_sep=cfg_dirname.item_sep,
+            exclude_keys=cfg_dirname.exclude_keys)
+        OmegaConf.copy_cache(from_config=master_config, to_config=config)
+        return config
+
+    def _split(self, master_config: DictConfig, sweep_overrides: List[str]) -> Any:
+        """(hydra lines, parsed sweep overrides, group-choice overrides, value overrides), or
+        None when the fast path does not apply."""
+        from hydra.core.override_parser.overrides_parser import OverridesParser
+
+        parser = self.__dict__.get("_parser")
+        if parser is None:
+            parser = self.__dict__["_parser"] = OverridesParser.create()
+        try:
+            parsed = parser.parse_overrides(list(sweep_overrides))
+        except Exception:  # noqa: BLE001 - Hydra says what is wrong
+            return None
+        repo = getattr(self._loader, "repository", None)
+        if repo is None:
+            return None
+        groups, values = [], []
+        for o in parsed:
+            if o.is_add() or o.is_delete() or o.is_force_add() or o.package is not None or o.is_sweep_override():
+                return None
+            key = o.key_or_group
+            if key.startswith("hydra") and "/" not in key and "." in key:  # hydra.x=...: Hydra handles it
+                return None
+            (groups if repo.group_exists(key) else values).append(o)
+        hydra_lines = list(master_config.hydra.overrides.hydra)
+        return hydra_lines, parsed, groups, values
 
     def __getstate__(self) -> dict:
         # launchers that pickle themselves (submitit) must not ship the cache
