@@ -15,6 +15,7 @@ replaced by its members (:func:`ccbench.datasets.expand_suites`).
 
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
 # module before it is in sys.modules, where string annotations break @dataclass.
+import pickle
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -71,7 +72,7 @@ class ComposeOnceLoader:
         is composed by Hydra once; each job is a copy with its value overrides applied the way
         Hydra applies them (``_apply_overrides_to_config``, after composition, struct mode),
         and Hydra's bookkeeping (``hydra.overrides``, ``override_dirname``) redone. About
-        1-4 ms a job instead of about 100 ms. Anything unusual (``+key``, ``~key``, a package
+        a few ms a job instead of about 100 ms (``tests/benchmarks/bench_compose.py``). Anything unusual (``+key``, ``~key``, a package
         ``@``, a sweep) goes to Hydra. ``tests/test_scaleout.py`` checks the result equals Hydra's.
         """
         fast = self._split(master_config, sweep_overrides)
@@ -81,22 +82,22 @@ class ComposeOnceLoader:
         tkey = (id(master_config), tuple(o.input_line for o in groups))
         templates = self.__dict__.setdefault("_templates", {})
         template = templates.get(tkey)
-        if template is None:
-            template = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
+        if template is None:  # kept pickled: unpickling is about 6x faster than copy.deepcopy
+            composed = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
+            d = composed.hydra.job.config.override_dirname
+            template = (pickle.dumps(composed), (d.kv_sep, d.item_sep, list(d.exclude_keys)))
             templates[tkey] = template
-        import copy
-
         from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
         from omegaconf import OmegaConf
 
-        config = copy.deepcopy(template)
+        pickled, (kv_sep, item_sep, exclude_keys) = template
+        config = pickle.loads(pickled)
         ConfigLoaderImpl._apply_overrides_to_config(values, config)
         app = [o for o in parsed if not o.is_hydra_override()]
-        config.hydra.overrides.task = [o.input_line for o in app]
-        cfg_dirname = config.hydra.job.config.override_dirname
-        config.hydra.job.override_dirname = get_overrides_dirname(
-            overrides=app, kv_sep=cfg_dirname.kv_sep, item_sep=cfg_dirname.item_sep,
-            exclude_keys=cfg_dirname.exclude_keys)
+        hydra_node = config.hydra
+        hydra_node.overrides.task = [o.input_line for o in app]
+        hydra_node.job.override_dirname = get_overrides_dirname(
+            overrides=app, kv_sep=kv_sep, item_sep=item_sep, exclude_keys=exclude_keys)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)
         return config
 
@@ -108,8 +109,13 @@ class ComposeOnceLoader:
         parser = self.__dict__.get("_parser")
         if parser is None:
             parser = self.__dict__["_parser"] = OverridesParser.create()
+        memo = self.__dict__.setdefault("_parsed", {})  # a sweep has few distinct override lines
         try:
-            parsed = parser.parse_overrides(list(sweep_overrides))
+            parsed = []
+            for line in sweep_overrides:
+                if line not in memo:
+                    memo[line] = parser.parse_override(line)
+                parsed.append(memo[line])
         except Exception:  # noqa: BLE001 - Hydra says what is wrong
             return None
         repo = getattr(self._loader, "repository", None)
@@ -122,12 +128,15 @@ class ComposeOnceLoader:
             key = o.key_or_group
             if key.startswith("hydra") and "/" not in key and "." in key:  # hydra.x=...: Hydra handles it
                 return None
-            (groups if repo.group_exists(key) else values).append(o)
+            is_group = self.__dict__.setdefault("_is_group", {})
+            if key not in is_group:
+                is_group[key] = repo.group_exists(key)
+            (groups if is_group[key] else values).append(o)
         hydra_lines = list(master_config.hydra.overrides.hydra)
         return hydra_lines, parsed, groups, values
 
     def __getstate__(self) -> dict:
-        # launchers that pickle themselves (submitit) must not ship the cache
+        # launchers that pickle themselves (submitit) must not ship the caches
         return {"_loader": self._loader, "_composed": {}}
 
     def __setstate__(self, state: dict) -> None:
