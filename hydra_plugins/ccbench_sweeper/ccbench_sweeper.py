@@ -67,31 +67,31 @@ class ComposeOnceLoader:
     def compose(self, master_config: DictConfig, sweep_overrides: List[str]) -> DictConfig:
         """Hydra's ``load_sweep_config``, composed once per distinct set of group choices.
 
-        A sweep's jobs differ mostly in values (``constraints.n_constraints=20``), not in
-        group choices (``method=kmeans``). The config of a set of group choices (a template)
-        is composed by Hydra once; each job is a copy with its value overrides applied the way
-        Hydra applies them (``_apply_overrides_to_config``, after composition, struct mode),
-        and Hydra's bookkeeping (``hydra.overrides``, ``override_dirname``) redone. About
-        a few ms a job instead of about 100 ms (``tests/benchmarks/bench_compose.py``). Anything unusual (``+key``, ``~key``, a package
-        ``@``, a sweep) goes to Hydra. ``tests/test_scaleout.py`` checks the result equals Hydra's.
+        Hydra composes the first job's group choices (the base) once, and each group option
+        once more (the base with that one choice changed: a template); a job is the template of
+        its choices, or, when it changes two or more groups, the base with each changed group's
+        top-level keys taken from that group's template (:meth:`_assembled`; any overlap or a
+        change outside those keys falls back to a template of its own). Then its value
+        overrides are applied the way Hydra applies them (``_apply_overrides_to_config``,
+        after composition, struct mode) and Hydra's bookkeeping (``hydra.overrides.task``,
+        ``override_dirname``, ``runtime.choices``) redone. A few ms a job instead of about 100 ms
+        (``tests/benchmarks/bench_compose.py``). Anything unusual (``+key``, ``~key``, a package
+        ``@``, a sweep, ``hydra.*``) goes to Hydra. ``tests/test_scaleout.py`` checks the result
+        equals Hydra's.
         """
         fast = self._split(master_config, sweep_overrides)
         if fast is None:
             return self._loader.load_sweep_config(master_config, sweep_overrides)
         hydra_lines, parsed, groups, values = fast
-        tkey = (id(master_config), tuple(o.input_line for o in groups))
-        templates = self.__dict__.setdefault("_templates", {})
-        template = templates.get(tkey)
-        if template is None:  # kept pickled: unpickling is about 6x faster than copy.deepcopy
-            composed = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
-            d = composed.hydra.job.config.override_dirname
-            template = (pickle.dumps(composed), (d.kv_sep, d.item_sep, list(d.exclude_keys)))
-            templates[tkey] = template
         from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
         from omegaconf import OmegaConf
 
-        pickled, (kv_sep, item_sep, exclude_keys) = template
-        config = pickle.loads(pickled)
+        config = self._assembled(master_config, groups)
+        if config is None:
+            pickled, (kv_sep, item_sep, exclude_keys) = self._template(master_config, groups)
+            config = pickle.loads(pickled)
+        else:  # its hydra node is the base's (checked by _option)
+            kv_sep, item_sep, exclude_keys = self._template(master_config, self._base(groups))[1]
         ConfigLoaderImpl._apply_overrides_to_config(values, config)
         app = [o for o in parsed if not o.is_hydra_override()]
         hydra_node = config.hydra
@@ -99,6 +99,82 @@ class ComposeOnceLoader:
         hydra_node.job.override_dirname = get_overrides_dirname(
             overrides=app, kv_sep=kv_sep, item_sep=item_sep, exclude_keys=exclude_keys)
         OmegaConf.copy_cache(from_config=master_config, to_config=config)
+        return config
+
+    def _template(self, master_config: DictConfig, groups: List[Any]) -> Any:
+        """(pickled config, override_dirname settings) of a set of group choices, composed by Hydra
+        once (kept pickled: unpickling is about 6x faster than ``copy.deepcopy``)."""
+        tkey = (id(master_config), tuple(o.input_line for o in groups))
+        templates = self.__dict__.setdefault("_templates", {})
+        if tkey not in templates:
+            composed = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
+            d = composed.hydra.job.config.override_dirname
+            templates[tkey] = (pickle.dumps(composed), (d.kv_sep, d.item_sep, list(d.exclude_keys)))
+        return templates[tkey]
+
+    def _base(self, groups: List[Any]) -> List[Any]:
+        """The group choices of the first job composed: every other job is assembled from it."""
+        return self.__dict__.setdefault("_base_groups", list(groups))
+
+    def _option(self, master_config: DictConfig, base: List[Any], i: int, choice: Any) -> Any:
+        """What choosing ``choice`` instead of the base's ``i``-th group choice changes: (top-level
+        keys, their config, hydra.runtime.choices entries), or None when it changes anything else
+        (a key added or removed, the hydra node beyond the choices)."""
+        options = self.__dict__.setdefault("_options", {})
+        okey = (id(master_config), tuple(o.input_line for o in base), i, choice.input_line)
+        if okey not in options:
+            from omegaconf import OmegaConf
+
+            groups = list(base)
+            groups[i] = choice
+            option = pickle.loads(self._template(master_config, groups)[0])
+            b = self.__dict__.setdefault("_base_containers", {}).get(okey[:2])
+            if b is None:
+                b = OmegaConf.to_container(pickle.loads(self._template(master_config, base)[0]))
+                self._base_containers[okey[:2]] = b
+            t = OmegaConf.to_container(option)
+            result = None
+            if set(t) == set(b):
+                th, bh = t.pop("hydra"), dict(b)["hydra"]
+                tc, bc = th["runtime"].pop("choices"), dict(bh["runtime"])["choices"]
+                bh = {**bh, "runtime": {k: v for k, v in bh["runtime"].items() if k != "choices"}}
+                for node in (th, bh):
+                    node["overrides"] = {**node["overrides"], "task": None}
+                    node["job"] = {**node["job"], "override_dirname": None}
+                if th == bh and set(tc) == set(bc):
+                    keys = [k for k in t if t[k] != b[k]]
+                    result = (keys, option, {k: v for k, v in tc.items() if bc[k] != v})
+            options[okey] = result
+        return options[okey]
+
+    def _assembled(self, master_config: DictConfig, groups: List[Any]) -> Optional[DictConfig]:
+        """A job whose group choices differ from the base's in two or more groups, put together
+        from one template per changed choice (composed once each: a grid of 24 data sets x 22
+        methods x 9 supervisions composes 55 templates, not 4,752); None when a template of its
+        own is needed (at most one changed group, different groups, changes that overlap)."""
+        base = self._base(groups)
+        if [o.key_or_group for o in groups] != [o.key_or_group for o in base]:
+            return None
+        changed = [(i, o) for i, o in enumerate(groups) if o.input_line != base[i].input_line]
+        if len(changed) < 2:
+            return None
+        parts = [self._option(master_config, base, i, o) for i, o in changed]
+        if any(p is None for p in parts):
+            return None
+        keys = [k for p in parts for k in p[0]]
+        if len(keys) != len(set(keys)):
+            return None
+        from omegaconf import open_dict
+
+        config = pickle.loads(self._template(master_config, base)[0])
+        for keys, option, choices in parts:
+            for k in keys:
+                config[k] = option[k]
+                source, target = option._get_node(k), config._get_node(k)
+                for flag in ("struct", "readonly"):  # the copy does not carry the node's own flags
+                    target._set_flag(flag, source._get_node_flag(flag))
+            with open_dict(config.hydra):
+                config.hydra.runtime.choices.update(choices)
         return config
 
     def _split(self, master_config: DictConfig, sweep_overrides: List[str]) -> Any:

@@ -4,9 +4,9 @@
 config to the launcher. Hydra composes one job in about 0.1 s (YAML, defaults list, merges);
 the sweeper composes once per distinct set of group choices and copies that template for
 each job, applying its value overrides (``ComposeOnceLoader.compose``). ``time_compose``
-composes ``n_jobs`` jobs of a leaderboard-like grid: 24 data sets x 2 methods (48 templates)
-x ``n_jobs / 48`` values of ``seed``; ``time_compose_hydra`` is Hydra's own, per job, on a
-few jobs (the baseline; divide by its ``n_jobs``).
+composes ``n_jobs`` jobs of the leaderboard's grid (24 data sets x 9 supervisions x 22
+methods: 53 templates), repeated over ``seed``; ``time_compose_hydra`` is Hydra's own, per
+job, on a few jobs (the baseline; divide by its ``n_jobs``).
 """
 
 from __future__ import annotations
@@ -16,14 +16,24 @@ import tempfile
 
 from .common import smoke_or
 
-DATASETS = ["iris_uci", "wine_uci", "soybean_small", "zoo", "glass", "ecoli", "ionosphere", "voting", "housing",
-            "wdbc", "balance", "credit", "breast_cancer_wisconsin", "pima", "yeast", "mfeat_fac", "mfeat_pix",
-            "segmentation", "sick", "splice", "promoters", "hepatitis", "parkinsons", "spectf"]
+def _leaderboard_grid() -> tuple[list[str], ...]:
+    from pathlib import Path
+
+    import yaml
+
+    conf = Path(__file__).resolve().parents[2] / "conf" / "experiment" / "leaderboard.yaml"
+    params = yaml.safe_load(conf.read_text())["hydra"]["sweeper"]["params"]
+    return tuple(params[k].split(",") for k in ("dataset", "supervision", "method"))
 
 
 def _grid(n_jobs: int) -> list[list[str]]:
-    cells = itertools.product(range(-(-n_jobs // (len(DATASETS) * 2))), DATASETS, ["kmeans", "pck_means"])
-    return [[f"dataset={d}", "supervision=pairs_mid", f"method={m}", f"seed={s}"] for s, d, m in cells][:n_jobs]
+    """The leaderboard's grid (24 data sets x 9 supervisions x 22 methods), repeated with
+    another ``seed`` until it has ``n_jobs`` jobs."""
+    datasets, supervisions, methods = _leaderboard_grid()
+    per_seed = len(datasets) * len(supervisions) * len(methods)
+    cells = itertools.product(range(-(-n_jobs // per_seed)), datasets, supervisions, methods)
+    return [[f"dataset={d}", f"supervision={s}", f"method={m}", f"seed={seed}"]
+            for seed, d, s, m in cells][:n_jobs]
 
 
 def _loader_and_master():
@@ -34,7 +44,8 @@ def _loader_and_master():
 
     loader = ConfigLoaderImpl(config_search_path=create_config_search_path("pkg://ccbench_conf"))
     master = loader.load_configuration(
-        "config", overrides=["experiment=leaderboard", f"hydra.sweep.dir={tempfile.mkdtemp()}"],
+        "config", overrides=["experiment=leaderboard", f"hydra.sweep.dir={tempfile.mkdtemp()}",
+                             "hydra/launcher=slurm"],
         run_mode=RunMode.MULTIRUN)
     return loader, master
 
