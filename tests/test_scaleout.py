@@ -152,3 +152,38 @@ def test_unusual_overrides_are_left_to_hydra(tmp_path):
     fast = ComposeOnceLoader(loader)
     for overrides in (["+method.extra=1"], ["~noise"], ["method=kmeans,ap"]):
         assert fast._split(master, overrides) is None
+
+
+_COUNT_COMPOSITIONS = """
+import os
+import hydra._internal.config_loader_impl as loader_impl
+
+_compose = loader_impl.ConfigLoaderImpl.load_sweep_config
+
+
+def _counted(self, *args, **kwargs):
+    with open(os.environ["CCBENCH_TEST_COMPOSED"], "a") as f:
+        f.write(f"{os.getpid()}\\n")
+    return _compose(self, *args, **kwargs)
+
+
+loader_impl.ConfigLoaderImpl.load_sweep_config = _counted
+"""
+
+
+def test_the_joblib_path_composes_each_job_once_in_the_main_process(tmp_path):
+    """hydra/launcher=local ships each worker its job's config; Hydra's own launcher composed every
+    job again in the worker (a full Hydra composition: the worker has no templates)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_COUNT_COMPOSITIONS)  # in the workers too
+    log = tmp_path / "composed.txt"
+    env = {**os.environ, "MPLBACKEND": "Agg", "CCBENCH_TEST_COMPOSED": str(log),
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "hydra/launcher=local", "method=kmeans",
+                           "n_trials=1", "constraints.n_constraints=10,20,40", f"hydra.sweep.dir={tmp_path / 's'}"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    pids = log.read_text().split()
+    assert len(pids) == 1, pids  # one set of group choices: one Hydra composition, in the main process
+    assert len(list((tmp_path / "s").rglob("results.parquet"))) == 3

@@ -46,6 +46,9 @@ def _register_sweeper() -> None:
     from hydra_plugins.ccbench_sweeper.slurm_launcher import CCBenchSlurmLauncher
 
     plugins.register(CCBenchSlurmLauncher)
+    from hydra_plugins.ccbench_sweeper.joblib_launcher import CCBenchJoblibLauncher
+
+    plugins.register(CCBenchJoblibLauncher)
 
 
 _register_sweeper()
