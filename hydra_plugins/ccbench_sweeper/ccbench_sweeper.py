@@ -40,6 +40,14 @@ class CCBenchSweeperConf:
 ConfigStore.instance().store(group="hydra/sweeper", name="ccbench", node=CCBenchSweeperConf, provider="ccbench")
 
 
+def _copy(kept: Any) -> DictConfig:
+    if isinstance(kept, bytes):
+        return pickle.loads(kept)
+    import copy
+
+    return copy.deepcopy(kept)
+
+
 class ComposeOnceLoader:
     """A config loader that returns each job's config composed by the validation pass.
 
@@ -89,7 +97,7 @@ class ComposeOnceLoader:
         config = self._assembled(master_config, groups)
         if config is None:
             pickled, (kv_sep, item_sep, exclude_keys) = self._template(master_config, groups)
-            config = pickle.loads(pickled)
+            config = _copy(pickled)
         else:  # its hydra node is the base's (checked by _option)
             kv_sep, item_sep, exclude_keys = self._template(master_config, self._base(groups))[1]
         ConfigLoaderImpl._apply_overrides_to_config(values, config)
@@ -109,7 +117,11 @@ class ComposeOnceLoader:
         if tkey not in templates:
             composed = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
             d = composed.hydra.job.config.override_dirname
-            templates[tkey] = (pickle.dumps(composed), (d.kv_sep, d.item_sep, list(d.exclude_keys)))
+            try:
+                kept: Any = pickle.dumps(composed)
+            except pickle.PicklingError:  # a structured node whose class Hydra's plugin scan re-created
+                kept = composed
+            templates[tkey] = (kept, (d.kv_sep, d.item_sep, list(d.exclude_keys)))
         return templates[tkey]
 
     def _base(self, groups: List[Any]) -> List[Any]:
@@ -127,10 +139,10 @@ class ComposeOnceLoader:
 
             groups = list(base)
             groups[i] = choice
-            option = pickle.loads(self._template(master_config, groups)[0])
+            option = _copy(self._template(master_config, groups)[0])
             b = self.__dict__.setdefault("_base_containers", {}).get(okey[:2])
             if b is None:
-                b = OmegaConf.to_container(pickle.loads(self._template(master_config, base)[0]))
+                b = OmegaConf.to_container(_copy(self._template(master_config, base)[0]))
                 self._base_containers[okey[:2]] = b
             t = OmegaConf.to_container(option)
             result = None
@@ -166,7 +178,7 @@ class ComposeOnceLoader:
             return None
         from omegaconf import open_dict
 
-        config = pickle.loads(self._template(master_config, base)[0])
+        config = _copy(self._template(master_config, base)[0])
         for keys, option, choices in parts:
             for k in keys:
                 config[k] = option[k]
