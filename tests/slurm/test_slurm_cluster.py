@@ -155,7 +155,7 @@ def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluste
     second cell: the error names the task's three cells; the resume keeps the first cell's rows as
     they were (not re-run) and finishes the others."""
     sweep = tmp_path / "s"
-    args = ["hydra/launcher=slurm", "method=kmeans", "n_trials=100", "constraints.n_constraints=10,20,40",
+    args = ["hydra/launcher=slurm", "method=kmeans", "n_trials=600", "constraints.n_constraints=10,20,40",
             "hydra.sweeper.cells_per_task=3", f"hydra.sweep.dir={sweep}"]
     proc = _start(args, tmp_path, slurm_cluster.env)
     task = _wait_running(slurm_cluster, proc)
@@ -166,14 +166,14 @@ def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluste
     _, err = proc.communicate(timeout=600)
     assert proc.returncode == 1, err[-3000:]
     assert f"task {task}: SLURM state CANCELLED" in err
-    assert err.count("cell: method=kmeans n_trials=100 constraints.n_constraints=") == 3
+    assert err.count("cell: method=kmeans n_trials=600 constraints.n_constraints=") == 3
     before = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")])
     done_before = before.groupby("config_hash").size()
-    assert (done_before == 100).sum() >= 1  # the first cell finished before the kill
+    assert (done_before == 600).sum() >= 1  # the first cell finished before the kill
     again = _ccbench(args, cwd=tmp_path, env=slurm_cluster.env)
     assert again.returncode == 0, again.stderr[-3000:]
     after = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")])
-    assert len(after) == 300 and (after["status"] == "ok").all()
+    assert len(after) == 1800 and (after["status"] == "ok").all()
     kept = before.merge(after, on=["config_hash", "trial"], suffixes=("", "_after"))
     assert len(kept) == len(before)
     assert (kept["timestamp"] == kept["timestamp_after"]).all()  # no finished trial ran again
