@@ -44,6 +44,12 @@ def _register_sweeper() -> None:
     from hydra_plugins.ccbench_sweeper.ccbench_sweeper import CCBenchSweeper
 
     plugins.register(CCBenchSweeper)
+    from hydra_plugins.ccbench_sweeper.slurm_launcher import CCBenchSlurmLauncher
+
+    plugins.register(CCBenchSlurmLauncher)
+    from hydra_plugins.ccbench_sweeper.joblib_launcher import CCBenchJoblibLauncher
+
+    plugins.register(CCBenchJoblibLauncher)
 
 
 _register_sweeper()
@@ -161,6 +167,25 @@ def _count_jobs(config) -> int | None:
         return None
 
 
+def _done_size(sweep: Path) -> int:
+    try:
+        return (sweep / _DONE_FILE).stat().st_size
+    except OSError:
+        return 0
+
+
+def _count_done(sweep: Path) -> int:
+    """Jobs finished in this sweep directory, ever: one byte appended per finished job (an
+    ``O_APPEND`` write, whole from any process or node), counted by the file's size. Constant
+    time per job; globbing the job directories made a sweep's progress lines grow with its square."""
+    fd = os.open(sweep / _DONE_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, b"\n")
+        return os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
 class SweepSummaryCallback(Callback):
     """Multirun progress (jobs done / total, on a terminal) and a summary at the end.
 
@@ -205,11 +230,9 @@ class SweepSummaryCallback(Callback):
 
         try:
             run = os.environ[_RUN_ENV]
-            out = Path(config.hydra.runtime.output_dir)
-            (out / f"{_DONE_FILE}.{run}").write_text(str(time.time()))
             sweep = Path(config.hydra.sweep.dir)
             info = json.loads((sweep / f"{_TOTAL_FILE}.{run}").read_text())
-            done = sum(1 for _ in sweep.rglob(f"{_DONE_FILE}.{run}"))
+            done = _count_done(sweep, run)
             elapsed = time.time() - info["start"]
             total = info["total"]
             eta = f", ETA {_duration(elapsed / done * (total - done))}" if total and 0 < done < total else ""
@@ -225,7 +248,7 @@ class SweepSummaryCallback(Callback):
         sweep = Path(config.hydra.sweep.dir)
         run = _outcome.get("run")
         if run:  # this run's progress markers have served
-            for marker in [sweep / f"{_TOTAL_FILE}.{run}", *sweep.rglob(f"{_DONE_FILE}.{run}")]:
+            for marker in (sweep / f"{_TOTAL_FILE}.{run}", sweep / f"{_DONE_FILE}.{run}"):
                 marker.unlink(missing_ok=True)
         try:
             data = self._count(sweep)

@@ -1,0 +1,179 @@
+"""The SLURM path end to end on a real one-node cluster (``slurm_cluster``, tests/slurm/conftest.py):
+rows equal to the local launcher's, a killed task named and resumed, a requeued (preempted) task
+finished, an impossible request refused before submission, packed cells."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from ccbench.running.results import MEASURED_COLUMNS, read_results
+
+ROOT = Path(__file__).resolve().parents[2]
+#: provenance columns that describe the machine or process, not the result
+HOST_COLUMNS = ("env.hostname", "env.cpu", "env.n_cores", "env.memory_gb", "env.platform", "env.blas_threads",
+                "env.omp_num_threads")
+#: the leaderboard's protocol on a grid small enough for a test
+GRID = ["experiment=leaderboard_smoke", "dataset=iris_uci", "supervision=pairs_mid,unconstrained",
+        "method=kmeans,pck_means", "n_trials=2", "trial_timeout=60"]
+
+
+def _ccbench(args, cwd, env=None, timeout=900):
+    env = {**(env or os.environ), "MPLBACKEND": "Agg"}
+    return subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _start(args, cwd, env):
+    return subprocess.Popen([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd,
+                            env={**env, "MPLBACKEND": "Agg"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+def _rows(sweep: Path) -> pd.DataFrame:
+    rows = pd.concat([read_results(f) for f in sorted(sweep.rglob("results.parquet"))], ignore_index=True)
+    drop = [c for c in rows if c in MEASURED_COLUMNS or c in HOST_COLUMNS]
+    return rows.drop(columns=drop).sort_values(["config_hash", "trial"]).reset_index(drop=True)
+
+
+def _running_tasks(cluster) -> list[str]:
+    out = cluster.run("squeue", "-h", "-t", "R", "-o", "%i", check=False)
+    return [line for line in out.stdout.split() if line]
+
+
+def _wait_running(cluster, proc, timeout=300) -> str:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        tasks = _running_tasks(cluster)
+        if tasks:
+            return tasks[0]
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.5)
+    raise AssertionError("no task started running")
+
+
+def test_the_cluster_runs_a_job_and_accounts_for_it(slurm_cluster, tmp_path):
+    info = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%N %T %c %m").stdout.split()
+    assert info[0] == slurm_cluster.node and info[1] == "idle"
+    assert int(info[2]) == slurm_cluster.cpus
+    out = tmp_path / "out"
+    job = slurm_cluster.run("sbatch", "--parsable", "--wait", "-o", str(out), "--wrap", "echo hello").stdout.strip()
+    assert out.read_text().strip() == "hello"
+    acct = slurm_cluster.run("sacct", "-n", "-X", "-j", job, "-o", "State", "--parsable2").stdout.split()
+    assert acct == ["COMPLETED"]
+
+
+def test_slurm_yaml_requeues_and_asks_for_memory_a_small_node_has():
+    conf = yaml.safe_load((ROOT / "conf" / "hydra" / "launcher" / "slurm.yaml").read_text())
+    assert conf["max_num_timeout"] >= 1  # 0: a preempted (or signalled) task is not requeued
+    assert conf["mem_gb"] is None  # derived: 4 GB or the largest node's memory
+
+
+def test_an_impossible_request_is_refused_before_submission(slurm_cluster, tmp_path):
+    mem = slurm_cluster.memory_mb // 1024 + 1
+    run = _ccbench(["hydra/launcher=slurm", "method=kmeans", "n_trials=1", f"hydra.launcher.mem_gb={mem}",
+                    "hydra.launcher.cpus_per_task=64", f"hydra.sweep.dir={tmp_path / 's'}"],
+                   cwd=tmp_path, env=slurm_cluster.env, timeout=300)
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert f"hydra.launcher.mem_gb={mem}" in run.stderr and f"declares {slurm_cluster.memory_mb} MB" in run.stderr
+    assert "hydra.launcher.cpus_per_task=64" in run.stderr
+    assert slurm_cluster.run("squeue", "-h").stdout.strip() == ""  # nothing was submitted
+
+
+@pytest.mark.slow
+def test_slurm_rows_equal_local_rows(slurm_cluster, tmp_path):
+    """The leaderboard protocol (a small grid) through hydra/launcher=slurm: the same rows as the
+    local (joblib) launcher's, measured and host columns aside."""
+    local = _ccbench([*GRID, "hydra/launcher=local", f"hydra.sweep.dir={tmp_path / 'local'}"], cwd=tmp_path)
+    assert local.returncode == 0, local.stderr[-3000:]
+    slurm = _ccbench([*GRID, "hydra/launcher=slurm", f"hydra.sweep.dir={tmp_path / 'slurm'}"], cwd=tmp_path,
+                     env=slurm_cluster.env)
+    assert slurm.returncode == 0, slurm.stderr[-3000:]
+    a, b = _rows(tmp_path / "local"), _rows(tmp_path / "slurm")
+    assert len(a) == 2 * 2 * 2
+    pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.slow
+def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, tmp_path):
+    args = ["hydra/launcher=slurm", "method=kmeans", "n_trials=150", "constraints.n_constraints=10,20",
+            f"hydra.sweep.dir={tmp_path / 's'}"]
+    proc = _start(args, tmp_path, slurm_cluster.env)
+    task = _wait_running(slurm_cluster, proc)
+    time.sleep(2)
+    slurm_cluster.run("scancel", "-s", "KILL", task)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err[-3000:]
+    assert f"task {task}: SLURM state CANCELLED" in err
+    assert "cell: method=kmeans n_trials=150 constraints.n_constraints=" in err
+    again = _ccbench(args, cwd=tmp_path, env=slurm_cluster.env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    rows = _rows(tmp_path / "s")
+    assert len(rows) == 300 and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_a_requeued_task_finishes(slurm_cluster, tmp_path):
+    """SLURM signals a task (USR2) before preempting it or at its time limit minus signal_delay_s;
+    submitit checkpoints and requeues it, up to max_num_timeout times (with timeout_min <= 10 every
+    such signal counts as a time-out: docs/harness.md). The requeued task resumes its cell."""
+    proc = _start(["hydra/launcher=slurm", "method=kmeans", "n_trials=150", "hydra.launcher.timeout_min=5",
+                   f"hydra.sweep.dir={tmp_path / 's'}"], tmp_path, slurm_cluster.env)
+    task = _wait_running(slurm_cluster, proc)
+    sweep = tmp_path / "s"
+    end = time.monotonic() + 300
+    while not list(sweep.rglob("results.parquet")) and time.monotonic() < end:  # some trials are saved
+        time.sleep(0.5)
+    slurm_cluster.run("scancel", "-s", "USR2", task)
+    # SLURM holds a requeued job for 2 minutes (BeginTime); an administrator's release, to keep the test short
+    end = time.monotonic() + 120
+    while time.monotonic() < end and proc.poll() is None:
+        state = slurm_cluster.run("squeue", "-h", "-j", task.split("_")[0], "-o", "%T %r", check=False).stdout
+        if "PENDING" in state:
+            slurm_cluster.run("scontrol", "update", f"JobId={task}", "StartTime=now", check=False)
+            break
+        time.sleep(0.5)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err[-3000:]
+    acct = slurm_cluster.run("sacct", "-n", "-D", "-X", "-j", task.split("_")[0], "-o", "State",
+                             "--parsable2").stdout.split()
+    assert "REQUEUED" in acct and acct[-1] == "COMPLETED", acct
+    rows = _rows(sweep)
+    assert len(rows) == 150 and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluster, tmp_path):
+    """Three cells in one array task (hydra.sweeper.cells_per_task=3), killed while running its
+    second cell: the error names the task's three cells; the resume keeps the first cell's rows as
+    they were (not re-run) and finishes the others."""
+    sweep = tmp_path / "s"
+    args = ["hydra/launcher=slurm", "method=kmeans", "n_trials=600", "constraints.n_constraints=10,20,40",
+            "hydra.sweeper.cells_per_task=3", f"hydra.sweep.dir={sweep}"]
+    proc = _start(args, tmp_path, slurm_cluster.env)
+    task = _wait_running(slurm_cluster, proc)
+    end = time.monotonic() + 300
+    while len(list(sweep.glob("*/cell.json"))) < 2 and time.monotonic() < end:  # the second cell began
+        time.sleep(0.2)
+    slurm_cluster.run("scancel", "-s", "KILL", task)
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 1, err[-3000:]
+    assert f"task {task}: SLURM state CANCELLED" in err
+    assert err.count("cell: method=kmeans n_trials=600 constraints.n_constraints=") == 3
+    before = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")])
+    done_before = before.groupby("config_hash").size()
+    assert (done_before == 600).sum() >= 1  # the first cell finished before the kill
+    again = _ccbench(args, cwd=tmp_path, env=slurm_cluster.env)
+    assert again.returncode == 0, again.stderr[-3000:]
+    after = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")])
+    assert len(after) == 1800 and (after["status"] == "ok").all()
+    kept = before.merge(after, on=["config_hash", "trial"], suffixes=("", "_after"))
+    assert len(kept) == len(before)
+    assert (kept["timestamp"] == kept["timestamp_after"]).all()  # no finished trial ran again
