@@ -265,8 +265,9 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
         conflicts = cons.n_conflicts()
         if conflicts:
             warnings.warn(
-                f"{type(self).__name__}: {conflicts} cannot-link(s) join points that must-links chain "
-                f"together, so no clustering meets every constraint (Constraints.is_consistent() is False)",
+                f"{type(self).__name__}: {conflicts} cannot-link(s) join points that must-links (or one revealed "
+                f"label) chain together, or must-links join points of different revealed labels, so no "
+                f"clustering meets every constraint (Constraints.is_consistent() is False)",
                 InconsistentConstraintsWarning, stacklevel=3,
             )
         if hasattr(self, "n_clusters") and self.n_clusters is not None:

@@ -349,7 +349,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             return row
         if not row["constraints_consistent"] and cell["inconsistent"] == "raise":
             row.update(status="infeasible", error=f"InconsistentConstraints: {n_conflicts} cannot-link(s) join "
-                                                  f"must-linked points (inconsistent=raise)")
+                                                  f"must-linked points or contradict the revealed labels "
+                                                  f"(inconsistent=raise)")
             return row
         params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}
         k = protocol.resolve_n_clusters(
