@@ -56,3 +56,13 @@ def test_n_clusters_above_n_is_refused(spec, X):
 def test_one_dimensional_X_names_the_fix():
     with pytest.raises(ValueError, match="reshape"):
         make_method("kmeans", n_clusters=2).fit(np.arange(5.0))
+
+
+@pytest.mark.parametrize("name", ["fpc", "kmedoids", "nnc"])
+def test_overflowing_scale_is_warned_about(name, X):
+    """Issue 42, item 13: data scaled by 1e300 used to give ARI 0 with no word from these three."""
+    from ccbench.base import DataScaleWarning
+
+    cons = Constraints([[0, 1]], [[0, 15]], n_samples=len(X))
+    with pytest.warns(DataScaleWarning, match="scale the data"):
+        make_method(name, n_clusters=2, random_state=0).fit(X * 1e300, constraints=cons)
