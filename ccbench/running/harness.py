@@ -25,8 +25,8 @@ whose ``code.method_hash`` differs from the current code's is *stale*: it is
 re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
 
 With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
-method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` under a
-lock (:mod:`ccbench.running.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
+method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` (the
+lock held only to write: :mod:`ccbench.running.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
 """
 
 from __future__ import annotations

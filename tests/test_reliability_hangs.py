@@ -1,0 +1,142 @@
+"""Fault injection round 2 (issue 42, items 8-11): hangs, dead workers, suspended lock holders,
+a full disk. Each test failed on the code before its fix.
+
+No test asserts a duration: each bounds work (fits started, rows written) and uses generous
+time-outs only so that a regression fails instead of hanging forever.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ccbench.running import shared_fits
+from ccbench.running.harness import run_job
+
+HANG = 120  # seconds a helper may take before the test calls it a hang
+
+
+def _wait_for(predicate, what: str, timeout: float = HANG):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+# -- 10. a suspended lock holder blocks nobody silently ---------------------------------------
+
+
+def test_a_shared_fit_runs_outside_the_lock(tmp_path):
+    """A sweep suspended mid-fit must not hold the key's lock: another process could not write."""
+    path = tmp_path / "fits" / "k.npz"
+    seen = []
+
+    def fit():
+        lock = path.with_name(f".{path.name}.lock")
+        if lock.exists():
+            with open(lock, "a+") as other:  # another open file: flock conflicts as between processes
+                try:
+                    fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    fcntl.flock(other, fcntl.LOCK_UN)
+                    seen.append("free")
+                except BlockingIOError:
+                    seen.append("held")
+        else:
+            seen.append("free")
+        return {"labels": np.zeros(4, dtype=np.intp), "n_iter": 1}
+
+    made, reused = shared_fits.shared_fit(path.parent, "k", 4, fit)
+    assert seen == ["free"] and not reused
+    again, reused = shared_fits.shared_fit(path.parent, "k", 4, lambda: pytest.fail("fitted twice"))
+    assert reused and again["labels"].tolist() == [0, 0, 0, 0]
+
+
+def test_the_first_writer_of_a_shared_fit_wins(tmp_path):
+    """Two processes fitted the same key; the second to write returns the file the first wrote."""
+    first = {"labels": np.zeros(3, dtype=np.intp), "n_iter": 1}
+
+    def fit_while_another_writes():
+        # the other process finishes first (a thread: under a lock held for the fit it would wait forever)
+        other = threading.Thread(target=shared_fits.shared_fit, args=(tmp_path, "k", 3, lambda: first), daemon=True)
+        other.start()
+        other.join(timeout=60)
+        assert not other.is_alive(), "the other process could not write while this one was fitting"
+        return {"labels": np.ones(3, dtype=np.intp), "n_iter": 2}
+
+    made, reused = shared_fits.shared_fit(tmp_path, "k", 3, fit_while_another_writes)
+    assert made["labels"].tolist() == [0, 0, 0] and made["n_iter"] == 1 and not reused
+
+
+HOLDER = textwrap.dedent("""
+    import sys, time
+    from ccbench.running.results import locked
+    with locked(sys.argv[1]):
+        print("holding", flush=True)
+        time.sleep(600)
+""")
+
+
+@pytest.mark.parametrize("suspend", [False, True], ids=["running", "suspended"])
+def test_a_process_waiting_for_a_lock_names_its_holder(tmp_path, monkeypatch, caplog, suspend):
+    from ccbench.running import _locks
+    from ccbench.running.results import locked
+
+    target = tmp_path / "results.parquet"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(target)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        if suspend:  # Ctrl-Z / SLURM suspend
+            os.kill(holder.pid, signal.SIGSTOP)
+        monkeypatch.setattr(_locks, "PATIENCE", 0.2)
+        got = threading.Event()
+
+        def wait_for_lock():
+            with locked(target):
+                got.set()
+
+        caplog.set_level(logging.WARNING, logger="ccbench")
+        waiter = threading.Thread(target=wait_for_lock, daemon=True)
+        waiter.start()
+        _wait_for(lambda: "waiting for the lock" in caplog.text, "the waiter to name the holder", timeout=60)
+        assert not got.is_set()
+        assert f"pid {holder.pid} on {socket.gethostname()} since" in caplog.text
+        assert "kill -CONT" in caplog.text
+    finally:
+        holder.kill()
+        holder.wait(timeout=HANG)
+    waiter.join(timeout=HANG)
+    assert got.is_set()  # the lock died with its holder
+
+
+# -- 11. a full disk skips the shared-fit cache, not the fit ------------------------------------
+
+
+def test_a_failed_shared_fit_write_still_records_the_fit(tmp_path, monkeypatch, caplog):
+    def disk_full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(shared_fits, "_write", disk_full)
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": 3},
+            "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none"},
+            "n_trials": 2, "metrics": ["ari"], "share_unsupervised_fits": True}
+    caplog.set_level(logging.WARNING, logger="ccbench")
+    rows = run_job(cell, out_dir=tmp_path / "sweep" / "job")
+    assert rows["status"].tolist() == ["ok", "ok"], rows["error"].tolist()
+    assert rows["ari"].notna().all() and (rows["ari"] > 0.3).all()
+    assert "not cached" in caplog.text and "No space left" in caplog.text
+    assert not list((tmp_path / "sweep" / ".fits").glob("*.npz"))
