@@ -66,3 +66,54 @@ def test_overflowing_scale_is_warned_about(name, X):
     cons = Constraints([[0, 1]], [[0, 15]], n_samples=len(X))
     with pytest.warns(DataScaleWarning, match="scale the data"):
         make_method(name, n_clusters=2, random_state=0).fit(X * 1e300, constraints=cons)
+
+
+# -- issue 42, item 12: CSV files that are no data set say so, naming the file and the fix ---------
+
+_FEATURES = "a,b\n" + "".join(f"{i}.0,{i % 3}.5\n" for i in range(8))
+
+
+def _csv(tmp_path, text, name="data.csv"):
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("text, target, message", [
+    ("a,b,c\n" + "".join(f"{i},{i}.5,same\n" for i in range(8)), "c", "holds one class"),
+    # a label column half empty: the rows left all hold one class
+    ("a,b,c\n" + "".join(f"{i},{i}.5,{'x' if i % 2 else ''}\n" for i in range(8)), "c", "4 row\\(s\\) without a label"),
+    ("id,a,b\n" + "".join(f"{i},{i}.5,{i % 2}\n" for i in range(8)), "id", "its own class"),
+    ("a,b,c\n", "c", "header but no data rows"),
+    ("a,b,c\n" + "".join(f"{i},,{i % 2}\n" for i in range(8)), "c", r"\['b'\] hold no value"),
+    ("a,b,c\n" + "".join(f"{i},{i}.5,\n" for i in range(8)), "c", "holds no value in any"),
+])
+def test_a_csv_that_is_no_data_set_names_the_file_and_the_fix(tmp_path, text, target, message):
+    from ccbench.datasets import DataParseError, load_dataset
+
+    path = _csv(tmp_path, text)
+    with pytest.raises(DataParseError, match=message) as err:
+        load_dataset("csv", path=str(path), target=target)
+    assert str(path) in str(err.value)
+    assert "dataset.target" in str(err.value) or "the file" in str(err.value)
+
+
+def test_an_empty_csv_or_a_directory_is_named(tmp_path):
+    from ccbench.datasets import DataParseError, load_dataset
+
+    empty = _csv(tmp_path, "", "empty.csv")
+    with pytest.raises(DataParseError, match="empty.csv: the file is empty"):
+        load_dataset("csv", path=str(empty))
+    with pytest.raises(IsADirectoryError, match="is a directory"):
+        load_dataset("csv", path=str(tmp_path))
+
+
+def test_fetch_reports_a_csv_that_cannot_be_read(tmp_path, capsys):
+    from ccbench.running.cli import main
+
+    empty = _csv(tmp_path, "", "empty.csv")
+    assert main(["fetch", "dataset=csv", f"dataset.path={empty}"]) == 1
+    assert "the file is empty" in capsys.readouterr().err
+    good = _csv(tmp_path, "a,b,c\n" + "".join(f"{i},{i}.5,{i % 2}\n" for i in range(8)), "good.csv")
+    assert main(["fetch", "dataset=csv", f"dataset.path={good}"]) == 0
+    assert "8 x 2, 2 classes" in capsys.readouterr().out
