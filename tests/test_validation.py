@@ -117,3 +117,63 @@ def test_fetch_reports_a_csv_that_cannot_be_read(tmp_path, capsys):
     good = _csv(tmp_path, "a,b,c\n" + "".join(f"{i},{i}.5,{i % 2}\n" for i in range(8)), "good.csv")
     assert main(["fetch", "dataset=csv", f"dataset.path={good}"]) == 0
     assert "8 x 2, 2 classes" in capsys.readouterr().out
+
+
+# -- issue 42, item 15: report --utility on a plugin's data set; quoted sweep values ---------------
+
+DATASET_PLUGIN = '''
+import numpy as np
+from ccbench import hookimpl
+from ccbench.registry import DatasetSpec
+
+
+def _load(*, preprocess="none", missing=None, data_dir=None, manifest=None):
+    from ccbench.datasets import Dataset
+
+    rng = np.random.default_rng(0)
+    X = np.r_[rng.normal(0, 0.3, (15, 2)), rng.normal(4, 0.3, (15, 2))]
+    return Dataset("twoblobs_h5", X, np.repeat([0, 1], 15), 2, {})
+
+
+@hookimpl
+def ccbench_datasets():
+    return [DatasetSpec("twoblobs_h5", _load, "two blobs", n_samples=30, n_features=2, n_classes=2,
+                        source="generated", not_in_seed=("preprocess", "data_dir", "manifest"))]
+'''
+
+
+def test_report_utility_loads_the_plugin_the_rows_name(tmp_path):
+    import subprocess
+    import sys
+
+    from ccbench.running.harness import run_job
+
+    (tmp_path / "ds_plugin_h5.py").write_text(DATASET_PLUGIN)
+    sys.path.insert(0, str(tmp_path))
+    try:
+        for method in ("kmeans", "cop_kmeans"):
+            cell = {"dataset": {"name": "twoblobs_h5"}, "method": {"name": method, "n_clusters": 2},
+                    "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none"},
+                    "n_trials": 2, "metrics": ["ari", "constraint_violations"], "plugins": ["ds_plugin_h5"]}
+            run_job(cell, out_dir=tmp_path / "sweep" / method)
+    finally:
+        sys.path.remove(str(tmp_path))
+        from ccbench import registry
+
+        registry.unregister_plugin("ds_plugin_h5")
+        sys.modules.pop("ds_plugin_h5", None)
+    # a fresh process, as a user would run it: nothing registered the plugin yet
+    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
+                           "--utility", "kmeans", "--metric", "ari", "--no-html", "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Constraint-set utility on ari against kmeans" in proc.stdout
+
+
+def test_quoted_sweep_values_are_accepted_by_the_precheck():
+    from ccbench.running.cli import precheck
+
+    assert precheck(["method.name='kmeans','cop_kmeans'", "dataset=iris"]) == []
+    assert precheck(["method='kmeans','cop_kmeans'", 'dataset="iris"']) == []
+    assert "unknown method 'nope'" in " ".join(precheck(["method.name='kmeans','nope'"]))
