@@ -163,9 +163,11 @@ def test_report_utility_loads_the_plugin_the_rows_name(tmp_path):
         registry.unregister_plugin("ds_plugin_h5")
         sys.modules.pop("ds_plugin_h5", None)
     # a fresh process, as a user would run it: nothing registered the plugin yet
-    env = {**__import__("os").environ, "PYTHONPATH": str(tmp_path)}
+    import os
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
-                           "--utility", "kmeans", "--metric", "ari", "--no-html", "--out", str(tmp_path / "out")],
+                           "--utility", "kmeans", "--metric", "ari", "--out", str(tmp_path / "out")],
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Constraint-set utility on ari against kmeans" in proc.stdout
