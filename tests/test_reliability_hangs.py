@@ -140,3 +140,100 @@ def test_a_failed_shared_fit_write_still_records_the_fit(tmp_path, monkeypatch, 
     assert rows["ari"].notna().all() and (rows["ari"] > 0.3).all()
     assert "not cached" in caplog.text and "No space left" in caplog.text
     assert not list((tmp_path / "sweep" / ".fits").glob("*.npz"))
+
+
+# -- 9. joblib workers: they die with the main process; a fit that ends its process is one row ----
+
+JOBLIB_PLUGIN = "ccbench_hangs_joblib_plugin"
+JOBLIB_SOURCE = """
+import os, time
+import numpy as np
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+class Doomed(ConstrainedClusterer):
+    def __init__(self, die=False, seconds=0.0, log=None, random_state=None):
+        self.die, self.seconds, self.log, self.random_state = die, seconds, log, random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        if self.log:  # one line per fit started, with the processes doing it
+            with open(self.log, "a") as f:
+                f.write(f"{os.getpid()} {os.getppid()}\\n")
+        if self.die:
+            os._exit(3)
+        time.sleep(self.seconds)
+        self.labels_ = np.arange(len(X)) % 2
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("doomed", Doomed, "ends its process on request")]
+"""
+
+
+@pytest.fixture
+def joblib_plugin(tmp_path):
+    d = tmp_path / "plugin"
+    (d / "conf" / "method").mkdir(parents=True)
+    (d / f"{JOBLIB_PLUGIN}.py").write_text(JOBLIB_SOURCE)
+    (d / "conf" / "method" / "doomed.yaml").write_text("name: doomed\n")
+    return d
+
+
+def _joblib_sweep(plugin_dir, sweep, *extra):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
+    cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())",
+           "-m", "hydra/launcher=local", "method=doomed", "dataset=iris", "constraints=none", "metrics=[ari]",
+           f"plugins=[{JOBLIB_PLUGIN}]", f"hydra.searchpath=[file://{plugin_dir / 'conf'}]",
+           f"hydra.sweep.dir={sweep}", *extra]
+    return cmd, env
+
+
+def test_a_fit_that_ends_its_joblib_worker_is_an_error_row(joblib_plugin, tmp_path):
+    from ccbench.running.results import read_results
+
+    sweep = tmp_path / "sweep"
+    cmd, env = _joblib_sweep(joblib_plugin, sweep, "method.die=true,false", "n_trials=2")
+    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 1, proc.stderr[-3000:]  # failed trials, not 3 and silence
+    assert "2 trial(s) failed" in proc.stderr
+    import pandas as pd
+
+    rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
+    died, fine = rows[rows["method.die"].astype(bool)], rows[~rows["method.die"].astype(bool)]
+    assert died["status"].tolist() == ["error", "error"]
+    assert died["error"].str.contains("WorkerDied: the worker process died \\(exit code 3").all()
+    assert fine["status"].tolist() == ["ok", "ok"]
+
+
+def test_joblib_workers_die_with_the_main_process(joblib_plugin, tmp_path):
+    sweep, log = tmp_path / "sweep", tmp_path / "fits.log"
+    cmd, env = _joblib_sweep(joblib_plugin, sweep, "method.seconds=0.5", f"method.log={log}",
+                             "n_trials=40", "seed=0,1")
+    main = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 2, "the first fits")
+    finally:
+        main.kill()
+        main.wait(timeout=HANG)
+    pids = {int(p) for line in log.read_text().splitlines() for p in line.split()} - {main.pid}
+
+    def all_gone():
+        gone = True
+        for pid in pids:
+            try:
+                os.kill(pid, 0)
+                gone = False
+            except ProcessLookupError:
+                pass
+        return gone
+
+    try:
+        _wait_for(all_gone, "the workers to end with the main process", timeout=60)
+    finally:
+        for pid in pids:  # the code before the fix: end what the test started
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    fits = len(log.read_text().splitlines())
+    assert fits < 80  # far from the 80 fits the sweep would have run
