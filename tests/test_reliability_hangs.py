@@ -38,6 +38,89 @@ def _wait_for(predicate, what: str, timeout: float = HANG):
     raise AssertionError(f"gave up waiting for {what}")
 
 
+# -- 8. a plugin that hangs at import or in a fit hangs no command -------------------------------
+
+HANG_AT_IMPORT = "ccbench_hangs_at_import_h5"
+
+
+def _entry_point_plugin(root: Path, module: str, source: str) -> None:
+    """An installed-looking package: a module plus a dist-info advertising it in group ``ccbench``."""
+    (root / f"{module}.py").write_text(source)
+    info = root / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ccbench]\n{module} = {module}\n")
+
+
+def test_a_plugin_that_hangs_at_import_does_not_hang_report(tmp_path):
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": 3},
+            "constraints": {"name": "none"}, "noise": {"name": "none"}, "n_trials": 1, "metrics": ["ari"]}
+    run_job(cell, out_dir=tmp_path / "sweep" / "job")
+    site = tmp_path / "site"
+    site.mkdir()
+    _entry_point_plugin(site, HANG_AT_IMPORT, "import time\ntime.sleep(3600)\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
+           "CCBENCH_PLUGIN_IMPORT_TIMEOUT": "3"}
+    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
+                           "--no-html", "--metric", "ari"], capture_output=True, text=True, env=env, timeout=HANG)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert HANG_AT_IMPORT in proc.stderr and "did not finish within 3 s" in proc.stderr
+
+
+CHECK_PLUGIN = "ccbench_hangs_check_plugin"
+CHECK_SOURCE = """
+import os, time
+import numpy as np
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+def _first_fit(kind):
+    flag = os.environ["CCBENCH_H5_FLAG"] + "." + kind
+    if os.path.exists(flag):
+        return False
+    open(flag, "w").close()
+    return True
+
+class Hangs(ConstrainedClusterer):
+    def __init__(self, n_clusters=2, random_state=None):
+        self.n_clusters, self.random_state = n_clusters, random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        X, cons = self._validate_fit(X, constraints)
+        if _first_fit(type(self).__name__):
+            self._misbehave()
+        self.labels_ = np.arange(len(X)) % self.n_clusters
+        return self
+
+    def _misbehave(self):
+        time.sleep(3600)  # a fit that never returns
+
+class Exits(Hangs):
+    def _misbehave(self):
+        os._exit(3)
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("hangs_h5", Hangs, "never returns once"), MethodSpec("exits_h5", Exits, "exits once")]
+"""
+
+
+@pytest.mark.parametrize("method, message", [
+    ("hangs_h5", "no result within --timeout 30 s"),
+    ("exits_h5", "WorkerDied: the worker process died (exit code 3"),
+])
+def test_check_plugin_survives_a_fit_that_hangs_or_exits(tmp_path, method, message):
+    (tmp_path / f"{CHECK_PLUGIN}.py").write_text(CHECK_SOURCE)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "CCBENCH_H5_FLAG": str(tmp_path / "flag")}
+    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "check-plugin", method, "--only", "hostile",
+                           "--plugin", CHECK_PLUGIN, "--timeout", "30"],
+                          capture_output=True, text=True, env=env, timeout=600)
+    assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
+    failed = [line for line in proc.stdout.splitlines() if line.startswith("FAIL")]
+    assert len(failed) == 1 and message in failed[0], proc.stdout
+    assert "passed" in proc.stdout  # the other checks ran after it
+
+
 # -- 10. a suspended lock holder blocks nobody silently ---------------------------------------
 
 
