@@ -323,6 +323,20 @@ def _checks_in_worker(plugins, name: str, group: str, check: str | None) -> list
     return [_outcome("hostile", check, dict(_hostile_items(spec))[check])]
 
 
+def _registered_modules(given) -> list[str]:
+    """``given`` plus every plugin module registered here under its own name (a module a caller
+    registered in this process), so that the worker process registers the same ones."""
+    import types
+
+    from ..registry import get_plugin_manager
+
+    names = list(given)
+    for name, plugin in get_plugin_manager().list_name_plugin():
+        if isinstance(plugin, types.ModuleType) and name == plugin.__name__ and name not in names:
+            names.append(name)
+    return names
+
+
 def _isolated(runner, timeout, plugins, name, group, check) -> list[CheckResult]:
     """:func:`_checks_in_worker` under ``runner`` with ``timeout``: a fit that never returns or
     that ends its process fails that check, naming why, and the next check gets a new worker."""
@@ -508,6 +522,7 @@ def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable
         from ..isolation import IsolatedRunner
 
         runner = IsolatedRunner(preload=("ccbench.running.check_plugin",))
+        plugins = _registered_modules(plugins)
     try:
         if "estimator" in groups:
             out += estimator_checks(spec) if runner is None else _isolated(runner, timeout, plugins, name,
