@@ -24,6 +24,8 @@ __all__ = [
     "InfeasibleConstraintsError",
     "SolutionNotFoundError",
     "InconsistentConstraintsWarning",
+    "DataScaleWarning",
+    "warn_if_distances_overflow",
     "InsufficientMemoryError",
     "check_memory",
     "Interval",
@@ -52,6 +54,34 @@ class InsufficientSupervisionError(ValueError):
 
 class InsufficientMemoryError(ValueError, MemoryError):
     """A method's dense arrays would not fit in the memory available now (refused before allocating)."""
+
+
+class DataScaleWarning(UserWarning):
+    """The data's scale makes the method's arithmetic meaningless (squared distances overflow)."""
+
+
+def warn_if_distances_overflow(X: np.ndarray, owner) -> bool:
+    """Warn (:class:`DataScaleWarning`) when squared Euclidean distances over ``X`` overflow float64.
+
+    Methods whose distance code stays silent (scipy's ``cdist``, numba kernels) would
+    otherwise see every distance as ``inf`` and return a meaningless clustering (ARI 0)
+    with no word; numpy-based methods at least emit numpy's own ``RuntimeWarning``.
+    Returns True when it warned. Call it after :meth:`ConstrainedClusterer._validate_fit`.
+    """
+    with np.errstate(over="ignore", invalid="ignore"):
+        span = np.max(X, axis=0) - np.min(X, axis=0)
+        squared = float(np.sum(span * span))
+    if np.isfinite(squared):
+        return False
+    name = owner if isinstance(owner, str) else type(owner).__name__
+    largest = float(np.max(np.abs(X)))
+    warnings.warn(
+        f"{name}: the data reach {largest:.3g} in absolute value, so squared distances overflow "
+        f"float64 (inf) and every pair of points looks equally far: the clustering means nothing; "
+        f"scale the data first (divide by its largest absolute value, or standardise each feature)",
+        DataScaleWarning, stacklevel=3,
+    )
+    return True
 
 
 def available_memory() -> int | None:
@@ -265,8 +295,9 @@ class ConstrainedClusterer(ClusterMixin, BaseEstimator):
         conflicts = cons.n_conflicts()
         if conflicts:
             warnings.warn(
-                f"{type(self).__name__}: {conflicts} cannot-link(s) join points that must-links chain "
-                f"together, so no clustering meets every constraint (Constraints.is_consistent() is False)",
+                f"{type(self).__name__}: {conflicts} cannot-link(s) join points that must-links (or one revealed "
+                f"label) chain together, or must-links join points of different revealed labels, so no "
+                f"clustering meets every constraint (Constraints.is_consistent() is False)",
                 InconsistentConstraintsWarning, stacklevel=3,
             )
         if hasattr(self, "n_clusters") and self.n_clusters is not None:

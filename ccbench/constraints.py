@@ -34,6 +34,13 @@ def _as_pairs(pairs, what: str) -> np.ndarray:
         return np.empty((0, 2), dtype=np.intp)
     if arr.ndim != 2 or arr.shape[1] != 2:
         raise ValueError(f"{what} must have shape (m, 2), got {arr.shape}")
+    if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating)):
+        first = tuple(arr[0].tolist())
+        raise TypeError(
+            f"{what} must hold integer sample indices, got {arr.dtype.name} values such as {first!r}; "
+            f"pass pairs of point numbers, e.g. [(0, 1), (2, 5)]"
+            + (" (True/False are not indices: a boolean mask of points is not a pair)" if arr.dtype == bool else "")
+        )
     if not np.issubdtype(arr.dtype, np.integer):
         if not np.all(np.isfinite(arr)) or np.any(arr != np.round(arr)):
             raise ValueError(f"{what} must hold integer sample indices")
@@ -251,7 +258,8 @@ class Constraints:
         return sorted(groups, key=lambda g: g[0])
 
     def is_consistent(self) -> bool:
-        """False when a cannot-link joins two points of one chunklet.
+        """False when a cannot-link joins two points of one chunklet, or when the
+        partial ``labels`` contradict the pairs.
 
         Consistent constraints always admit a clustering meeting them all
         (with enough clusters).
@@ -259,12 +267,33 @@ class Constraints:
         return self.n_conflicts() == 0
 
     def n_conflicts(self) -> int:
-        """Number of cannot-links whose two points must-links chain together."""
-        if self.n_cannot_link == 0:
+        """Number of contradictions: cannot-links whose two points must-links (or one
+        revealed label) chain together, plus, with partial ``labels``, groups of points
+        chained by must-links that hold two different revealed labels.
+        """
+        lab = self.labels
+        labelled = lab is not None and np.count_nonzero(lab >= 0) > 0
+        if self.n_cannot_link == 0 and not (labelled and self.n_must_link):
             return 0
-        comp = self.chunklet_labels()
+        n = self.n_samples
+        ml = self.must_link
+        rows, cols = ml[:, 0], ml[:, 1]
+        if labelled:
+            # one extra node per revealed class: a labelled point is must-linked to its class
+            idx = np.flatnonzero(lab >= 0)
+            rows = np.concatenate([rows, idx])
+            cols = np.concatenate([cols, n + lab[idx]])
+        size = n + (int(lab.max()) + 1 if labelled else 0)
+        graph = coo_matrix((np.ones(len(rows)), (rows, cols)), shape=(size, size))
+        _, comp = connected_components(graph, directed=False)
         cl = self.cannot_link
-        return int(np.sum(comp[cl[:, 0]] == comp[cl[:, 1]]))
+        conflicts = int(np.sum(comp[cl[:, 0]] == comp[cl[:, 1]]))
+        if labelled:
+            classes = np.unique(lab[lab >= 0])
+            # a component holding k > 1 class nodes: k - 1 must-link chains across classes
+            counts = np.bincount(comp[n + classes], minlength=comp.max() + 1)
+            conflicts += int(np.sum(np.maximum(counts - 1, 0)))
+        return conflicts
 
     def violations(self, labels) -> tuple[int, int]:
         """(must-links split, cannot-links joined) by a clustering ``labels``."""
@@ -309,6 +338,18 @@ def _check_y(y) -> np.ndarray:
     if len(y) < 2:
         raise ValueError(f"need at least 2 samples to draw constraints, got {len(y)}")
     return y
+
+
+def _as_count(value, name: str) -> int:
+    """``value`` as an int count, refusing a fraction (30.7 pairs would silently be 30)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer, float, np.floating)):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    if isinstance(value, (float, np.floating)) and not (np.isfinite(value) and float(value).is_integer()):
+        raise ValueError(
+            f"{name}={value!r} is not a whole number: a count of pairs or points cannot be fractional "
+            f"(it would be drawn as {int(value) if np.isfinite(value) else value!r}); give an integer"
+        )
+    return int(value)
 
 
 def _decode_pair_index(k: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -371,7 +412,7 @@ def random_pairs(y, n_constraints: int | None = None, *, per_point: float | None
         if not per_point >= 0:
             raise ValueError(f"per_point must be >= 0, got {per_point!r}")
         n_constraints = round(float(per_point) * n)
-    n_constraints = int(n_constraints)
+    n_constraints = _as_count(n_constraints, "n_constraints")
     if not 0 <= n_constraints <= total:
         raise ValueError(
             f"n_constraints={n_constraints} is not possible with {n} samples "
@@ -429,7 +470,7 @@ def labeled_subsets(y, per_class, *, small_classes: str = "raise", rng: np.rando
         if isinstance(per_class, float) and 0 < per_class < 1:
             take = max(1, int(round(per_class * len(members))))
         else:
-            take = int(per_class)
+            take = _as_count(per_class, "per_class (a count >= 1 or a fraction in (0, 1))")
             if take < 0:
                 raise ValueError(f"per_class must be >= 0, got {per_class}")
             if take > len(members) and small_classes == "all":
@@ -451,7 +492,7 @@ def per_class_pairs(y, n_pairs: int, *, rng: np.random.Generator) -> Constraints
     class and j cannot-link pairs per pair of classes. Pairs are distinct.
     """
     y = _check_y(y)
-    n_pairs = int(n_pairs)
+    n_pairs = _as_count(n_pairs, "n_pairs")
     classes = np.unique(y)
     members = [np.flatnonzero(y == c) for c in classes]
     ml, cl = [], []

@@ -259,7 +259,7 @@ def fetch_dataset(name: str, *, preprocess: str = "none", missing: str = "drop",
 
     - a UCI set: each of its manifest files under the data directory, downloaded
       if absent, its sha256 re-hashed and compared with the manifest;
-    - ``csv``: the file exists and, with ``dataset.sha256``, has that hash;
+    - ``csv``: the file exists, with ``dataset.sha256`` has that hash, and reads as a data set;
     - ``openml``: the set is read through the local cache, downloading into it
       when absent (scikit-learn checks OpenML's md5);
     - scikit-learn's copies: nothing to fetch; any other (generated, plugin) set is loaded once.
@@ -284,11 +284,11 @@ def fetch_dataset(name: str, *, preprocess: str = "none", missing: str = "drop",
             from .data._tables import check_csv
 
             file = check_csv(options.get("path"), options.get("sha256"), data_dir)
-            note = "sha256 ok" if options.get("sha256") else "exists; dataset.sha256=<hex> would pin it"
-            return [(f"{file} ({note})", None)]
+            note = "sha256 ok" if options.get("sha256") else "dataset.sha256=<hex> would pin it"
+            what = f"{file} ({note})"  # and read, as a run would: an empty or one-class file is no data set
         ds = load_dataset(name, preprocess=preprocess, missing=missing, data_dir=data_dir, manifest=manifest,
                           **options)
     except Exception as exc:  # noqa: BLE001 - reported per data set, the others are still checked
         return [(what, f"{type(exc).__name__}: {exc}")]
-    where = f" in {ds.meta['files'][0]}" if ds.meta.get("files") else ""
+    where = f" in {ds.meta['files'][0]}" if ds.meta.get("files") and name != "csv" else ""
     return [(f"{what}: {ds.n_samples} x {ds.X.shape[1]}, {ds.n_classes} classes{where}", None)]

@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 
-__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds"]
+__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "die_with"]
 
 
 class TrialTimeout(Exception):
@@ -76,6 +76,38 @@ def _die_with_parent(parent_pid: int) -> None:
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name="ccbench-parent-watch").start()
+
+
+def die_with(pid: int, interval: float = 1.0) -> None:
+    """End this process (exit status 1) within ``interval`` seconds of process ``pid``'s end, even
+    by SIGKILL: a thread polls it. For the workers of a launcher (joblib) whose fits must not go on
+    writing rows after the sweep's main process was killed. Idempotent per ``pid``."""
+    import os
+    import threading
+    import time
+
+    if pid in _WATCHED or pid == os.getpid():
+        return
+    _WATCHED.add(pid)
+
+    def alive() -> bool:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:  # exists, owned by someone else (pid reused): treat as gone
+            return False
+        return True
+
+    def watch():
+        while alive():
+            time.sleep(interval)
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name=f"ccbench-watch-{pid}").start()
+
+
+_WATCHED: set[int] = set()
 
 
 def _serve(conn, preload, parent_pid=None) -> None:

@@ -116,13 +116,47 @@ def _new_plugin_manager() -> pluggy.PluginManager:
         if pm.get_plugin(ep.name) is not None or pm.is_blocked(ep.name):
             continue
         try:
-            _register(pm, ep.load(), ep.name)
+            _register(pm, _load_with_time_limit(ep), ep.name)
         except Exception as exc:  # one broken package must not take the others down
             dist = ep.dist.name if ep.dist is not None else "?"
             broken = BrokenPlugin(dist, ep.value, f"{type(exc).__name__}: {exc}")
             _broken.append(broken)
             warnings.warn(f"ccbench: {broken}; its methods are unavailable", RuntimeWarning, stacklevel=2)
     return pm
+
+
+#: Seconds an entry-point plugin's import may take before start-up goes on without it
+#: (``CCBENCH_PLUGIN_IMPORT_TIMEOUT``): one package that hangs at import must not hang every command.
+PLUGIN_IMPORT_TIMEOUT_ENV = "CCBENCH_PLUGIN_IMPORT_TIMEOUT"
+DEFAULT_PLUGIN_IMPORT_TIMEOUT = 60.0
+
+
+def _load_with_time_limit(ep):
+    """``ep.load()`` in a daemon thread, given up on (``TimeoutError``) after the time limit; the
+    thread is left behind (an import cannot be interrupted), the command goes on without it."""
+    import os
+
+    try:
+        limit = float(os.environ.get(PLUGIN_IMPORT_TIMEOUT_ENV, DEFAULT_PLUGIN_IMPORT_TIMEOUT))
+    except ValueError:
+        limit = DEFAULT_PLUGIN_IMPORT_TIMEOUT
+    box: dict[str, Any] = {}
+
+    def load():
+        try:
+            box["plugin"] = ep.load()
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=load, daemon=True, name=f"ccbench-import-{ep.name}")
+    worker.start()
+    worker.join(limit)
+    if worker.is_alive():
+        raise TimeoutError(f"its import did not finish within {limit:g} s (it hangs at import?); "
+                           f"fix or uninstall the package, or raise {PLUGIN_IMPORT_TIMEOUT_ENV}")
+    if "error" in box:
+        raise box["error"]
+    return box["plugin"]
 
 
 def _import_and_register(pm: pluggy.PluginManager, modname: str):

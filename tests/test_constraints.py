@@ -190,3 +190,62 @@ def test_labeled_subsets_small_classes_all_reveals_a_smaller_class_whole():
     np.testing.assert_array_equal(revealed, [5, 2, 5])
     with pytest.raises(ValueError, match="small_classes must be"):
         cgen.labeled_subsets(y, 5, small_classes="some", rng=np.random.default_rng(0))
+
+
+# -- issue 42, item 14: labels against pairs, pair types, fractional counts ---------------
+
+
+def test_cannot_link_inside_one_revealed_class_is_inconsistent():
+    c = Constraints(cannot_link=[(0, 1)], n_samples=12, labels=[0] * 12)
+    assert not c.is_consistent()
+    assert c.n_conflicts() == 1
+    # a must-link chain across two revealed classes is a contradiction too
+    lab = [0, 0, 1, 1] + [-1] * 4
+    assert not Constraints([(1, 4), (4, 2)], n_samples=8, labels=lab).is_consistent()
+    # labels that agree with the pairs stay consistent
+    assert Constraints([(0, 1)], [(1, 2)], n_samples=8, labels=lab).is_consistent()
+    assert cgen.labeled_subsets(np.repeat([0, 1, 2], 5), 3, rng=np.random.default_rng(0)).is_consistent()
+
+
+def test_hard_cop_kmeans_warns_before_splitting_a_revealed_class():
+    from ccbench import make_method
+    from ccbench.base import InconsistentConstraintsWarning
+
+    X = np.r_[np.random.default_rng(0).normal(0, 0.1, (6, 2)), np.random.default_rng(1).normal(5, 0.1, (6, 2))]
+    cons = Constraints(cannot_link=[(0, 1)], n_samples=12, labels=[0] * 12)
+    with pytest.warns(InconsistentConstraintsWarning, match="revealed"):
+        make_method("cop_kmeans", n_clusters=2, random_state=0).fit(X, constraints=cons)
+
+
+@pytest.mark.parametrize("pairs, message", [
+    ([(True, False)], "True/False are not indices"),
+    ([("0", "1")], "integer sample indices"),
+    ([(None, 1)], "integer sample indices"),
+])
+def test_pairs_that_are_not_indices_are_refused_by_name(pairs, message):
+    with pytest.raises(TypeError, match=message):
+        Constraints(pairs, n_samples=4)
+    with pytest.raises(TypeError, match=message):
+        Constraints(cannot_link=pairs, n_samples=4)
+
+
+def test_fractional_counts_are_refused_with_the_reason():
+    y = np.repeat([0, 1], 10)
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError, match="30.7 is not a whole number"):
+        cgen.random_pairs(y, 30.7, rng=rng)
+    with pytest.raises(ValueError, match="not a whole number"):
+        cgen.per_class_pairs(y, 2.5, rng=rng)
+    with pytest.raises(ValueError, match="not a whole number"):
+        cgen.labeled_subsets(y, 2.5, rng=rng)
+    assert len(cgen.random_pairs(y, 30.0, rng=rng)) == 30  # a whole float is a count
+
+
+def test_fractional_count_is_refused_before_the_sweep():
+    from ccbench.running.protocol import check_value
+
+    assert "whole number" in check_value("constraints.n_constraints", 30.7)
+    assert "whole number" in check_value("constraints.n_pairs", 2.5)
+    assert check_value("constraints.n_constraints", 30) is None
+    assert check_value("constraints.per_class", 0.2) is None  # a fraction of every class
+    assert "whole number" in check_value("constraints.per_class", 2.5)

@@ -75,11 +75,23 @@ def table_to_arrays(frame, target, *, categorical: str = "error", missing: str =
     if categorical not in CATEGORICAL_OPTIONS:
         raise ValueError(f"categorical={categorical!r} is not an option; use one of {', '.join(CATEGORICAL_OPTIONS)}")
     label = _label_column(frame.columns, target)
+    if len(frame) == 0:
+        raise DataParseError(f"{source}: the table has a header but no data rows; check the file "
+                             f"(a truncated download or export?) or dataset.path")
+    n_unlabelled = int(frame[label].isna().sum())
+    if n_unlabelled == len(frame):
+        raise DataParseError(f"{source}: the label column {label!r} holds no value in any of its {len(frame)} rows; "
+                             f"name the label column with dataset.target=<column>")
     frame = frame[frame[label].notna()]
     y_raw = frame[label]
     features = frame.drop(columns=[label])
     if features.shape[1] == 0:
         raise DataParseError(f"{source}: no feature column besides the label {label!r}")
+    hollow = [str(c) for c in features.columns if features[c].isna().all()]
+    if hollow:
+        raise DataParseError(f"{source}: feature column(s) {hollow[:10]} hold no value at all (every cell empty "
+                             f"or NA), so every row would be dropped or imputed from nothing; remove them from "
+                             f"the file")
     for col in features.columns:  # "1.5" read as text because of one odd cell: a clear error below
         if features[col].dtype == bool:
             features[col] = features[col].astype(np.float64)
@@ -121,6 +133,22 @@ def table_to_arrays(frame, target, *, categorical: str = "error", missing: str =
             names += [f"{col}={v}" for v in levels]
     X = np.hstack(blocks)
     classes, y = np.unique(y_raw.to_numpy(), return_inverse=True)
+    dropped = []
+    if n_unlabelled:
+        dropped.append(f"{n_unlabelled} row(s) without a label")
+    if n_dropped:
+        dropped.append(f"{n_dropped} row(s) with missing values (dataset.missing=impute keeps them)")
+    after = f" after dropping {' and '.join(dropped)}" if dropped else ""
+    if len(classes) < 2:
+        raise DataParseError(
+            f"{source}: the label column {label!r} holds one class ({classes[0]!r}) in its {len(y)} rows{after}: "
+            f"every clustering scores as perfect or as nothing against one class; name the label column with "
+            f"dataset.target=<column>")
+    if len(classes) == len(y):
+        raise DataParseError(
+            f"{source}: the label column {label!r} gives every one of its {len(y)} rows its own class{after} "
+            f"(k = n: an id column?), so k-means with k = n scores ARI 1.0 for nothing; name the label column "
+            f"with dataset.target=<column>")
     meta = {"source": source, "target": str(label), "classes": classes.tolist(), "features": names,
             "missing": missing, "categorical": categorical, "n_dropped": n_dropped}
     return X, y.astype(np.intp), classes, meta
@@ -143,6 +171,9 @@ def csv_path(path, data_dir=None) -> Path:
 def check_csv(path, sha256=None, data_dir=None) -> Path:
     """The CSV's path, after checking it exists and (when given) its sha256."""
     file = csv_path(path, data_dir)
+    if file.is_dir():
+        raise IsADirectoryError(f"dataset.path={path} is a directory ({file.resolve()}), not a CSV file; "
+                                f"give the file inside it, e.g. dataset.path={Path(str(path)) / 'data.csv'}")
     if not file.is_file():
         raise FileNotFoundError(f"dataset.path={path}: no such file (looked at {file.resolve()}"
                                 f"{'' if Path(str(path)).is_absolute() else ' and under the data directory'})")
@@ -182,6 +213,9 @@ def load_csv(*, path=None, target=-1, sep: str = ",", header: bool = True, categ
     file = check_csv(path, sha256, data_dir)
     try:
         frame = pd.read_csv(file, sep=sep, header=0 if header else None, na_values=_NA, skipinitialspace=True)
+    except pd.errors.EmptyDataError as exc:
+        raise DataParseError(f"{file}: the file is empty ({file.stat().st_size} bytes, no header and no rows); "
+                             f"download or export it again, or point dataset.path at the right file") from exc
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise DataParseError(f"{file}: not a readable CSV ({exc}); check dataset.sep") from exc
     if not header:

@@ -167,18 +167,12 @@ def _count_jobs(config) -> int | None:
         return None
 
 
-def _done_size(sweep: Path) -> int:
-    try:
-        return (sweep / _DONE_FILE).stat().st_size
-    except OSError:
-        return 0
-
-
-def _count_done(sweep: Path) -> int:
-    """Jobs finished in this sweep directory, ever: one byte appended per finished job (an
-    ``O_APPEND`` write, whole from any process or node), counted by the file's size. Constant
-    time per job; globbing the job directories made a sweep's progress lines grow with its square."""
-    fd = os.open(sweep / _DONE_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+def _count_done(sweep: Path, run: str) -> int:
+    """Jobs this sweep command (``run``) finished: one byte appended per finished job to
+    ``<sweep>/.ccbench_done.<run>`` (an ``O_APPEND`` write, whole from any process or node), counted
+    by the file's size. Constant time per job (globbing the job directories made a sweep's progress
+    lines grow with its square), and two commands into one directory count their own jobs."""
+    fd = os.open(sweep / f"{_DONE_FILE}.{run}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
         os.write(fd, b"\n")
         return os.fstat(fd).st_size

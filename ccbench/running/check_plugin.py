@@ -289,18 +289,69 @@ def _outcome(group: str, name: str, func: Callable[[], str | None]) -> CheckResu
     return CheckResult(group, name, "pass", detail)
 
 
-def hostile_checks(spec) -> list[CheckResult]:
-    out = [_outcome("hostile", case, lambda case=case: run_hostile_case(spec, case)) for case in HOSTILE_CASES]
-
+def _hostile_items(spec) -> list[tuple[str, Callable[[], str | None]]]:
     def warns():
         outcome, warned = contradiction_outcome(spec)
         assert warned, "contradictory constraints gave no InconsistentConstraintsWarning"
         return outcome
 
-    out.append(_outcome("hostile", "contradictory_constraints_warn", warns))
-    out.append(_outcome("hostile", "dataframe_feature_names", lambda: check_dataframe_feature_names(spec)))
-    out.append(_outcome("hostile", "same_seed_same_labels", lambda: check_same_seed_same_labels(spec)))
-    return out
+    return [
+        *[(case, lambda case=case: run_hostile_case(spec, case)) for case in HOSTILE_CASES],
+        ("contradictory_constraints_warn", warns),
+        ("dataframe_feature_names", lambda: check_dataframe_feature_names(spec)),
+        ("same_seed_same_labels", lambda: check_same_seed_same_labels(spec)),
+    ]
+
+
+HOSTILE_CHECKS = (*HOSTILE_CASES, "contradictory_constraints_warn", "dataframe_feature_names",
+                  "same_seed_same_labels")
+
+
+def hostile_checks(spec) -> list[CheckResult]:
+    return [_outcome("hostile", name, func) for name, func in _hostile_items(spec)]
+
+
+def _checks_in_worker(plugins, name: str, group: str, check: str | None) -> list[CheckResult]:
+    """One hostile check, or the whole estimator group, of method ``name``: what
+    :func:`check_method` runs in an isolated worker (picklable arguments only)."""
+    from ..registry import get_method_spec, load_plugins
+
+    load_plugins(list(plugins))
+    spec = get_method_spec(name)
+    if group == "estimator":
+        return estimator_checks(spec)
+    return [_outcome("hostile", check, dict(_hostile_items(spec))[check])]
+
+
+def _registered_modules(given) -> list[str]:
+    """``given`` plus every plugin module registered here under its own name (a module a caller
+    registered in this process), so that the worker process registers the same ones."""
+    import types
+
+    from ..registry import get_plugin_manager
+
+    names = list(given)
+    for name, plugin in get_plugin_manager().list_name_plugin():
+        if isinstance(plugin, types.ModuleType) and name == plugin.__name__ and name not in names:
+            names.append(name)
+    return names
+
+
+def _isolated(runner, timeout, plugins, name, group, check) -> list[CheckResult]:
+    """:func:`_checks_in_worker` under ``runner`` with ``timeout``: a fit that never returns or
+    that ends its process fails that check, naming why, and the next check gets a new worker."""
+    from ..isolation import TrialTimeout, WorkerDied
+
+    what = check or "estimator checks"
+    try:
+        return runner.call(_checks_in_worker, list(plugins), name, group, check, timeout=timeout)
+    except TrialTimeout:
+        return [CheckResult(group, what, "fail", f"no result within --timeout {timeout:g} s (a fit that never "
+                                                 f"returns?); the worker was killed")]
+    except WorkerDied as exc:
+        return [CheckResult(group, what, "fail", f"WorkerDied: {exc}")]
+    except Exception as exc:  # noqa: BLE001 - e.g. the method does not load in the worker
+        return [CheckResult(group, what, "fail", _first_line(exc))]
 
 
 # --------------------------------------------------------------------------- config
@@ -453,17 +504,38 @@ def _read_method_file(name: str, searchpath: list[str]) -> str:
 
 
 def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable[str] | None = None,
-                 plugins: Iterable[str] = ()) -> list[CheckResult]:
-    """Run the check ``groups`` on the registered method ``name``."""
+                 plugins: Iterable[str] = (), timeout: float | None = None) -> list[CheckResult]:
+    """Run the check ``groups`` on the registered method ``name``.
+
+    With ``timeout`` (seconds; ``ccbench check-plugin`` passes ``--timeout``) every fitting
+    check runs in an isolated worker process (:class:`~ccbench.isolation.IsolatedRunner`): one
+    hostile check per call, the estimator checks as one call; a check that hangs or ends its
+    process is a ``fail`` naming the time limit or the exit code, and the others still run.
+    """
     from ..registry import get_method_spec, load_plugins
 
     load_plugins(list(plugins))
     spec = get_method_spec(name)
     out: list[CheckResult] = []
-    if "estimator" in groups:
-        out += estimator_checks(spec)
-    if "hostile" in groups:
-        out += hostile_checks(spec)
+    runner = None
+    if timeout is not None and ({"estimator", "hostile"} & set(groups)):
+        from ..isolation import IsolatedRunner
+
+        runner = IsolatedRunner(preload=("ccbench.running.check_plugin",))
+        plugins = _registered_modules(plugins)
+    try:
+        if "estimator" in groups:
+            out += estimator_checks(spec) if runner is None else _isolated(runner, timeout, plugins, name,
+                                                                          "estimator", None)
+        if "hostile" in groups:
+            if runner is None:
+                out += hostile_checks(spec)
+            else:
+                for check in HOSTILE_CHECKS:
+                    out += _isolated(runner, timeout, plugins, name, "hostile", check)
+    finally:
+        if runner is not None:
+            runner.close(kill=True)
     if "config" in groups:
         out += config_check(spec, searchpath)
     return out
@@ -477,7 +549,7 @@ def main(args) -> int:
     bad = sorted(set(groups) - set(GROUPS))
     if bad:
         raise ValueError(f"unknown check group(s) {bad}; choose from {list(GROUPS)}")
-    results = check_method(args.name, groups, args.searchpath, args.plugin or ())
+    results = check_method(args.name, groups, args.searchpath, args.plugin or (), timeout=args.timeout)
     for r in results:
         print(r.line(), flush=True)
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "xfail", "skip")}
@@ -499,4 +571,7 @@ def add_parser(sub) -> None:
                    help="Hydra search-path entry holding method/NAME.yaml (default for a plugin: "
                         "pkg://<its top package>.conf)")
     p.add_argument("--plugin", action="append", metavar="MODULE", help="extra plugin module to load first")
+    p.add_argument("--timeout", type=float, default=300.0, metavar="SECONDS",
+                   help="each check's time limit; the fits run in a worker process that is killed past it "
+                        "(a hang or a dead worker fails that check, naming why; default 300)")
     p.set_defaults(func=main)

@@ -63,6 +63,8 @@ def _report(args) -> int:
     request = leaderboard.config_request(data)
     if args.leaderboard or request is not None:
         return _leaderboard(args, data, request or {})
+    if args.utility or args.plugin:  # the utility re-draws constraints from each row's data set
+        _load_row_plugins(data, args.plugin or [])
     args.metric = args.metric or report.DEFAULT_METRIC
     x = report.resolve_x(data, args.x)
     metrics = [m.strip() for m in args.metric.split(",") if m.strip()]
@@ -92,6 +94,35 @@ def _report(args) -> int:
         _print_utility(data, args.utility, metrics, x, pool)
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
+
+
+def _load_row_plugins(data, given) -> None:
+    """Register the plugins the rows' ``plugins`` column names (a data set or method of a
+    ``plugins=[...]`` module), then ``--plugin`` ones. Only when a report needs them (``--utility``
+    loads data sets); a row's plugin that is not importable here is a warning naming the fix,
+    a ``--plugin`` one an error."""
+    import json
+
+    from .. import registry
+
+    named: list[str] = []
+    if "plugins" in data:
+        for text in data["plugins"].dropna().unique():
+            try:
+                value = json.loads(text) if isinstance(text, str) else list(text)
+            except ValueError:
+                value = [p.strip() for p in str(text).strip("[]").split(",")]
+            named += [str(p) for p in (value if isinstance(value, list) else [value]) if p]
+    for name in dict.fromkeys(named):
+        if name in given:
+            continue
+        try:
+            registry.load_plugins([name])
+        except Exception as exc:  # noqa: BLE001 - the report goes on; what needs the plugin says so
+            print(f"ccbench report: warning: plugin {name!r} named by the rows could not be loaded "
+                  f"({type(exc).__name__}: {exc}); install it or put it on PYTHONPATH, or pass --plugin MODULE",
+                  file=sys.stderr)
+    registry.load_plugins(given)
 
 
 def _leaderboard(args, data, request: dict) -> int:
@@ -226,6 +257,9 @@ def _parser() -> argparse.ArgumentParser:
     rep.add_argument("--utility", metavar="BASE", default=None,
                      help="constraint-set utility: compare every method with the unconstrained method label "
                           "BASE on the same trials (informativeness, coherence in report.html, share made worse)")
+    rep.add_argument("--plugin", action="append", metavar="MODULE",
+                     help="extra plugin module to load first (--utility also loads those the rows' plugins "
+                          "column names, when importable)")
     rep.add_argument("--converged-only", action="store_true",
                      help="leave out ok trials whose method did not converge (by default they count, marked 'nc')")
     rep.set_defaults(func=_report)
@@ -346,7 +380,7 @@ def precheck(args: list[str]) -> list[str]:
         if key not in protocol.VALUE_CHECKS or o.is_delete():
             continue
         values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
-        for value in values:
+        for value in map(_unquoted, values):
             message = protocol.check_value(key, value)
             if message and message not in problems:
                 problems.append(message)
@@ -359,6 +393,20 @@ def _register_method_configs(args: list[str]) -> list[str]:
     from .app import command_line_searchpaths, register_method_configs
 
     return register_method_configs(command_line_searchpaths(args))
+
+
+def _unquoted(value):
+    """A sweep element as the job will see it: Hydra keeps ``'kmeans'`` of ``method.name='kmeans','x'``
+    as a ``QuotedString`` until composition, which turns it into the plain string."""
+    from hydra.core.override_parser.types import QuotedString
+
+    if isinstance(value, QuotedString):
+        return value.text
+    if isinstance(value, list):
+        return [_unquoted(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _unquoted(v) for k, v in value.items()}
+    return value
 
 
 def _run_sweep() -> int:

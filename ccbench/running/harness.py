@@ -25,8 +25,8 @@ whose ``code.method_hash`` differs from the current code's is *stale*: it is
 re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
 
 With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
-method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` under a
-lock (:mod:`ccbench.running.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
+method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` (the
+lock held only to write: :mod:`ccbench.running.shared_fits`) and re-scored with each cell's own constraints (:func:`score_labels`).
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ from ..base import (
 )
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from ..datasets import load_dataset
-from ..isolation import IsolatedRunner, TrialTimeout
+from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, die_with
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
@@ -305,8 +305,21 @@ def _setup(cell: dict) -> dict:
     registry.get_noise_spec(cell["noise"]["name"])
     metrics = [registry.get_metric_spec(n) for n in _metric_names(cell)]
     ds = load_dataset(cell["dataset"]["name"], **protocol.group_params(cell["dataset"]))
-    runner = _worker() if cell.get("trial_timeout") else None
+    # a launcher's worker (joblib) fits in a worker of its own even without trial_timeout: a fit
+    # that kills its process (os._exit, a crash in C) costs one error row, not the sweep
+    runner = _worker() if cell.get("trial_timeout") or _in_launcher_worker() else None
     return {"spec": spec, "metrics": metrics, "dataset": ds, "runner": runner}
+
+
+def _in_launcher_worker() -> bool:
+    """Whether this process runs jobs for a sweep's main process (``MAIN_PID_ENV``, set by
+    ``ccbench``, names another process: a joblib worker). Such a process ends with the main one
+    (:func:`ccbench.isolation.die_with`), so killing the sweep leaves no fit writing rows."""
+    main = os.environ.get(MAIN_PID_ENV)
+    if not main or not main.isdigit() or int(main) == os.getpid():
+        return False
+    die_with(int(main))
+    return True
 
 
 _WORKER: IsolatedRunner | None = None
@@ -358,7 +371,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             return row
         if not row["constraints_consistent"] and cell["inconsistent"] == "raise":
             row.update(status="infeasible", error=f"InconsistentConstraints: {n_conflicts} cannot-link(s) join "
-                                                  f"must-linked points (inconsistent=raise)")
+                                                  f"must-linked points or contradict the revealed labels "
+                                                  f"(inconsistent=raise)")
             return row
         params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}
         k = protocol.resolve_n_clusters(
@@ -378,7 +392,7 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             row.update(status="refused", error=refusal)
             return row
         runner = setup.get("runner")
-        timeout = float(cell["trial_timeout"]) if runner is not None else None
+        timeout = float(cell["trial_timeout"]) if runner is not None and cell.get("trial_timeout") else None
         metric_names, evaluate_on = [m.name for m in setup["metrics"]], cell.get("evaluate_on", "all")
         if shared:
             fit_args = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, cons, cell["inconsistent"])
@@ -397,6 +411,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         row.update(outcome)
     except TrialTimeout as exc:
         row.update(status="timeout", error=f"TrialTimeout: {exc}")
+    except WorkerDied as exc:  # the fit ended its process: this trial's error, the sweep goes on
+        row.update(status="error", error=f"WorkerDied: {exc} during the fit of trial {t}")
     except InfeasibleConstraintsError as exc:
         row.update(status="infeasible", error=f"{type(exc).__name__}: {exc}")
     except SolutionNotFoundError as exc:

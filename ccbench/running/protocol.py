@@ -353,7 +353,19 @@ def _rate(value) -> str | None:
 def _count(value) -> str | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
         return f"must be >= 0, got {value!r}"
+    if isinstance(value, float) and not value.is_integer():
+        return (f"must be a whole number of pairs, got {value!r} (it would be drawn as {int(value)} "
+                f"while the rows say {value!r}); give an integer")
     return None
+
+
+def _per_class(value) -> str | None:
+    if isinstance(value, float) and 0 < value < 1:
+        return None  # a fraction of every class
+    if isinstance(value, float) and not value.is_integer():
+        return (f"must be a whole number of points per class or a fraction in (0, 1), got {value!r} "
+                f"(it would be drawn as {int(value)} while the rows say {value!r})")
+    return _count(value)
 
 
 def _registered(lookup):
@@ -425,7 +437,7 @@ VALUE_CHECKS = {
     "noise.name": _registered(registry.get_noise_spec),
     "noise.rate": _rate,
     "constraints.n_constraints": _count,
-    "constraints.per_class": _count,
+    "constraints.per_class": _per_class,
     "constraints.n_pairs": _count,
     "constraints.per_point": lambda v: None if v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0)
     else f"must be a number of pairs per point >= 0, got {v!r}",

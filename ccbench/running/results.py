@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._locks import locked  # noqa: F401 (re-exported: every writer of a results file takes it)
 from .config import canonical_json
 
 __all__ = [
@@ -245,21 +246,6 @@ def write_results(frame: pd.DataFrame, path) -> None:
     meta = {**(table.schema.metadata or {}), _CONTENT_KEY: _content_hash(table.to_pandas())}
     with atomically(path) as tmp:
         pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
-
-
-@contextlib.contextmanager
-def locked(path):
-    """An exclusive advisory lock on ``<path>.lock`` (all ccbench writers of ``path`` take it)."""
-    import fcntl
-
-    lock = Path(path).with_name(f".{Path(path).name}.lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _normalise(frame: pd.DataFrame) -> pd.DataFrame:

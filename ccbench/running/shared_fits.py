@@ -18,7 +18,8 @@ import numpy as np
 from .. import registry
 from . import provenance
 from .config import canonical_json, stable_hash
-from .results import atomically, locked
+from ._locks import locked
+from .results import atomically
 
 __all__ = ["FITS_DIR", "array_hash", "fit_key", "shared_fit"]
 
@@ -58,18 +59,28 @@ def fit_key(cell: dict, data_hash: str, method_code: dict | None, t: int, method
 def shared_fit(fits_dir, key: str, n_samples: int, fit: Callable[[], dict]) -> tuple[dict, bool]:
     """``(fit, reused)``: the cached fit of ``key``, else ``fit()`` written to the cache.
 
-    Under an exclusive lock on the key, so of two processes racing on one key one fits and the
-    other waits and reads its file (where ``flock`` does not work, both fit and the last atomic
-    rename wins: the same labels, made from the same seed).
+    The fit runs outside any lock, so a process suspended mid-fit (Ctrl-Z, SLURM suspend) blocks
+    no other sweep; the lock is held only to write. Two processes racing on one key may both fit:
+    the first writer wins and the second returns the cached fit (the same labels, made from the
+    same seed). A cache that cannot be written (a full disk) is skipped with a warning: the fit
+    is still returned, to be scored and recorded.
     """
     path = Path(fits_dir) / f"{key}.npz"
-    with locked(path):
-        cached = _read(path, key, n_samples)
-        if cached is not None:
-            return cached, True
-        made = fit()
-        _write(path, key, made)
-        return made, False
+    cached = _read(path, key, n_samples)  # written by atomic rename: a reader sees a whole file or none
+    if cached is not None:
+        return cached, True
+    made = fit()
+    try:
+        with locked(path):
+            cached = _read(path, key, n_samples)
+            if cached is not None:  # another process wrote it meanwhile: the first writer wins
+                return cached, False
+            _write(path, key, made)
+    except OSError as exc:
+        log.warning("shared fit %s not cached (%s: %s); the fit is scored and recorded anyway, and "
+                    "later cells fit again (free disk space under %s to share fits)",
+                    path, type(exc).__name__, exc, path.parent)
+    return made, False
 
 
 def _write(path: Path, key: str, fit: dict) -> None:

@@ -269,6 +269,8 @@ def check_command_line(overrides) -> list[str]:
             except HydraException:  # glob(...) matches existing options only: Hydra expands it later
                 continue
             for value in values:
+                if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
+                    value = value[1:-1]  # method='kmeans': Hydra takes the quoted option as the option
                 if value not in known and value != "null" and not (key == "dataset" and value in SUITES):
                     problems.append(f"{key}={value}: no such option{did_you_mean(value, known, f'{key}=')} "
                                     f"(`ccbench --help` lists the options)")

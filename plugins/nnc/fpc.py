@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
+from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state, warn_if_distances_overflow
 
 from .core import fit_metric, grow_and_assign, warn_fewer_clusters
 from .metric_learning import METRICS
@@ -86,6 +86,7 @@ class FarthestPointClustering(ConstrainedClusterer):
 
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
+        warn_if_distances_overflow(X, self)
         Xt = fit_metric(self, X, cons)
         empty = np.empty(0, dtype=np.intp)
         labels, centres = grow_and_assign(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, Options, check_random_state
+from ccbench.base import ConstrainedClusterer, InfeasibleConstraintsError, Interval, Options, check_random_state, warn_if_distances_overflow
 
 from .core import enforce_cannot_links, fit_metric, grow_and_assign, labeled_groups, supervision_sets, warn_fewer_clusters
 from .metric_learning import METRICS
@@ -87,6 +87,7 @@ class NearestNeighbourClustering(ConstrainedClusterer):
 
     def fit(self, X, y=None, *, constraints=None):
         X, cons = self._validate_fit(X, constraints)
+        warn_if_distances_overflow(X, self)
         classes, members, starts = labeled_groups(supervision_sets(cons))
         k = len(classes) if self.n_clusters is None else self.n_clusters
         if k == 0:

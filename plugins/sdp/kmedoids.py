@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state
+from ccbench.base import ConstrainedClusterer, ConvergenceWarning, Interval, Options, check_random_state, warn_if_distances_overflow
 
 from .core import run_kmedoids
 
@@ -79,6 +79,7 @@ class KMedoids(ConstrainedClusterer):
 
     def fit(self, X, y=None, *, constraints=None):
         X, _ = self._validate_fit(X, constraints)
+        warn_if_distances_overflow(X, self)
         rng = check_random_state(self.random_state)
         dist = cdist(X, X, "sqeuclidean")
         medoids, labels, cost, n_iter, converged = run_kmedoids(

@@ -1,0 +1,103 @@
+"""Advisory file locks that say who holds them (issue 42, item 10).
+
+:func:`locked` takes an exclusive ``flock`` on ``.<name>.lock`` beside a file and, while it holds
+it, writes its holder into the lock file (pid, host, since when, command). A process that has
+waited :data:`PATIENCE` seconds for a lock logs that holder once, with the way out: a sweep
+suspended with Ctrl-Z or by SLURM while holding a lock would otherwise block the next one forever
+without a word. Locks are held only around short writes (:mod:`ccbench.running.results`,
+:mod:`ccbench.running.shared_fits`), never around a fit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import socket
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+__all__ = ["PATIENCE", "lock_path", "lock_holder", "locked"]
+
+#: Seconds a process waits for a lock before it logs who holds it.
+PATIENCE = 5.0
+
+log = logging.getLogger("ccbench")
+
+
+def lock_path(path) -> Path:
+    """The lock file of ``path``: ``.<name>.lock`` in the same directory."""
+    path = Path(path)
+    return path.with_name(f".{path.name}.lock")
+
+
+def lock_holder(lock) -> str:
+    """Who holds ``lock`` as its holder wrote it ("an unknown process" when it wrote nothing)."""
+    try:
+        info = json.loads(Path(lock).read_text() or "{}")
+    except (OSError, ValueError):
+        info = {}
+    if not info.get("pid"):
+        return "an unknown process (it wrote no holder: an older ccbench, or it is starting)"
+    return (f"pid {info['pid']} on {info.get('host', '?')} since {info.get('since', '?')}"
+            f" ({info.get('command', '?')})")
+
+
+def _holder_text() -> str:
+    return json.dumps({
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "since": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": " ".join(sys.argv)[:200],
+    })
+
+
+@contextlib.contextmanager
+def locked(path):
+    """An exclusive advisory lock on ``.<name>.lock`` beside ``path`` (all ccbench writers of
+    ``path`` take it); the holder is written into the lock file while held, and a waiter names it
+    after :data:`PATIENCE` seconds."""
+    import fcntl
+
+    lock = lock_path(path)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            _wait(handle, lock, fcntl)
+        try:
+            handle.truncate(0)
+            handle.write(_holder_text())
+            handle.flush()
+        except OSError:  # a full disk must not stop the write the lock protects
+            pass
+        try:
+            yield
+        finally:
+            with contextlib.suppress(OSError):
+                handle.truncate(0)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _wait(handle, lock: Path, fcntl) -> None:
+    start, told, pause = time.monotonic(), False, 0.05
+    while True:
+        time.sleep(pause)
+        pause = min(pause * 2, 0.5)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            if told:
+                log.warning("got the lock %s after %.0f s", lock, time.monotonic() - start)
+            return
+        except BlockingIOError:
+            pass
+        if not told and time.monotonic() - start >= PATIENCE:
+            told = True
+            log.warning(
+                "waiting for the lock %s, held by %s; if that process is suspended (Ctrl-Z, SLURM suspend) "
+                "resume it (fg, `kill -CONT <pid>`, scontrol resume) or end it, and this one goes on",
+                lock, lock_holder(lock))
