@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ccbench.base import ConstrainedClusterer, Options, check_random_state
+from ccbench.similarity import similarity_range
 
 from .core import (
     AP_PARAMETER_CONSTRAINTS,
@@ -14,7 +15,7 @@ from .core import (
 )
 
 class AffinityPropagationClusterer(PreferenceSearchMixin, ConstrainedClusterer):
-    """Affinity propagation on s(i, j) = -||x_i - x_j||^2 (constraints are ignored).
+    """Affinity propagation on s(i, j) = -||x_i - x_j||^2 or a given S (constraints are ignored).
 
     Parameters
     ----------
@@ -58,6 +59,14 @@ class AffinityPropagationClusterer(PreferenceSearchMixin, ConstrainedClusterer):
         SCSSAP with q = 0 equals this estimator); ``"similarity"`` is Frey &
         Dueck's / scikit-learn's (argmax_k s(i, k), then each cluster is
         re-centred on its medoid), which reproduces scikit-learn's labels.
+    similarity : {"sqeuclidean", "precomputed"}, default="sqeuclidean"
+        ``"sqeuclidean"``: s(i, j) = -||x_i - x_j||^2 from the rows of X.
+        ``"precomputed"``: X is the (N, N) similarity matrix S itself (as ``scap``'s
+        option of the same name; e.g. the SCAP paper's random similarities,
+        dataset ``scap_gaussian_similarity``); it must be square, its diagonal is
+        ignored (replaced by the preference) and it need not be symmetric. The
+        ``preference`` default and the ``n_clusters`` search bounds are then taken
+        from S's off-diagonal entries.
     random_state : int, Generator or None, default=None
         Seeds the tie-breaking noise added to S (as scikit-learn does): tiny
         (relative 1e-16) so it only matters for exactly tied similarities.
@@ -115,7 +124,8 @@ asv blobs; only a point tied between two exemplars may fall the other way
     """
 
     _parameter_constraints = {
-        **AP_PARAMETER_CONSTRAINTS, **N_CLUSTERS_CONSTRAINTS, "assignment": [Options("messages", "similarity")]
+        **AP_PARAMETER_CONSTRAINTS, **N_CLUSTERS_CONSTRAINTS, "assignment": [Options("messages", "similarity")],
+        "similarity": [Options("sqeuclidean", "precomputed")],
     }
 
     def __init__(
@@ -129,6 +139,7 @@ asv blobs; only a point tied between two exemplars may fall the other way
         backend="auto",
         assignment="messages",
         dtype="float64",
+        similarity="sqeuclidean",
         random_state=None,
     ):
         self.preference = preference
@@ -139,12 +150,24 @@ asv blobs; only a point tied between two exemplars may fall the other way
         self.backend = backend
         self.assignment = assignment
         self.dtype = dtype
+        self.similarity = similarity
         self.random_state = random_state
+
+    def _check_similarity_input(self, X):
+        if self.similarity == "precomputed" and X.shape[0] != X.shape[1]:
+            raise ValueError(
+                f"similarity='precomputed' needs a square (N, N) similarity matrix, got shape {X.shape}"
+            )
+
+    def _similarity_bounds(self, X):
+        self._check_similarity_input(X)
+        return similarity_range(X, kind=self.similarity)
 
     def _fit(self, X, constraints, preference):
         X, _ = self._validate_fit(X, constraints)
+        self._check_similarity_input(X)
         rng = check_random_state(self.random_state)
-        S, self.preference_ = ap_similarity(X, preference, rng, self.dtype)
+        S, self.preference_ = ap_similarity(X, preference, rng, self.dtype, kind=self.similarity)
         result = affinity_propagation(
             S,
             damping=float(self.damping),

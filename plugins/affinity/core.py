@@ -651,8 +651,11 @@ def set_preference(S, preference, rng, *, precision="float64") -> float:
 _DENSE_ARRAYS = 4
 
 
-def ap_similarity(X, preference, rng, dtype="float64"):
+def ap_similarity(X, preference, rng, dtype="float64", *, kind="sqeuclidean"):
     """S = -||x_i - x_j||^2 prepared by :func:`set_preference`, in ``dtype``; returns ``(S, preference)``.
+
+    ``kind="precomputed"``: ``X`` is already the (N, N) similarity matrix; a float64
+    copy of it is prepared instead (its diagonal is replaced by the preference).
 
     S, its median preference and the tie noise are computed in float64 and S is
     then rounded once to ``dtype``. Refuses
@@ -662,7 +665,7 @@ def ap_similarity(X, preference, rng, dtype="float64"):
     n = X.shape[0]
     check_memory(_DENSE_ARRAYS * np.dtype(dtype).itemsize * n * n, what=f"affinity propagation on {n} points (dense N x N messages)",
                  fix="subsample, use dtype='float32' (half the memory), or use scap with memory='linear' (O(N) memory)")
-    S = negative_sq_euclidean(X)
+    S = np.array(X, dtype=np.float64) if kind == "precomputed" else negative_sq_euclidean(X)
     pref = set_preference(S, preference, rng, precision=dtype)
     return S.astype(dtype, copy=False), pref
 
