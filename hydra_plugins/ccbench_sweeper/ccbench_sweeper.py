@@ -235,7 +235,10 @@ class ComposeOnceLoader:
             if key not in is_group:
                 is_group[key] = repo.group_exists(key)
             (groups if is_group[key] else values).append(o)
-        hydra_lines = list(master_config.hydra.overrides.hydra)
+        from omegaconf import OmegaConf
+
+        # unresolved: a hydra override may hold an interpolation (hydra.sweep.subdir=${hydra.job.num})
+        hydra_lines = OmegaConf.to_container(master_config.hydra.overrides.hydra, resolve=False)
         return hydra_lines, parsed, groups, values
 
     def __getstate__(self) -> dict:

@@ -377,51 +377,72 @@ def _grid_files(directory: Path) -> list[Path]:
     return [p for p in found if p.is_file() and not p.is_symlink()]
 
 
-def _grid_jobs(path: Path) -> set:
-    """The jobs one grid file asks for: its sweeper params with the command line's sweep overrides (a
-    command-line value replaces the sweeper's list, Hydra's rule, one value included), suites expanded;
-    each job a sorted tuple of (key, value). Read with :func:`read_yaml` (no aliases, at most 1 MB);
-    a grid of more than 10,000,000 jobs is refused (ValueError naming the file)."""
-    import itertools
-
+def _grid_axes(path: Path) -> tuple[dict, dict]:
+    """({key: [values]}, config) of one grid file: its sweeper params with the command line's overrides
+    (a command-line value replaces the sweeper's list, Hydra's rule; a single value is an axis of one),
+    suites expanded. Read with :func:`read_yaml` (no aliases, at most 1 MB); a grid of more than
+    10,000,000 jobs is refused (ValueError naming the file)."""
     from ...datasets import SUITES
 
     conf = read_yaml(path)
     params = dict(conf["hydra"]["sweeper"].get("params") or {})
     for override in map(str, conf["hydra"]["overrides"].get("task") or []):
         key, _, value = override.partition("=")
-        if ("," in value or key in params) and not key.startswith("hydra"):
+        if key and not key.startswith(("hydra", "+", "~")):
             params[key] = value
-    axes = []
+    axes = {}
     for key, value in sorted(params.items()):
         values = str(value).split(",")
         if key == "dataset":
             values = [m for v in values for m in SUITES.get(v, [v])]
-        axes.append([(key, v) for v in values])
-    if axes and np.prod([len(a) for a in axes], dtype=float) > 10_000_000:
+        axes[key] = values
+    if axes and np.prod([len(v) for v in axes.values()], dtype=float) > 10_000_000:
         raise ValueError(f"{path}: a grid of more than 10,000,000 jobs")
-    return set(itertools.product(*axes)) if axes else set()
+    return axes, conf
+
+
+def _value_in(conf: dict, key: str) -> str | None:
+    """The value a grid file's job had for ``key`` without choosing it: a group's choice
+    (``hydra.runtime.choices``) or a config value at the dotted path."""
+    choices = ((conf.get("hydra") or {}).get("runtime") or {}).get("choices") or {}
+    if key in choices:
+        return str(choices[key])
+    node = conf
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return None if isinstance(node, (dict, list)) else str(node)
 
 
 def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     """One line on how much of the experiment's grid the rows cover, or None when no directory holds a
     grid file. The experiment's grid is the union of every grid recorded under the directories
-    (:func:`_grid_files`, :func:`_grid_jobs`) and of the jobs found in the rows outside them (an earlier
+    (:func:`_grid_files`, :func:`_grid_axes`) and of the jobs found in the rows outside them (an earlier
     command into the same directory ran them), not the last command's grid alone; a job is done when
     every trial has a row. A grid file that is refused (an alias, too large, not a Hydra multirun.yaml)
     is left out with a warning naming it. A partial sweep says so on its pages."""
     import warnings
 
-    jobs = set()
+    import itertools
+
+    grids = []
     for d in dirs:
         for path in _grid_files(Path(d)):
             try:
-                jobs |= _grid_jobs(path)
+                grids.append(_grid_axes(path))
             except ValueError as exc:  # refused: the message names the file
                 warnings.warn(f"sweep coverage left out {exc}", stacklevel=2)
             except (KeyError, TypeError, AttributeError) as exc:
                 warnings.warn(f"sweep coverage left out {path}: not a Hydra multirun.yaml "
                               f"({type(exc).__name__}: {exc})", stacklevel=2)
+    # one identity for a job across grids: a key one grid sweeps and another leaves at its default
+    # takes, in the latter, the value its config had (dataset=wine on one command, iris by default on another)
+    keys = sorted({k for axes, _ in grids for k in axes})
+    jobs = set()
+    for axes, conf in grids:
+        full = [[(k, v) for v in axes.get(k, [_value_in(conf, k)])] for k in keys]
+        jobs |= set(itertools.product(*full)) if full else set()
     if not jobs:
         return None
     grid = {}
