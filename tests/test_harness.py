@@ -500,6 +500,7 @@ def test_every_group_file_names_a_registered_entry(group):
 
     files = sorted(f for f in (CONF / group).glob("*.yaml") if f.stem not in SUITES)  # a suite is a sweep
     assert files
+    registry.load_plugins(["ccbench_plugins.datasets.pccc"])  # pccc_file's scheme: a plugin loaded on request
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         for f in files:
             cfg = compose("config", overrides=[f"{group}={f.stem}"])
