@@ -258,4 +258,7 @@ def test_a_sweep_through_the_command_shares_fits_in_its_sweep_dir(tmp_path):
 
     rows = gather(sweep)
     assert len(rows) == 8 and (rows["status"] == "ok").all()
-    assert (~rows["fit_reused"].astype(bool)).sum() == 2 and len(list((sweep / ".fits").glob("*.npz"))) == 2
+    # one cache entry per trial at the sweep's root; the lock is held only to write (issue 42), so two
+    # workers that start the same trial's fit at once may both fit it (the first write wins): 2 to 4 fits
+    fitted = int((~rows["fit_reused"].astype(bool)).sum())
+    assert 2 <= fitted <= 4 and len(list((sweep / ".fits").glob("*.npz"))) == 2
