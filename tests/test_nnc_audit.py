@@ -350,8 +350,9 @@ def test_xing_baselines_run_the_delegate_to_convergence_from_the_subset_centroid
 def test_voting_missing_category_codes_not_voted_as_a_third_value():
     raw = np.array([line.split(",") for line in Path(DATA_DIR, "voting", "house-votes-84.data").read_text().split()])
     votes = raw[:, 1:]
-    ds = ccbench.load_dataset("voting", missing="category")
-    imputed = ccbench.load_dataset("voting", missing="impute")
+    # the paper's coding (nnc_table2 sets nominal: codes); the default one-hot is tests/test_nominal_onehot.py's
+    ds = ccbench.load_dataset("voting", missing="category", nominal="codes")
+    imputed = ccbench.load_dataset("voting", missing="impute", nominal="codes")
     assert ds.X.shape == (435, 16) and np.array_equal(ds.y, imputed.y)
     # sorted text values, '?' among them: ? = 0, n = 1, y = 2 in every column
     expected = np.select([votes == "?", votes == "n"], [0.0, 1.0], 2.0)
@@ -365,6 +366,7 @@ def test_voting_missing_category_codes_not_voted_as_a_third_value():
         cfg = compose("config", overrides=["experiment=nnc_table2", "dataset=voting"])
         other = compose("config", overrides=["experiment=nnc_table2", "dataset=iris_uci"])
     assert cfg.dataset.missing == "category" and other.dataset.missing == "impute"
+    assert cfg.dataset.nominal == "codes"
 
 
 # -- survivors of the BEFORE mutation sample (tests/mutation/baseline/nnc.md) ----------
