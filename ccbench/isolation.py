@@ -25,7 +25,7 @@ import sys
 import time
 import traceback
 
-__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "die_with"]
+__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "die_with", "descends_from"]
 
 
 class TrialTimeout(Exception):
@@ -264,3 +264,18 @@ class IsolatedRunner:
             self._proc.join()
         self._conn.close()
         self._proc = self._conn = None
+
+
+def descends_from(pid: int) -> bool:
+    """Whether ``pid`` is an ancestor of this process (Linux /proc; False where it cannot be read)."""
+    current = os.getppid()
+    for _ in range(64):
+        if current == pid:
+            return True
+        if current <= 1:
+            return False
+        try:
+            with open(f"/proc/{current}/stat") as fh:
+                current = int(fh.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False

@@ -57,7 +57,7 @@ from ..base import (
 )
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from ..datasets import load_dataset
-from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, die_with
+from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
@@ -316,10 +316,12 @@ def _in_launcher_worker() -> bool:
     ``ccbench``, names another process: a joblib worker). Such a process ends with the main one
     (:func:`ccbench.isolation.die_with`), so killing the sweep leaves no fit writing rows."""
     main = os.environ.get(MAIN_PID_ENV)
-    if not main or not main.isdigit() or int(main) == os.getpid():
-        return False
+    if not main or not main.isdigit() or int(main) == os.getpid() or not descends_from(int(main)):
+        return False  # a SLURM task inherits the variable but runs under slurmstepd, maybe on another node
     die_with(int(main))
     return True
+
+    return False
 
 
 _WORKER: IsolatedRunner | None = None
