@@ -57,8 +57,10 @@ STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "ref
 FAILED_STATUSES = ("error", "timeout")
 #: Columns that measure the run rather than the result (they differ between two runs of the same
 #: trial): leave them out when comparing rows for equality
+# What a run observes rather than computes: times, memory, and which of two racing jobs fitted a shared
+# fit first (``fit_reused``: the lock covers only the write, so either may; the results are identical)
 MEASURED_COLUMNS = ("fit_time", "fit_cpu_time", "trial_cpu_time", "trial_wall_time", "tune_time", "peak_rss_mb",
-                    "fit_rss_mb", "timestamp")
+                    "fit_rss_mb", "timestamp", "fit_reused")
 # (not_found, like infeasible, is a recorded outcome: the same seed repeats the same search)
 KEY = ("config_hash", "trial")
 _CONTENT_KEY = b"ccbench.content_sha256"
