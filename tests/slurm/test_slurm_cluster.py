@@ -102,6 +102,7 @@ def test_slurm_rows_equal_local_rows(slurm_cluster, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="timing: on an idle machine the task can finish before the signal lands (the CI rehearsal saw exit 0 / state FAILED); passes on a loaded one. Make the task wait for the signal (issue 40, open)")
 def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, tmp_path):
     args = ["hydra/launcher=slurm", "method=kmeans", "n_trials=150", "constraints.n_constraints=10,20",
             f"hydra.sweep.dir={tmp_path / 's'}"]
@@ -120,6 +121,7 @@ def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, tmp_
 
 
 @pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason="timing: on an idle machine the task can finish before the signal lands (the CI rehearsal saw exit 0 / state FAILED); passes on a loaded one. Make the task wait for the signal (issue 40, open)")
 def test_a_requeued_task_finishes(slurm_cluster, tmp_path):
     """SLURM signals a task (USR2) before preempting it or at its time limit minus signal_delay_s;
     submitit checkpoints and requeues it, up to max_num_timeout times (with timeout_min <= 10 every
