@@ -218,7 +218,7 @@ def test_k_grid_default_and_centred_on_a_hint():
     assert k_grid(10, 1000, 3) == list(range(2, 11))  # shifted up to start at 2
     assert k_grid(10, 5) == [2, 3, 4, 5]  # k <= n
     X, y = _blobs()
-    est = _fit(X, _chain_constraints(y), members=("kmeans",), n_clusters=12, k_max=4)
+    est = _fit(X, _chain_constraints(y), members=("kmeans",), n_clusters=12, k_max=4, k_mode="hint")
     assert [e["grid"]["k"] for e in est.pool_] == [11, 12, 13]
 
 
@@ -411,3 +411,17 @@ def test_a_failing_member_is_a_pool_entry_and_a_failing_pool_is_an_error(monkeyp
     assert all(0 <= e["seconds"] <= wall for e in est.pool_)
     with pytest.raises(ValueError, match="no pool member produced a clustering.*ncuts exploded"):
         _fit(X, cons, k_max=3, members=("ncuts",))
+
+
+
+def test_auto_k_mode_restricts_the_pool_to_a_given_k_and_searches_k_without_one():
+    """k_mode='auto' (the default): given k, every member has k clusters (the leaderboard gives COBS the
+    true k on the same terms as k-means); without k, the pool spans several k (the k-free track)."""
+    X, y = _blobs()
+    cons = _chain_constraints(y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        given = make_method("cobs", n_clusters=4, random_state=0).fit(X, constraints=cons)
+        free = make_method("cobs", random_state=0).fit(X, constraints=cons)
+    assert {e["n_clusters"] for e in given.pool_} == {4}
+    assert len({e["grid"].get("k") for e in free.pool_ if "k" in e["grid"]}) > 2

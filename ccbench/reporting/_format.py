@@ -121,26 +121,47 @@ def _fill_defaults(rows: pd.DataFrame, name: str, columns) -> pd.DataFrame:
     return rows.assign(**filled) if filled else rows
 
 
+#: The suffix of a k-free run beside the same method given the true k (``ap[k-free]`` beside ``ap``).
+K_FREE = "[k-free]"
+
+
+def _k_free(rows: pd.DataFrame) -> pd.Series | None:
+    """Which rows are the k-free run of a method that rows of the same name also run given the true k
+    (``method.n_clusters`` null beside ``true_k``), or None when the name has no such pair: then
+    ``n_clusters`` labels like any other parameter (``kmeans(n_clusters=4)``)."""
+    if "method.n_clusters" not in rows:
+        return None
+    given = rows["method.n_clusters"].notna()
+    if given.all() or not given.any() or set(rows.loc[given, "method.n_clusters"].astype(str)) != {"true_k"}:
+        return None
+    return ~given
+
+
 def method_labels(data: pd.DataFrame, x: str | None = None) -> pd.Series:
     """``name`` or ``name(p=v, ...)`` with the method params that vary for that name.
 
     The x-axis column never enters a label (a sweep over ``method.p`` is one line).
     A parameter some rows leave out is read as the estimator's default there
     (``nnc`` beside ``nnc(metric=lp_diag)`` is ``nnc(metric=euclidean)``).
+    A method run both given the true k (``n_clusters: true_k``) and k-free (no ``n_clusters``: it
+    finds k itself) is ``name`` and ``name[k-free]`` (:data:`K_FREE`; issue 38's two tracks).
     """
     labels = pd.Series(index=data.index, dtype=object)
     params = [c for c in data.columns if c.startswith("method.") and c not in ("method.name", x)]
     for name, rows in data.groupby("method.name", sort=False):
-        present = [c for c in params if rows[c].notna().any()]
+        k_free = _k_free(rows)
+        present = [c for c in params if rows[c].notna().any() and not (k_free is not None and c == "method.n_clusters")]
         rows = _fill_defaults(rows, name, present)
         varying = _varying(rows, present)
         if not varying:
             labels[rows.index] = name
-            continue
-        text = rows[varying].apply(
-            lambda r: ", ".join(f"{c.removeprefix('method.')}={fmt(v)}" for c, v in r.items()), axis=1
-        )
-        labels[rows.index] = name + "(" + text + ")"
+        else:
+            text = rows[varying].apply(
+                lambda r: ", ".join(f"{c.removeprefix('method.')}={fmt(v)}" for c, v in r.items()), axis=1
+            )
+            labels[rows.index] = name + "(" + text + ")"
+        if k_free is not None:
+            labels[k_free[k_free].index] = labels[k_free[k_free].index] + K_FREE
     return _tuned_suffix(data, labels)
 
 

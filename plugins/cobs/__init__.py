@@ -18,7 +18,7 @@ def ccbench_methods() -> list[MethodSpec]:
             paper="Van Craenendonck & Blockeel, Machine Learning 2017",
             supervision=_PAIRS,
             needs_n_clusters=False,
-            accepts_n_clusters=True,  # with k_mode=fixed the pool is restricted to k
+            accepts_n_clusters=True,  # given k (k_mode=auto/fixed) the pool is restricted to k
             # the constraints choose among unsupervised clusterings (an objective), never enforced
             constraint_kind="soft",
             # the AP members' messages (ap declares 5 n^2) bound the peak: members run one at a time

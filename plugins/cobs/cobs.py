@@ -64,9 +64,13 @@ class COBS(ConstrainedClusterer):
     n_clusters : int or None, default=None
         Optional. With ``k_mode="hint"`` it centres the k grid on it
         (:func:`~ccbench_plugins.cobs.core.k_grid`); with ``k_mode="fixed"`` every member
-        is restricted to it. The method finds k itself (``needs_n_clusters=False``), so
-        the harness never passes one; set it from Python or the method config's own keys.
-    k_mode : {"hint", "fixed"}, default="hint"
+        is restricted to it. The method finds k itself (``needs_n_clusters=False``) and
+        accepts one (``accepts_n_clusters``): the harness passes it when the method config
+        sets ``n_clusters`` (the leaderboard's ``cobs_k``: the true k, as the k-means-type
+        methods get it).
+    k_mode : {"auto", "hint", "fixed"}, default="auto"
+        ``"auto"``: ``"fixed"`` when ``n_clusters`` is given, else ``"hint"`` (issue 38: a
+        method given k is given it on the same terms as every other method given k).
         ``"hint"``: the grids above. ``"fixed"`` (needs ``n_clusters``): the pool is
         restricted to clusterings with ``n_clusters`` clusters where a member can be
         restricted: k-means with k = ``n_clusters`` (one member), NCuts with it for each
@@ -219,7 +223,7 @@ class COBS(ConstrainedClusterer):
         "ncuts_n_init": [Interval(numbers.Integral, 1, None)],
         "n_threads": [Interval(numbers.Integral, 1, None), None],
         "members": [_Rule(_members, f"a non-empty list of distinct names from {MEMBERS}")],
-        "k_mode": [Options("hint", "fixed")],
+        "k_mode": [Options("auto", "hint", "fixed")],
         "tie_break": [Options("silhouette", "fewer_clusters")],
         "silhouette_max_samples": [Interval(numbers.Integral, 2, None), None],
         "random_state": ["random_state"],
@@ -227,7 +231,7 @@ class COBS(ConstrainedClusterer):
 
     def __init__(self, n_clusters=None, *, k_max=10, ap_quantiles=(0.0, 0.1, 0.5), ap_max_samples=2000,
                  sigma_factors=(1.0, 2.0), n_neighbors=20, ncuts_n_init=3, n_threads=1,
-                 members=MEMBERS, k_mode="hint", tie_break="silhouette", silhouette_max_samples=2000,
+                 members=MEMBERS, k_mode="auto", tie_break="silhouette", silhouette_max_samples=2000,
                  random_state=None):
         self.n_clusters = n_clusters
         self.k_mode = k_mode
@@ -247,7 +251,7 @@ class COBS(ConstrainedClusterer):
 
     def _grid(self, n_samples: int) -> list[tuple[str, dict]]:
         """(member, grid coordinates) for every pool member, in pool order."""
-        fixed = self.k_mode == "fixed"
+        fixed = self._k_fixed()
         ks = [int(self.n_clusters)] if fixed else k_grid(int(self.k_max), n_samples, self.n_clusters)
         grid = []
         for name in MEMBERS:
@@ -262,6 +266,9 @@ class COBS(ConstrainedClusterer):
             else:
                 grid += [(name, {"k": k, "sigma_factor": float(f)}) for k in ks for f in self.sigma_factors]
         return grid
+
+    def _k_fixed(self) -> bool:
+        return self.k_mode == "fixed" or (self.k_mode == "auto" and self.n_clusters is not None)
 
     def _skip_ap(self, n_samples: int) -> bool:
         return self.ap_max_samples is not None and n_samples > self.ap_max_samples
@@ -310,7 +317,7 @@ class COBS(ConstrainedClusterer):
                     f"ap: {sum(name == 'ap' for name, _ in grid)} member(s) skipped, n={n} > ap_max_samples={self.ap_max_samples} "
                     f"(dense n x n messages); raise ap_max_samples or set it to None to include them")
                 warnings.warn(f"COBS: {self.skipped_[-1]}", UserWarning, stacklevel=2)
-            elif self.k_mode == "hint":
+            elif not self._k_fixed():
                 prefs = preference_grid(X, self.ap_quantiles)
         if "ncuts" in self.members:
             scale = knn_scale(X, self.n_neighbors)

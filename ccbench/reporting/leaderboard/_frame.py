@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._format import fmt, method_labels
+from .._format import K_FREE, fmt, method_labels
 from ..stats import (
     _sign,
 )
@@ -161,6 +161,9 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["default_method"] = [lab[: lab.rfind(suf)] if t and lab.rfind(suf) > 0 else lab
                              for lab, t, suf in zip(out["method"], tuned, suffix)]
     out["tuned"] = tuned.to_numpy() & (out["default_method"] != out["method"]).to_numpy()
+    # the k-free track (issue 38): ``ap[k-free]`` is compared with ``ap`` (given the true k), not ranked
+    out["k_free"] = out["default_method"].str.endswith(K_FREE)
+    out["k_free_of"] = out["default_method"].str.removesuffix(K_FREE).where(out["k_free"])
     out["method_name"] = data["method.name"].astype(str)
     out["tuned_params"] = data["tuned_params"] if "tuned_params" in data else None
     out["row"] = data.index  # back to the full row (provenance, error messages)
@@ -221,9 +224,16 @@ def attempted_cells(frame: pd.DataFrame) -> pd.DataFrame:
 
 def main_methods(frame: pd.DataFrame) -> list:
     """The methods every ranking ranks: each method at its defaults, not a tuned variant (``name+tuner``,
-    compared with its own default separately); sorted."""
+    compared with its own default separately), and given the true k where it can take one: a k-free run
+    (``ap[k-free]``) beside the same method given k is the k-free track, compared with it separately;
+    sorted."""
     tuned = frame.groupby("method")["tuned"].any() if "tuned" in frame else pd.Series(False, index=[])
-    return sorted(m for m in pd.unique(frame["method"]) if not bool(tuned.get(m, False)))
+    methods = set(pd.unique(frame["method"]))
+    k_free = set()
+    if "k_free" in frame:
+        pairs = frame.loc[frame["k_free"], ["method", "k_free_of"]].drop_duplicates()
+        k_free = {m for m, given in pairs.itertuples(index=False) if given in methods}
+    return sorted(m for m in methods if not bool(tuned.get(m, False)) and m not in k_free)
 
 
 def cell_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from ..stats import (
 from ._frame import CELL, _worst_filled, completed
 
 __all__ = ["rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "dataset_blocks",
-           "tuned_vs_default", "kept_default"]
+           "tuned_vs_default", "k_free_vs_given", "kept_default"]
 
 
 def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
@@ -189,17 +189,29 @@ def tuned_vs_default(frame: pd.DataFrame, metric: str, margin: float = 0.03, alp
     (paired trials of the cell, Wilcoxon p <= ``alpha`` and a mean difference of at least ``margin``),
     ``tuned_trials`` and ``kept_default`` (share of the variant's ok trials where the tuner chose the
     defaults, :func:`kept_default`; NaN when the rows carry no ``tuned_params``)."""
+    return _variant_vs_default(frame, "tuned", "default_method", metric, margin, alpha, seed)
+
+
+def k_free_vs_given(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: float = 0.05,
+                    seed: int = 0) -> pd.DataFrame:
+    """The k-free track: each k-free run (``ap[k-free]``) against the same method given the true k
+    (``ap``), paired per cell as :func:`tuned_vs_default` (``mean_diff`` positive = finding k itself did
+    better than being given it); ``tuned_trials`` counts the k-free run's ok trials, ``kept_default`` is NaN."""
+    return _variant_vs_default(frame, "k_free", "k_free_of", metric, margin, alpha, seed)
+
+
+def _variant_vs_default(frame, flag, default_column, metric, margin, alpha, seed) -> pd.DataFrame:
     from .gains import bootstrap_ci
 
     cols = ["variant", "default", "cells", "mean_diff", "ci_low", "ci_high", "wins", "ties", "losses",
             "tuned_trials", "kept_default"]
-    if "tuned" not in frame or not frame["tuned"].any():
+    if flag not in frame or not frame[flag].any():
         return pd.DataFrame(columns=cols)
     sign = _sign(metric)
     done = completed(frame)
     means = frame.groupby([*CELL, "method"])["value"].mean().unstack("method")
     out = []
-    pairs = frame[frame["tuned"]].drop_duplicates("method")[["method", "default_method"]]
+    pairs = frame[frame[flag]].drop_duplicates("method")[["method", default_column]]
     for variant, default in pairs.itertuples(index=False):
         if default not in done.columns:
             continue
@@ -207,7 +219,7 @@ def tuned_vs_default(frame: pd.DataFrame, metric: str, margin: float = 0.03, alp
         d = sign * (means.loc[both[both].index, variant] - means.loc[both[both].index, default])
         wtl = win_tie_loss_cells(frame[frame["method"].isin([variant, default])], metric, margin, alpha)
         rows = frame[(frame["method"] == variant) & (frame["status"] == "ok")]
-        kept = kept_default(rows).dropna()
+        kept = kept_default(rows).dropna() if flag == "tuned" else pd.Series(dtype=float)
         lo, hi = bootstrap_ci(d.to_numpy(float), seed=seed)
         out.append(dict(variant=variant, default=default, cells=int(both.sum()),
                         mean_diff=float(d.mean()) if len(d) else np.nan, ci_low=lo, ci_high=hi,
