@@ -12,10 +12,11 @@ import importlib
 import warnings
 import itertools
 import math
+import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec",
+__all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "RELATIVE_K", "K_AROUND", "resolve_relative_k", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec",
            "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec"]
 
 #: The most combinations a :attr:`MethodSpec.grid` may hold: model selection fits every one of them
@@ -23,6 +24,22 @@ __all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "MemoryModel", "T
 MAX_GRID_SIZE = 9
 
 SUPERVISION_KINDS = ("must_link", "cannot_link", "labels")
+
+#: A grid's ``n_clusters`` values are relative to the k the trial is given (the true number of
+#: classes): ``"k"``, ``"k-1"``, ``"k+2"``; CVCP then chooses k from the constraints (issue 38).
+RELATIVE_K = re.compile(r"k(?:([+-])([1-9][0-9]*))?")
+
+#: The k grid of every method that takes k: one less, the given k (the default), one more.
+K_AROUND = ("k-1", "k", "k+1")
+
+
+def resolve_relative_k(value: str, k: int) -> int:
+    """``"k+1"`` -> ``k + 1`` (``value`` a :data:`RELATIVE_K` string)."""
+    match = RELATIVE_K.fullmatch(str(value))
+    if match is None:
+        raise ValueError(f"{value!r} is not a relative k: use 'k', 'k-1', 'k+2', ...")
+    sign, step = match.groups()
+    return int(k) + (0 if sign is None else int(step) * (1 if sign == "+" else -1))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,7 +140,9 @@ class MethodSpec:
         The hyper-parameters constraint-only model selection may choose (``tune=cvcp``):
         ``{"penalty": (0.1, 1.0, 10.0)}``, 2-4 values each, at most :data:`MAX_GRID_SIZE`
         combinations, the estimator's default among each parameter's values (a test
-        checks it). Empty: nothing to tune (the method's defaults are fitted).
+        checks it). ``n_clusters`` takes values relative to the k the trial is given
+        (:data:`K_AROUND`: ``("k-1", "k", "k+1")``; ``"k"`` is the default), left out of a
+        k-free run. Empty: nothing to tune (the method's defaults are fitted).
     """
 
     name: str
@@ -169,6 +188,9 @@ class MethodSpec:
                                  f"values, got {values!r}")
             if len(set(map(repr, values))) != len(values):
                 raise ValueError(f"MethodSpec {self.name!r}: grid[{key!r}] repeats a value: {values!r}")
+            if key == "n_clusters" and not all(isinstance(v, str) and RELATIVE_K.fullmatch(v) for v in values):
+                raise ValueError(f"MethodSpec {self.name!r}: grid['n_clusters'] takes values relative to the given k "
+                                 f"('k', 'k-1', 'k+1', ...; e.g. K_AROUND), got {values!r}")
             grid[str(key)] = tuple(values)
         size = math.prod(len(v) for v in grid.values()) if grid else 0
         if size > MAX_GRID_SIZE:

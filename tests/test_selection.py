@@ -241,7 +241,7 @@ def test_the_selection_never_gets_the_true_labels(spy_tuner):
     ds = load_dataset("iris")
     cons = random_pairs(ds.y, 40, rng=np.random.default_rng(5))
     out = fit_and_score([], "pck_means", {}, 7, 3, ds.X, ds.y, cons, ["ari"], "warn", "all", "spy", 3)
-    assert out["tuned_params"] == json.dumps({"penalty": 1.0}, separators=(",", ":"))
+    assert json.loads(out["tuned_params"]) == {"penalty": 1.0, "n_clusters": "k"}
     (call,) = SPY_CALLS
     assert call["args"][1] is cons  # the trial's supervision as drawn, nothing added
     for arg in call["args"]:  # no argument is the label vector, nor holds it
@@ -261,21 +261,53 @@ def test_the_chosen_params_do_not_depend_on_the_true_labels():
     a, b = run(ds.y), run(np.random.default_rng(0).permutation(ds.y))
     assert a["tuned_params"] == b["tuned_params"] and a["tune_score"] == b["tune_score"]
     assert a["constraint_violations"] == b["constraint_violations"] and a["ari"] != b["ari"]
-    assert a["tune_fits"] == 9 and json.loads(a["tuned_params"])["penalty"] in (0.1, 1.0, 10.0)
+    assert a["tune_fits"] == 27 and json.loads(a["tuned_params"])["penalty"] in (0.1, 1.0, 10.0)
 
 
 def test_a_method_without_grid_fits_its_defaults_and_says_so():
     ds = load_dataset("iris")
     cons = random_pairs(ds.y, 30, rng=np.random.default_rng(8))
     out = fit_and_score([], "cop_kmeans", {}, 3, 3, ds.X, ds.y, cons, ["ari"], "warn", "all", "cvcp", 3)
-    assert out["tuned_params"] == "{}" and out["tune_fits"] == 0 and "declares no grid" in out["tune_note"]
+    assert json.loads(out["tuned_params"])["n_clusters"] in ("k-1", "k", "k+1") and out["tune_fits"] == 9
+    # a k-free run has no k to choose around: nothing to tune, and the note says why
+    out = fit_and_score([], "ap", {}, 3, None, ds.X, ds.y, cons, ["ari"], "warn", "all", "cvcp", 3)
+    assert out["tuned_params"] == "{}" and out["tune_fits"] == 0 and "k-free" in out["tune_note"]
+
+
+def test_cvcp_chooses_k_from_the_constraints_and_the_refit_uses_the_chosen_k():
+    """The k grid (issue 38, item 5): on three well-separated blobs given a wrong k (2), CVCP picks k+1
+    from the held-out constraints alone, and the refit -- not only the candidates -- has that many
+    clusters; given the right k it keeps it."""
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=150, centers=[[0, 0], [8, 0], [0, 8]], cluster_std=0.5, random_state=0)
+    cons = random_pairs(y, 60, rng=np.random.default_rng(0))
+    wrong = fit_and_score([], "kmeans", {}, 3, 2, X, y, cons, ["ari", "n_clusters_found"], "warn", "all", "cvcp", 3)
+    assert json.loads(wrong["tuned_params"]) == {"n_clusters": "k+1"}
+    assert wrong["n_clusters_found"] == 3 and wrong["ari"] == pytest.approx(1.0)
+    right = fit_and_score([], "kmeans", {}, 3, 3, X, y, cons, ["ari", "n_clusters_found"], "warn", "all", "cvcp", 3)
+    assert json.loads(right["tuned_params"]) == {"n_clusters": "k"} and right["n_clusters_found"] == 3
+
+
+def test_a_relative_k_grid_is_checked_and_resolved():
+    from ccbench.specs import K_AROUND, resolve_relative_k
+
+    assert [resolve_relative_k(v, 5) for v in K_AROUND] == [4, 5, 6]
+    assert resolve_relative_k("k+12", 3) == 15
+    with pytest.raises(ValueError, match="relative"):
+        MethodSpec("x", "a:B", "s", grid={"n_clusters": (2, 3)})
+    with pytest.raises(ValueError, match="not a relative k"):
+        resolve_relative_k("2k", 3)
+    spec = registry.get_method_spec("kmeans")
+    assert grid_problems(dataclasses.replace(spec, grid={"n_clusters": ("k-1", "k+1")})) != []
 
 
 def test_a_grid_parameter_the_config_sets_is_not_tuned():
     ds = load_dataset("iris")
     cons = random_pairs(ds.y, 30, rng=np.random.default_rng(8))
     out = fit_and_score([], "pck_means", {"penalty": 2.0}, 3, 3, ds.X, ds.y, cons, ["ari"], "warn", "all", "cvcp", 3)
-    assert out["tuned_params"] == "{}" and "not tuned: penalty" in out["tune_note"] and out["tune_fits"] == 0
+    assert set(json.loads(out["tuned_params"])) == {"n_clusters"} and "not tuned: penalty" in out["tune_note"]
+    assert out["tune_fits"] == 9
 
 
 def test_label_supervision_path_end_to_end():
@@ -283,7 +315,7 @@ def test_label_supervision_path_end_to_end():
     cons = labeled_subsets(ds.y, 3, rng=np.random.default_rng(9))
     out = fit_and_score([], "pck_means", {}, 3, 3, ds.X, ds.y, cons, ["ari"], "warn", "all", "cvcp", 3)
     assert json.loads(out["tuned_params"])["penalty"] in (0.1, 1.0, 10.0)
-    assert out["tune_fits"] == 9 and np.isfinite(out["tune_score"])
+    assert out["tune_fits"] == 27 and np.isfinite(out["tune_score"])
 
 
 def test_harness_with_tune_cvcp_records_the_choice(tmp_path):
@@ -293,9 +325,9 @@ def test_harness_with_tune_cvcp_records_the_choice(tmp_path):
     tuned = run_job({**cell, "tune": "cvcp"}, out_dir=tmp_path / "tuned")
     plain = run_job(cell, out_dir=tmp_path / "plain")
     assert (tuned["status"] == "ok").all(), tuned["error"].tolist()
-    assert (tuned["tune"] == "cvcp").all() and (tuned["tune_fits"] == 9).all()
+    assert (tuned["tune"] == "cvcp").all() and (tuned["tune_fits"] == 27).all()
     for text in tuned["tuned_params"]:
-        assert set(json.loads(text)) == {"penalty"}
+        assert set(json.loads(text)) == {"penalty", "n_clusters"}
     assert "tuned_params" not in plain or plain["tuned_params"].isna().all()
     # the tuner's code is part of a tuned cell's method hash (a change to it re-runs the cell)
     assert "ccbench_plugins.selection.cvcp" in json.loads(tuned["code.method_files"].iloc[0])
@@ -320,12 +352,16 @@ def test_tuning_fits_charges_the_time_budget_for_every_fold_and_combination():
     free = 1
     for values in spec.grid.values():
         free *= len(values)
-    assert protocol.tuning_fits(spec, {}, "none", 3) == 1
-    assert protocol.tuning_fits(spec, {}, "cvcp", 3) == 1 + 3 * free
+    assert protocol.tuning_fits(spec, {}, "none", 3, n_clusters=3) == 1
+    assert protocol.tuning_fits(spec, {}, "cvcp", 3, n_clusters=3) == 1 + 3 * free
     fixed = next(iter(spec.grid))  # a grid value the method config sets is not tuned
-    assert protocol.tuning_fits(spec, {fixed: spec.grid[fixed][0]}, "cvcp", 2) == \
+    assert protocol.tuning_fits(spec, {fixed: spec.grid[fixed][0]}, "cvcp", 2, n_clusters=3) == \
         1 + 2 * free // len(spec.grid[fixed])
+    # k = 2: k-1 would be one cluster, so two k candidates are left
+    assert protocol.tuning_fits(spec, {}, "cvcp", 3, n_clusters=2) == 1 + 3 * free // 3 * 2
+    # a k-free run (no k to be relative to): the k grid is dropped; kmeans has nothing else to tune
     assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3) == 1
+    assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3, n_clusters=3) == 10
     timed = dataclasses.replace(spec, time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
     assert protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0) is None
     refusal = protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0, fits=19)
@@ -333,7 +369,7 @@ def test_tuning_fits_charges_the_time_budget_for_every_fold_and_combination():
 
 
 def test_a_method_without_a_grid_is_skipped_under_tune(tmp_path):
-    cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans"},
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "ap"},  # k-free: its k grid has no k to go by
             "constraints": {"name": "random_pairs", "n_constraints": 20}, "noise": {"name": "none"},
             "n_trials": 2, "metrics": ["ari"], "tune": "cvcp"}
     rows = run_job(cell, out_dir=tmp_path)

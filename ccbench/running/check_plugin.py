@@ -32,6 +32,8 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from ..specs import resolve_relative_k
+
 #: Top-level packages of ccbench's own distribution: a method whose estimator lives in
 #: one of them is a built-in.
 BUILTIN_PACKAGES = ("ccbench", "ccbench_plugins")
@@ -423,11 +425,17 @@ def grid_problems(spec) -> list[str]:
     for key, values in spec.grid.items():
         if key not in params:
             problems.append(f"grid parameter {key!r} is not a parameter of {spec.estimator.__name__}")
+        elif key == "n_clusters":  # relative to the trial's k (MethodSpec checks the form): "k" is the default
+            if "k" not in values:
+                problems.append(f"grid['n_clusters'] = {values!r} lacks 'k', the k the trial is given "
+                                f"(tuning must be able to keep it)")
         elif params[key].default is not inspect.Parameter.empty and params[key].default not in values:
             problems.append(f"grid[{key!r}] = {values!r} lacks the default {params[key].default!r} "
                             f"(tuning must be able to keep the defaults)")
     if not problems:
         for combo in spec.grid_combinations():
+            if "n_clusters" in combo:
+                combo = {**combo, "n_clusters": resolve_relative_k(combo["n_clusters"], 3)}
             try:
                 spec.estimator(**combo)
             except Exception as exc:  # noqa: BLE001 - any refusal is the finding

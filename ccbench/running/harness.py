@@ -57,6 +57,7 @@ from ..base import (
 )
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from ..datasets import load_dataset
+from ..specs import resolve_relative_k
 from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
@@ -383,7 +384,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         )
         row["n_clusters_given"] = k
         tune = cell.get("tune", "none")
-        fits = protocol.tuning_fits(spec, params, tune, cell.get("tune_folds", 3))
+        fits = protocol.tuning_fits(spec, params, tune, cell.get("tune_folds", 3), n_clusters=k,
+                                    n_samples=ds.X.shape[0])
         if tune != "none" and fits == 1:  # a tuned row equal to the defaults' row would count twice
             row.update(status="skipped", error=f"tune={tune}: method {spec.name!r} has no free grid parameter "
                                                f"(MethodSpec.grid), nothing to tune; its defaults are the tune=none rows")
@@ -470,6 +472,8 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
     out = {}
     if tune != "none":
         params, out = _tune(tune, tune_folds, spec, params, method_seed, n_clusters, X, cons)
+        if "n_clusters" in params:  # CVCP chose k among k-1, k, k+1 (a relative grid value)
+            n_clusters = resolve_relative_k(params.pop("n_clusters"), n_clusters)
     est = protocol.build_estimator(spec, params, method_seed, n_clusters=n_clusters)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -549,13 +553,15 @@ def _tune(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) -> tupl
     ``tune_score`` (the chosen combination's mean held-out score) and ``tune_note``.
     """
     tuner = registry.get_tuner_spec(tune)
-    grid = {k: v for k, v in spec.grid.items() if k not in params}
-    fixed = sorted(set(spec.grid) - set(grid))
-    defaults = protocol.estimator_defaults(spec)
+    grid = protocol.free_grid(spec, params, n_clusters, X.shape[0])
+    fixed = sorted(set(spec.grid) - set(grid) - {"n_clusters"})
+    defaults = {**protocol.estimator_defaults(spec), "n_clusters": "k"}  # k: the k the trial is given
     default = {k: defaults.get(k) for k in grid}
 
     def make_estimator(**combination):
-        return protocol.build_estimator(spec, {**params, **combination}, method_seed, n_clusters=n_clusters)
+        k = combination.pop("n_clusters", None)
+        k = n_clusters if k is None else resolve_relative_k(k, n_clusters)
+        return protocol.build_estimator(spec, {**params, **combination}, method_seed, n_clusters=k)
 
     tic = time.perf_counter()
     sel = tuner.select(make_estimator, X, cons, grid, default=default, n_folds=int(n_folds),
@@ -564,6 +570,8 @@ def _tune(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) -> tupl
     notes = [sel.note] if sel.note else []
     if not spec.grid:
         notes = [f"method {spec.name!r} declares no grid: its defaults are fitted, nothing tuned"]
+    elif "n_clusters" in spec.grid and "n_clusters" not in grid and n_clusters is None:
+        notes.append("k-free run: n_clusters is not tuned (its grid is relative to a given k)")
     elif fixed:
         notes.append(f"fixed by the method config, not tuned: {', '.join(fixed)}")
     score = dict((canonical_json(c), s) for c, s in sel.scores).get(canonical_json(chosen))

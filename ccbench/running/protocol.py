@@ -15,12 +15,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import inspect
+import math
 
 import numpy as np
 
 from .. import registry
 from .config import stable_hash
 from ..constraints import Constraints
+from ..specs import resolve_relative_k
 
 __all__ = [
     "trial_seed",
@@ -190,15 +192,36 @@ def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_feat
 memory_refusal = size_refusal  # the name issue 27 introduced
 
 
-def tuning_fits(spec: registry.MethodSpec, params: dict, tune: str, n_folds: int) -> int:
+def free_grid(spec: registry.MethodSpec, params: dict, n_clusters: int | None = None,
+              n_samples: int | None = None) -> dict:
+    """The grid a tuned trial searches: ``spec.grid`` less the parameters the method config sets.
+
+    ``n_clusters``'s values are relative to the k the trial is given (``"k-1"``, ``"k"``,
+    ``"k+1"``): those that give fewer than 2 or (with ``n_samples``) at least ``n_samples``
+    clusters are left out, and the parameter with them when fewer than two remain or when the run is
+    k-free (``n_clusters`` None: nothing to be relative to).
+    """
+    grid = {k: v for k, v in spec.grid.items() if k not in params}
+    if "n_clusters" in grid:
+        upper = n_samples - 1 if n_samples else None
+        ks = () if n_clusters is None else tuple(
+            v for v in grid["n_clusters"]
+            if resolve_relative_k(v, n_clusters) >= 2 and (upper is None or resolve_relative_k(v, n_clusters) <= upper))
+        if len(ks) >= 2:
+            grid["n_clusters"] = ks
+        else:
+            del grid["n_clusters"]
+    return grid
+
+
+def tuning_fits(spec: registry.MethodSpec, params: dict, tune: str, n_folds: int, n_clusters: int | None = None,
+                n_samples: int | None = None) -> int:
     """Fits one trial takes: 1, or under ``tune`` one per fold and combination of the grid
-    parameters the method config leaves free, plus the refit (what the time budget is charged)."""
+    parameters the method config leaves free (:func:`free_grid`), plus the refit (what the time
+    budget is charged)."""
     if tune == "none":
         return 1
-    combinations = 1
-    for name, values in spec.grid.items():
-        if name not in params:
-            combinations *= len(values)
+    combinations = math.prod(len(v) for v in free_grid(spec, params, n_clusters, n_samples).values())
     return 1 + int(n_folds) * combinations * (combinations > 1)
 
 

@@ -8,6 +8,7 @@ optional ``n_clusters``: the preference is then searched by bisection
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MemoryModel, MethodSpec, TimeModel
+from ccbench.specs import K_AROUND
 
 _ARZENO = "Arzeno & Vikalo, IEEE TPAMI 2015"
 _PAIRS = ("must_link", "cannot_link")
@@ -18,6 +19,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="ap",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.ap:AffinityPropagationClusterer",
             needs_n_clusters=False,
             accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
@@ -28,7 +30,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="scssap",
-            grid={"confidence": (None, 0.1, 0.5)},
+            grid={"confidence": (None, 0.1, 0.5), "n_clusters": K_AROUND},
             estimator=f"{__name__}.scssap:SCSSAP",
             needs_n_clusters=False,
             accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
@@ -41,7 +43,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="scssap_ml",
-            grid={"confidence": (None, 0.1, 0.5)},
+            grid={"confidence": (None, 0.1, 0.5), "n_clusters": K_AROUND},
             estimator=f"{__name__}.scssap:SCSSAPMetricLearning",
             needs_n_clusters=False,
             accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
@@ -54,6 +56,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="ssap_g",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.ssap_g:SSAPG",
             needs_n_clusters=False,
             accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)

@@ -4,6 +4,7 @@ Grids, constraint count and selection rule live in :mod:`.core`."""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MemoryModel, MethodSpec, TimeModel
+from ccbench.specs import K_AROUND
 
 _PAIRS = ("must_link", "cannot_link", "labels")
 
@@ -13,6 +14,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="cobs",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.cobs:COBS",
             summary="constraint-based selection: the k-means / AP / NCuts clustering satisfying the most constraints",
             paper="Van Craenendonck & Blockeel, Machine Learning 2017",

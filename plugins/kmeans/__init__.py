@@ -3,6 +3,7 @@
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MethodSpec
+from ccbench.specs import K_AROUND
 
 _PAIRS = ("must_link", "cannot_link", "labels")
 
@@ -12,6 +13,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="kmeans",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.kmeans:KMeansClusterer",
             summary="k-means (unsupervised baseline)",
             paper="Lloyd 1982; Arthur & Vassilvitskii 2007",
@@ -19,6 +21,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="cop_kmeans",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.cop_kmeans:COPKMeans",
             summary="COP-k-means: nearest feasible centre, chunklets move as one",
             paper="Wagstaff et al., ICML 2001",
@@ -28,7 +31,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="pck_means",
-            grid={"penalty": (0.1, 1.0, 10.0)},
+            grid={"penalty": (0.1, 1.0, 10.0), "n_clusters": K_AROUND},
             estimator=f"{__name__}.pck_means:PCKMeans",
             summary="pairwise-constrained k-means: penalty w per violated constraint",
             paper="Basu, Banerjee & Mooney, SDM 2004",
@@ -38,7 +41,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="mpck_means",
-            grid={"penalty": (0.1, 1.0, 10.0)},
+            grid={"penalty": (0.1, 1.0, 10.0), "n_clusters": K_AROUND},
             estimator=f"{__name__}.mpck_means:MPCKMeans",
             summary="PCK-means with a learned diagonal metric per cluster",
             paper="Bilenko, Basu & Mooney, ICML 2004",
@@ -48,7 +51,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="constrained_em",
-            grid={"covariance_type": ("full", "diag", "spherical")},
+            grid={"covariance_type": ("full", "diag", "spherical"), "n_clusters": K_AROUND},
             estimator=f"{__name__}.constrained_em:ConstrainedEM",
             summary="Gaussian-mixture EM with chunklets and a cannot-link Markov network",
             paper="Shental, Bar-Hillel, Hertz & Weinshall, NIPS 2003",

@@ -6,6 +6,7 @@ Metric learners (the paper's LP / SDP models and Xing et al.'s diagonal metric) 
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MethodSpec
+from ccbench.specs import K_AROUND
 
 _YANG = "Yang, Xiao, Wang, Ma & Shen, Comput. Intell. Neurosci. 2015"
 
@@ -15,7 +16,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="fpc",
-            grid={"metric": ("euclidean", "lp_diag", "xing_diag")},
+            grid={"metric": ("euclidean", "lp_diag", "xing_diag"), "n_clusters": K_AROUND},
             estimator=f"{__name__}.fpc:FarthestPointClustering",
             summary="Gonzalez farthest-point clustering; metric= learns a metric from the pairs",
             paper="Gonzalez 1985; " + _YANG,
@@ -24,7 +25,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="nnc",
-            grid={"metric": ("euclidean", "lp_diag", "xing_diag")},
+            grid={"metric": ("euclidean", "lp_diag", "xing_diag"), "n_clusters": K_AROUND},
             estimator=f"{__name__}.nnc:NearestNeighbourClustering",
             summary="nearest-neighbour (dMax) clustering from labeled subsets (Algorithm 2); metric=",
             paper=_YANG,
@@ -36,7 +37,7 @@ def ccbench_methods() -> list[MethodSpec]:
         # through the registry. Names beyond DESIGN.md's list (method + metric pairs).
         MethodSpec(
             name="cop_kmeans_xing",
-            grid={"metric": ("xing_diag", "lp_diag", "euclidean")},
+            grid={"metric": ("xing_diag", "lp_diag", "euclidean"), "n_clusters": K_AROUND},
             estimator=f"{__name__}.xing_kmeans:COPKMeansXing",
             summary="COP-k-means in Xing et al.'s learned diagonal metric (the NNC paper's CopK Xing)",
             paper="Wagstaff et al. 2001; Xing et al. 2002; " + _YANG,
@@ -47,7 +48,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="pck_means_xing",
-            grid={"penalty": (0.1, 1.0, 10.0)},
+            grid={"penalty": (0.1, 1.0, 10.0), "n_clusters": K_AROUND},
             estimator=f"{__name__}.xing_kmeans:PCKMeansXing",
             summary="PCK-means in Xing et al.'s learned diagonal metric (the NNC paper's PCK Xing)",
             paper="Basu et al. 2004; Xing et al. 2002; " + _YANG,

@@ -7,6 +7,7 @@ optional ``n_clusters``: ``p`` is then searched by bisection on the preference `
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MemoryModel, MethodSpec, TimeModel
+from ccbench.specs import K_AROUND
 
 _LEONE = "Leone, Sumedha & Weigt, Eur. Phys. J. B 65 (2008)"
 
@@ -16,6 +17,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="scap",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.scap:SCAP",
             needs_n_clusters=False,
             accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)
@@ -26,6 +28,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="ssap_l",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.scap:SSAPL",
             needs_n_clusters=False,
             accepts_n_clusters=True,  # n_clusters=k searches the preference (bisection)

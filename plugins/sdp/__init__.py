@@ -7,6 +7,7 @@ the k-medoids swap live in :mod:`.core`; the SDPA, ADMM and cvxpy solvers (and
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MemoryModel, MethodSpec, TimeModel
+from ccbench.specs import K_AROUND
 
 _OKABE = "Okabe & Yamada, JACIII 2010"
 
@@ -16,7 +17,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="rn_sdp",
-            grid={"sigma": (0.1, 0.3, 1.0)},
+            grid={"sigma": (0.1, 0.3, 1.0), "n_clusters": K_AROUND},
             estimator=f"{__name__}.rn_sdp:RNSDP",
             summary="SDP similarity learning with relational-neighbour bounds (t = 0: KK-means), k-medoids on K",
             paper=_OKABE,
@@ -33,6 +34,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="kmedoids",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.kmedoids:KMedoids",
             summary="k-medoids, Algorithm 1's greedy swap (or FasterPAM), squared Euclidean (unsupervised)",
             paper=_OKABE,

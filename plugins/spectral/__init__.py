@@ -6,6 +6,7 @@ adjustment toolkit and one normalised spectral clustering step (:mod:`.core`).
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import MemoryModel, MethodSpec, TimeModel
+from ccbench.specs import K_AROUND
 
 _PAIRS = ("must_link", "cannot_link")
 
@@ -25,7 +26,7 @@ def ccbench_methods() -> list[MethodSpec]:
     return [
         MethodSpec(
             name="srcp",
-            grid={"mu": (0.05, 0.2, 1.0), "n_neighbors": (10, 20)},
+            grid={"mu": (0.05, 0.2, 1.0), "n_clusters": K_AROUND},  # n_neighbors at its default: 9 combinations at most
             estimator=f"{__name__}.srcp:SRCP",
             summary="symmetric graph-regularised constraint propagation (Lyapunov eq. 5), adjusted W, spectral clustering",
             paper="Fu, Lu, Ip, Peng & Lu, AAAI 2011",
@@ -38,7 +39,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="e2cp",
-            grid={"alpha": (0.5, 0.8, 0.95), "n_neighbors": (10, 20)},
+            grid={"alpha": (0.5, 0.8, 0.95), "n_clusters": K_AROUND},  # n_neighbors at its default
             estimator=f"{__name__}.e2cp:E2CP",
             summary="exhaustive and efficient constraint propagation (vertical + horizontal), adjusted W, spectral clustering",
             paper="Lu & Ip, ECCV 2010",
@@ -50,6 +51,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="ncuts",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
             estimator=f"{__name__}.ncuts:NCuts",
             summary="normalised spectral clustering of the k-NN Gaussian graph (unsupervised baseline)",
             paper="Shi & Malik, IEEE TPAMI 2000",
@@ -58,7 +60,7 @@ def ccbench_methods() -> list[MethodSpec]:
         ),
         MethodSpec(
             name="spectral_learning",
-            grid={"n_neighbors": (10, 20, 40), "sigma": (1.0, None)},
+            grid={"n_neighbors": (10, 20, 40), "n_clusters": K_AROUND},  # sigma at its default
             estimator=f"{__name__}.spectral_learning:SpectralLearning",
             summary="spectral learning: w_ij = 1 for must-links, 0 for cannot-links, then spectral clustering",
             paper="Kamvar, Klein & Manning, IJCAI 2003",

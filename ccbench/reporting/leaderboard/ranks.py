@@ -147,8 +147,8 @@ def dataset_blocks(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | N
 
 def kept_default(frame: pd.DataFrame) -> pd.Series:
     """Per tuned row (index of ``frame``): True when the tuner chose the method's defaults (``tuned_params``
-    equal to the estimator's ``__init__`` defaults on every tuned key; ``{}``, nothing tuned, counts as
-    kept), NaN where the row carries no ``tuned_params`` or the method is not installed here."""
+    equal to the estimator's ``__init__`` defaults on every tuned key, ``"k"`` for ``n_clusters``: the k
+    the trial was given; ``{}``, nothing tuned, counts as kept), NaN where the row carries no ``tuned_params`` or the method is not installed here."""
     import json
 
     from ...running import protocol
@@ -169,7 +169,8 @@ def kept_default(frame: pd.DataFrame) -> pd.Series:
         if defaults[name] is None:
             continue
         chosen = json.loads(text)
-        out[idx] = all(_same_value(v, defaults[name].get(k)) for k, v in chosen.items())
+        # a k grid is relative to the k the trial was given: "k" is its default
+        out[idx] = all(_same_value(v, "k" if k == "n_clusters" else defaults[name].get(k)) for k, v in chosen.items())
     return out
 
 
