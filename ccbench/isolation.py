@@ -12,7 +12,11 @@ every thread of the process; Linux ``/proc/<pid>/stat``) while it waits, and kil
 when the call has used ``timeout`` seconds of CPU. On a busy machine a fit gets a fraction of a
 core, so a wall-clock limit would exclude a method for the machine's load rather than for its
 cost. A wall-clock backstop (``wall_factor`` x ``timeout``, default 3) still kills a worker that
-is stuck (waiting on a lock, swapping) or starved. Where the CPU time cannot be read (no
+is stuck (waiting on a lock, swapping); it counts wall time *less the time the worker waited for a
+CPU* (Linux schedstat: :func:`process_wait_seconds`), so a worker starved by a busy machine is not
+killed for the machine's load (issue 38: a leaderboard sweep beside other work had COBS killed on a
+47-point set after 30 s of wall and 2.6 s of CPU). A hard limit of ``HARD_WALL_FACTOR`` x
+``timeout`` of plain wall time ends even a starved call. Where the CPU time cannot be read (no
 ``/proc``), the limit falls back to wall time. ``last_cpu`` / ``last_wall`` hold the last call's
 seconds of each (also after a kill).
 """
@@ -25,7 +29,7 @@ import sys
 import time
 import traceback
 
-__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "die_with", "descends_from"]
+__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "process_wait_seconds", "die_with", "descends_from"]
 
 
 class TrialTimeout(Exception):
@@ -45,6 +49,29 @@ def process_cpu_seconds(pid: int) -> float | None:
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
     except (IndexError, ValueError, OSError):
         return None
+
+
+def process_wait_seconds(pid: int) -> float | None:
+    """Seconds process ``pid``'s threads spent runnable but waiting for a CPU (summed over its
+    threads: Linux ``/proc/<pid>/task/*/schedstat``, second field, ns); None where unreadable.
+
+    Time a worker was *starved* by a busy machine, which the wall-clock backstop must not count: a
+    stuck worker (sleeping on a lock, a pipe) does not accrue it, a starved one does. Summed, because
+    a starved thread that holds up another (the GIL handed between the fit's thread and a helper
+    thread) leaves the other asleep, not waiting; the sum can exceed the wall time only for a worker
+    that is starved anyway."""
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    waits = []
+    for task in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{task}/schedstat", "rb") as fh:
+                waits.append(int(fh.read().split()[1]))
+        except (OSError, IndexError, ValueError):
+            continue  # a thread that ended meanwhile
+    return sum(waits) / 1e9 if waits else None
 
 
 class WorkerDied(RuntimeError):
@@ -155,8 +182,10 @@ class IsolatedRunner:
     #: Seconds a new worker may take to start and import ``preload``.
     START_TIMEOUT = 300.0
     #: The wall-clock backstop: a call is killed after ``WALL_FACTOR x timeout`` seconds of wall time
-    #: whatever CPU time it used.
+    #: not spent waiting for a CPU, whatever CPU time it used.
     WALL_FACTOR = 3.0
+    #: ... and after ``HARD_WALL_FACTOR x timeout`` seconds of wall time, starved or not.
+    HARD_WALL_FACTOR = 30.0
     #: Seconds between two reads of the worker's CPU time while a call runs.
     POLL = 0.05
 
@@ -191,23 +220,28 @@ class IsolatedRunner:
     def _wait(self, timeout: float, wall_timeout: float, cpu0: float | None, tic: float) -> str | None:
         """Wait for the answer; None when it came, else why the call must be killed."""
         poll = self.POLL
+        wait0 = process_wait_seconds(self._proc.pid)
+        hard = self.HARD_WALL_FACTOR * timeout
         while True:
             wall = time.perf_counter() - tic
-            if self._conn.poll(max(0.0, min(poll, wall_timeout - wall))):
+            if self._conn.poll(max(0.0, min(poll, hard - wall))):
                 return None
             wall = time.perf_counter() - tic
             now = process_cpu_seconds(self._proc.pid) if cpu0 is not None else None
             cpu = None if now is None else now - cpu0
+            waited = process_wait_seconds(self._proc.pid) if wait0 is not None else None
+            starved = 0.0 if waited is None else max(0.0, waited - wait0)
             self.last_cpu, self.last_wall = cpu, wall
             if cpu is not None and cpu >= timeout:
                 return (f"{cpu:.1f} s of CPU time reached trial_timeout={timeout:g} s (after {wall:.1f} s of "
                         f"wall time); the worker was killed")
             if cpu is None and wall >= timeout:  # no CPU clock here: wall time is the limit
                 return f"no result within trial_timeout={timeout:g} s (wall time); the worker was killed"
-            if wall >= wall_timeout:
-                return (f"wall-clock backstop: {wall:.1f} s of wall time (wall limit {wall_timeout:g} s = "
-                        f"{wall_timeout / timeout:g} x trial_timeout={timeout:g} s) with "
-                        f"{'?' if cpu is None else f'{cpu:.1f}'} s of CPU time; the worker was killed")
+            if wall - starved >= wall_timeout or wall >= hard:
+                return (f"wall-clock backstop: {wall:.1f} s of wall time, {starved:.1f} s of it waiting for a CPU "
+                        f"(limit {wall_timeout:g} s = {wall_timeout / timeout:g} x trial_timeout={timeout:g} s "
+                        f"not waiting, or {hard:g} s in all) with {'?' if cpu is None else f'{cpu:.1f}'} s of "
+                        f"CPU time; the worker was killed")
             poll = min(0.5, poll * 1.5)
 
     def call(self, func, *args, timeout: float | None, wall_timeout: float | None = None):

@@ -3,6 +3,9 @@ rows record both; the leaderboard lists the method-set pairs within 30 % of the 
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -52,6 +55,28 @@ def test_a_stuck_worker_dies_at_the_wall_clock_backstop(runner):
         runner.call(_sleep, 600.0, timeout=0.4)
     assert time.perf_counter() - tic < 30  # 3 x 0.4 s, not the 600 s sleep
     assert runner.last_wall >= 1.2 * 0.99
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="needs Linux CPU affinity to starve a worker")
+def test_a_starved_worker_is_not_killed_by_the_backstop(runner):
+    """The worker pinned to one CPU at nice 19 beside two busy loops at nice 0 gets ~1 % of that CPU:
+    0.03 s of CPU take seconds of wall, far past a 0.6 s backstop, yet it is waiting for a CPU, not
+    stuck, so it finishes (issue 38: the leaderboard beside other work lost COBS on a 47-point set to
+    the old backstop). The old backstop, plain wall time, kills it."""
+    pid = runner._proc.pid
+    cpu = sorted(os.sched_getaffinity(0))[0]
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    try:
+        for p in (pid, *(h.pid for h in hogs)):
+            os.sched_setaffinity(p, {cpu})
+        os.setpriority(os.PRIO_PROCESS, pid, 19)
+        time.sleep(0.2)  # the hogs running
+        assert runner.call(_spin, 0.03, timeout=1.0, wall_timeout=0.6) > 0
+        assert runner.last_wall > 0.6  # it was starved past the backstop's wall time, and not killed
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
 
 
 def test_rows_record_cpu_and_wall_time(tmp_path):

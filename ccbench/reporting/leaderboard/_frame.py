@@ -118,7 +118,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     """One row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
     ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
     ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
-    ``unsupervised``, ``family`` (:func:`_families`), ``row`` (the row's position in ``data``).
+    ``unsupervised``, ``family`` (:func:`_families`), ``row`` (the row's position in ``data``), ``seed``
+    (the base seed: the pages rank the smallest, :mod:`.seeds` compares the others).
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it).
@@ -167,13 +168,14 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["method_name"] = data["method.name"].astype(str)
     out["tuned_params"] = data["tuned_params"] if "tuned_params" in data else None
     out["row"] = data.index  # back to the full row (provenance, error messages)
+    out["seed"] = pd.to_numeric(data["seed"], errors="coerce").fillna(0).astype(int) if "seed" in data else 0
     flags = _unsupervised(labels, data["method.name"])
     out["unsupervised"] = out["method"].map(flags).astype(bool)
     out["family"] = data["method.name"].astype(str).map(_families(data["method.name"]))
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
     out = out[out["kind"].notna()]
-    return out.drop_duplicates([*CELL, "kind", "method", "trial"], keep="last").reset_index(drop=True)
+    return out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last").reset_index(drop=True)
 
 
 def _of_kind(frame: pd.DataFrame, kind: str) -> pd.DataFrame:

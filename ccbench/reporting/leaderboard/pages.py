@@ -48,13 +48,14 @@ from .gains import (
 from .ranks import (
     _cd_selection,
     dataset_blocks,
-    rank_table,
-    tuned_vs_default,
     k_free_vs_given,
+    rank_table,
     ranks_by_condition,
+    tuned_vs_default,
     unbeaten,
     win_tie_loss_cells,
 )
+from .seeds import base_seed, seed_blocks
 
 
 def _md_frame(frame: pd.DataFrame, index: bool = True, floats: str = "{:.3g}") -> str:
@@ -161,6 +162,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                  command: str | None, data: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The page as blocks: ``("h", level, text)``, ``("md", markdown)``, ``("fig", name, figure)``;
     and its tables for the parquet file."""
+    every_seed = frame
+    frame = frame[frame["seed"] == base_seed(frame)] if "seed" in frame else frame
     cells = _cells(frame)
     all_means = cell_means(cells)
     all_attempted = attempted_cells(cells).reindex_like(all_means).fillna(False).astype(bool)
@@ -220,6 +223,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                           f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells; "
                           f"w/t/l by the rule of section 2; `tuned_trials`: the k-free run's ok trials."),
                    ("md", _md_frame(k_free.drop(columns="kept_default").set_index("variant"), floats="{:.3f}"))]
+    seed_section, seed_table = seed_blocks(_cells(every_seed), main, metric, _md_frame)
+    blocks += seed_section
     wtl = win_tie_loss_cells(main_cells, metric, margin=margin, alpha=alpha)
     blocks += [("h", 2, "2. Win/tie/loss"),
                ("md", f"Row method against column method, counted over the cells both completed (w/t/l). One rule "
@@ -328,7 +333,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         blocks += [("h", 2, "Problems"),
                    ("md", "\n".join(md_text(e) for e in errors) if errors else "No failed trial."),
                    ("h", 2, "Provenance"), ("md", provenance_markdown(rows))]
-    tables = {**cd_tables, "cell_means": cell_table(cells), "tuned_vs_default": versus, "k_free_vs_given": k_free,
+    tables = {**cd_tables, "cell_means": cell_table(cells), "tuned_vs_default": versus, "k_free_vs_given": k_free, "seed_spread": seed_table,
               "ranks": ranks.reset_index(), "ranks_by_condition": by_condition.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
               "status": counts.reset_index(), "unbeaten": never_beaten.reset_index(), "noise": effect, "wtl": wtl["table"].rename_axis("method").reset_index()}
     return blocks, tables
