@@ -140,3 +140,33 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20) -> PreferenceS
         else:
             high = p
     return PreferenceSearch(best[0], best[1], int(max_iter), False)
+
+
+def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: float, *,
+                       max_iter: int = 20) -> PreferenceSearch:
+    """Fit ``estimator`` at the preference that gives ``n_clusters`` (:func:`bisect_preference`) and
+    leave it in the state of the kept fit: the exact one, else the closest (ties: the first found).
+
+    ``fit_at(preference) -> int`` fits the estimator at that preference (setting its fitted,
+    ``_``-suffixed attributes) and returns the clusters found. The search's own fits do not warn (a
+    step that does not converge is a step, not the answer); the caller says whether the count was
+    hit (``exact``). One place for the AP family's and SCAP's ``n_clusters`` (issue 38).
+    """
+    import warnings
+
+    from .base import ConvergenceWarning, InconsistentConstraintsWarning
+
+    best = {}
+
+    def fit_and_keep(preference):
+        found = int(fit_at(preference))
+        if "found" not in best or abs(found - n_clusters) < abs(best["found"] - n_clusters):
+            best.update(found=found, state={k: v for k, v in vars(estimator).items() if k.endswith("_")})
+        return found
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, before the search
+        search = bisect_preference(fit_and_keep, int(n_clusters), low, high, max_iter=max_iter)
+    vars(estimator).update(best["state"])
+    return search

@@ -61,8 +61,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ccbench.base import ConvergenceWarning, InconsistentConstraintsWarning, Interval, Options, check_memory
-from ccbench.similarity import bisect_preference, median_preference, negative_sq_euclidean, similarity_range
+from ccbench.base import ConvergenceWarning, Interval, Options, check_memory
+from ccbench.similarity import fit_for_n_clusters, median_preference, negative_sq_euclidean, similarity_range
 
 __all__ = [
     "AP_PARAMETER_CONSTRAINTS",
@@ -714,20 +714,11 @@ class PreferenceSearchMixin:
         s_min, high = self._similarity_bounds(X_checked)
         # below N s_min one exemplar is optimal: a second one gains at most N (s_max - s_min) <= -N s_min
         low = X_checked.shape[0] * s_min
-        best = {}
-
         def fit_at(preference):
             self._fit(X, constraints, preference)
-            found = n_clusters_found(self.labels_)
-            if "found" not in best or abs(found - self.n_clusters) < abs(best["found"] - self.n_clusters):
-                best.update(found=found, state={k: v for k, v in vars(self).items() if k.endswith("_")})
-            return found
+            return n_clusters_found(self.labels_)
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # the search's own fits
-            warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, above
-            search = bisect_preference(fit_at, int(self.n_clusters), low, high, max_iter=PREFERENCE_SEARCH_FITS)
-        vars(self).update(best["state"])
+        search = fit_for_n_clusters(self, fit_at, int(self.n_clusters), low, high, max_iter=PREFERENCE_SEARCH_FITS)
         self.preference_ = search.preference
         self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
         if not search.exact:

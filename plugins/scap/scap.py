@@ -33,13 +33,12 @@ from scipy.sparse.csgraph import connected_components
 from ccbench.base import (
     ConstrainedClusterer,
     ConvergenceWarning,
-    InconsistentConstraintsWarning,
     Interval,
     Options,
     check_memory,
     check_random_state,
 )
-from ccbench.similarity import bisect_preference, negative_sq_euclidean, similarity_range
+from ccbench.similarity import fit_for_n_clusters, negative_sq_euclidean, similarity_range
 
 __all__ = ["SCAP", "SSAPL"]
 
@@ -593,20 +592,11 @@ class SCAP(ConstrainedClusterer):
         self._check_similarity_input(X_checked)
         s_min, high = similarity_range(X_checked, kind=self.similarity)
         low = X_checked.shape[0] * s_min  # eq. 3: p above N (s_max - s_min) >= -N s_min keeps one exemplar
-        best = {}
-
         def fit_at(preference):  # preference = -p
             self._fit(X, constraints, max(-preference, 0.0))
-            found = int(self.labels_.max()) + 1
-            if "found" not in best or abs(found - self.n_clusters) < abs(best["found"] - self.n_clusters):
-                best.update(found=found, state={k: v for k, v in vars(self).items() if k.endswith("_")})
-            return found
+            return int(self.labels_.max()) + 1
 
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # the search's own fits
-            warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, above
-            search = bisect_preference(fit_at, int(self.n_clusters), low, high, max_iter=SEARCH_FITS)
-        vars(self).update(best["state"])
+        search = fit_for_n_clusters(self, fit_at, int(self.n_clusters), low, high, max_iter=SEARCH_FITS)
         self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
         if not search.exact:
             warnings.warn(
