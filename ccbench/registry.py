@@ -26,6 +26,7 @@ import pluggy
 from . import hookspecs
 from .specs import (  # noqa: F401 - re-exported: the registry is where plugins look them up
     DIRECTIONS,
+    K_AROUND,
     SUPERVISION_KINDS,
     DatasetSpec,
     MemoryModel,
@@ -38,6 +39,7 @@ from .specs import (  # noqa: F401 - re-exported: the registry is where plugins 
 )
 
 __all__ = [
+    "K_AROUND",
     "MethodSpec",
     "MemoryModel",
     "TimeModel",

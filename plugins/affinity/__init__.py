@@ -7,8 +7,7 @@ optional ``n_clusters``: the preference is then searched by bisection
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec, TimeModel
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, TimeModel
 
 _ARZENO = "Arzeno & Vikalo, IEEE TPAMI 2015"
 _PAIRS = ("must_link", "cannot_link")

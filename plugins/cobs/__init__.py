@@ -3,8 +3,7 @@ unsupervised methods (``kmeans``, ``ap``, ``ncuts``, reached through the registr
 Grids, constraint count and selection rule live in :mod:`.core`."""
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec, TimeModel
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, TimeModel
 
 _PAIRS = ("must_link", "cannot_link", "labels")
 

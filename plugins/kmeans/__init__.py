@@ -2,8 +2,7 @@
 ``mpck_means`` and ``constrained_em``. Shared pieces live in :mod:`.core`."""
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MethodSpec
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MethodSpec
 
 _PAIRS = ("must_link", "cannot_link", "labels")
 

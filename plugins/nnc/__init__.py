@@ -5,8 +5,7 @@ Metric learners (the paper's LP / SDP models and Xing et al.'s diagonal metric) 
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MethodSpec
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MethodSpec
 
 _YANG = "Yang, Xiao, Wang, Ma & Shen, Comput. Intell. Neurosci. 2015"
 

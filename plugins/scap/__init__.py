@@ -6,8 +6,7 @@ optional ``n_clusters``: ``p`` is then searched by bisection on the preference `
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec, TimeModel
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, TimeModel
 
 _LEONE = "Leone, Sumedha & Weigt, Eur. Phys. J. B 65 (2008)"
 

@@ -6,8 +6,7 @@ the k-medoids swap live in :mod:`.core`; the SDPA, ADMM and cvxpy solvers (and
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec, TimeModel
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, TimeModel
 
 _OKABE = "Okabe & Yamada, JACIII 2010"
 

@@ -5,8 +5,7 @@ adjustment toolkit and one normalised spectral clustering step (:mod:`.core`).
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import MemoryModel, MethodSpec, TimeModel
-from ccbench.specs import K_AROUND
+from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, TimeModel
 
 _PAIRS = ("must_link", "cannot_link")
 
