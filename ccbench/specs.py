@@ -124,6 +124,11 @@ class MethodSpec:
         (the AP family searches its preference for it): the harness passes the method
         config's ``n_clusters`` (``true_k``, an int, ``from_method``) when the config sets it,
         and nothing when it does not (the k-free run).
+    search_fits : int
+        Fits one ``fit`` makes when an ``accepts_n_clusters`` method is given k (its search
+        for the count): the time budget charges ``time`` that many times. The AP family and
+        SCAP declare 10 (their bisection took 5-12 fits on 8 UCI sets given the true k, at
+        most 20); 1 for every other method.
     constraint_kind : {"none", "soft", "hard"}
         Whether constraints are penalised (soft) or enforced (hard).
     memory : MemoryModel, optional
@@ -152,6 +157,7 @@ class MethodSpec:
     supervision: tuple[str, ...] = ()
     needs_n_clusters: bool = False
     accepts_n_clusters: bool = False
+    search_fits: int = 1
     constraint_kind: str = "none"
     memory: MemoryModel | None = None
     time: TimeModel | None = None

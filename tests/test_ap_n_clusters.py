@@ -198,3 +198,16 @@ def test_a_cell_giving_the_ap_family_true_k_gets_that_many_clusters(method, tmp_
     assert rows["n_clusters_given"].tolist() == [3] and rows["n_clusters_found"].tolist() == [3]
     free = run_job({**cell, "method": {"name": method}}, out_dir=tmp_path / "free")
     assert free["n_clusters_given"].isna().all() and free["n_clusters_found"].item() != 3
+
+
+def test_the_time_budget_charges_the_preference_search(tmp_path):
+    """Given k, an AP-family fit is a search of about ``search_fits`` fits: the time budget charges them
+    (iris: one AP fit is predicted at ~0.1 s, the search at ~1 s); the k-free run is charged one fit."""
+    from ccbench.running.harness import run_job
+
+    cell = {"dataset": {"name": "iris"}, "constraints": {"name": "none"}, "noise": {"name": "none"},
+            "n_trials": 1, "metrics": ["ari"], "time_budget": 0.5}
+    given = run_job({**cell, "method": {"name": "ap", "n_clusters": "true_k"}}, out_dir=tmp_path / "k")
+    free = run_job({**cell, "method": {"name": "ap"}}, out_dir=tmp_path / "free")
+    assert given["status"].tolist() == ["refused"] and "searching for n_clusters" in given["error"].iloc[0]
+    assert free["status"].tolist() == ["ok"]

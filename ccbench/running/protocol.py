@@ -182,7 +182,7 @@ def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_feat
     if spec.time is not None and time_budget is not None:
         predicted = spec.time.predict(n_samples) * fits
         if predicted > time_budget:
-            tuned = f" ({fits} fits: tuning over its grid)" if fits > 1 else ""
+            tuned = f" ({fits} fits: tuning over its grid and/or searching for n_clusters)" if fits > 1 else ""
             return (f"TimeModel: method {spec.name!r} is predicted to take about {predicted:,.0f} s for "
                     f"n={n_samples}{tuned} ({spec.time.describe()}), over time_budget={time_budget:g} s; "
                     f"subsample to n <= {spec.time.largest_n(time_budget / fits):,} or raise time_budget")
