@@ -42,6 +42,9 @@ def _cell(**groups):
         ("dataset", {"name": "scap_gaussian_similarity", "alpah": 2.0}, "did you mean dataset.alpha?"),
         ("method", {"name": "scsap"}, "method.name: unknown method 'scsap'; did you mean method=scssap?"),
         ("dataset", {"name": "csv", "path": "???"}, "dataset.path: has no value"),
+        ("method", {"name": "kmeans", "n_clusters": 0}, "method.n_clusters: 0 clusters is no clustering"),
+        ("method", {"name": "ap", "n_clusters": 1}, "give an int >= 2, true_k"),
+        ("method", {"name": "kmeans", "n_clusters": 2.5}, "method.n_clusters: 2.5 clusters"),
     ],
 )
 def test_group_keys_are_checked_against_their_target(group, section, expected, validate):

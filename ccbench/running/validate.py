@@ -146,6 +146,10 @@ def check_cell_keys(cell: dict) -> list[str]:
                     f"{did_you_mean(key, keys, f'{group}.')} (it takes: {', '.join(sorted(keys))})"
                 )
     source = (cell.get("method") or {}).get("n_clusters")
+    if isinstance(source, bool) or (isinstance(source, (int, float)) and not (
+            isinstance(source, int) and source >= 2)):
+        problems.append(f"method.n_clusters: {source!r} clusters is no clustering; give an int >= 2, true_k "
+                        f"(the number of classes) or from_method=<name>")
     if isinstance(source, dict) and "from_method" in source:  # the keys belong to the other method
         sub = {"name": source["from_method"], **{k: v for k, v in source.items() if k != "from_method"}}
         problems += [p.replace("method.", "method.n_clusters.", 1) for p in check_cell_keys(
