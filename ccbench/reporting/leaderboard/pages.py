@@ -55,7 +55,7 @@ from .ranks import (
     unbeaten,
     win_tie_loss_cells,
 )
-from .seeds import base_seed, seed_blocks
+from .seeds import base_seed, headline, seed_blocks
 
 
 def _md_frame(frame: pd.DataFrame, index: bool = True, floats: str = "{:.3g}") -> str:
@@ -155,7 +155,9 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
     else:
         text = f"Secondary, per-cell view (cells as blocks): no Friedman test: {cell_why}."
     blocks += [("md", text), ("md", _md_frame(per_cell, floats="{:.2f}"))]
-    return blocks, {"cd_blocks": per_cell.reset_index()}
+    cd = critical_difference(per_set.shape[1], n_sets, alpha) if fr is not None else None
+    return blocks, {"cd_blocks": per_cell.reset_index(), "ranks_over_sets": per_cell["rank_over_data_sets"].dropna(),
+                    "cd": cd, "n_sets": n_sets}
 
 
 def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alpha: float, colors: dict,
@@ -223,8 +225,10 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                           f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells; "
                           f"w/t/l by the rule of section 2; `tuned_trials`: the k-free run's ok trials."),
                    ("md", _md_frame(k_free.drop(columns="kept_default").set_index("variant"), floats="{:.3f}"))]
-    seed_section, seed_table = seed_blocks(_cells(every_seed), main, metric, _md_frame)
+    seed_section, seed_table, seed_summary = seed_blocks(_cells(every_seed), main, metric, _md_frame)
     blocks += seed_section
+    blocks.insert(2, ("md", headline(cd_tables["ranks_over_sets"], cd_tables["cd"], seed_summary.get("avg_rank_shift"),
+                                     cd_tables["n_sets"])))
     wtl = win_tie_loss_cells(main_cells, metric, margin=margin, alpha=alpha)
     blocks += [("h", 2, "2. Win/tie/loss"),
                ("md", f"Row method against column method, counted over the cells both completed (w/t/l). One rule "
@@ -333,7 +337,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         blocks += [("h", 2, "Problems"),
                    ("md", "\n".join(md_text(e) for e in errors) if errors else "No failed trial."),
                    ("h", 2, "Provenance"), ("md", provenance_markdown(rows))]
-    tables = {**cd_tables, "cell_means": cell_table(cells), "tuned_vs_default": versus, "k_free_vs_given": k_free, "seed_spread": seed_table,
+    tables = {"cd_blocks": cd_tables["cd_blocks"], "cell_means": cell_table(cells), "tuned_vs_default": versus, "k_free_vs_given": k_free, "seed_spread": seed_table,
               "ranks": ranks.reset_index(), "ranks_by_condition": by_condition.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
               "status": counts.reset_index(), "unbeaten": never_beaten.reset_index(), "noise": effect, "wtl": wtl["table"].rename_axis("method").reset_index()}
     return blocks, tables

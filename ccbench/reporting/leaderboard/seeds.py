@@ -14,7 +14,7 @@ import pandas as pd
 from ..stats import _sign
 from ._frame import CELL, _worst_filled, attempted_cells, cell_means
 
-__all__ = ["base_seed", "seed_spread", "seed_blocks", "SEED_COLUMNS"]
+__all__ = ["base_seed", "seed_spread", "seed_blocks", "tie_groups", "headline", "SEED_COLUMNS"]
 
 SEED_COLUMNS = ["method", "cells", "avg_rank_shift", "mean_abs_shift", "cell_rank_sd"]
 
@@ -72,14 +72,15 @@ def seed_spread(frame: pd.DataFrame, methods: list, metric: str) -> tuple[pd.Dat
                    "datasets": sorted(pd.Index(common.get_level_values("dataset")).unique())}
 
 
-def seed_blocks(frame: pd.DataFrame, methods: list, metric: str, md_frame) -> tuple[list, pd.DataFrame]:
-    """The page's section 1d and its table (``md_frame`` renders a table as the page's markdown)."""
+def seed_blocks(frame: pd.DataFrame, methods: list, metric: str, md_frame) -> tuple[list, pd.DataFrame, dict]:
+    """The page's section 1d, its table and the summary of :func:`seed_spread` (``md_frame`` renders a
+    table as the page's markdown)."""
     table, summary = seed_spread(frame, methods, metric)
     blocks = [("h", 2, "1d. Seed to seed")]
     if not summary["cells"]:
         blocks.append(("md", "One base seed in these rows: no seed-to-seed spread is measured, so the ranks above "
                              "carry no estimate of how much of an ordering is the draw of constraints and seeds."))
-        return blocks, table
+        return blocks, table, summary
     s0 = summary["seeds"][0]
     blocks += [("md", f"The ranks above use base seed {s0}. Base seeds {', '.join(map(str, summary['seeds']))} were "
                       f"both run on {summary['cells']} cells ({len(summary['datasets'])} data sets: "
@@ -91,4 +92,44 @@ def seed_blocks(frame: pd.DataFrame, methods: list, metric: str, md_frame) -> tu
                       f"average ranks in section 1 differ by less than the larger of their `avg_rank_shift` are "
                       f"a tie**: their order is within what a second draw changes."),
                ("md", md_frame(table.set_index("method"), floats="{:.2f}"))]
-    return blocks, table
+    return blocks, table, summary
+
+
+def tie_groups(ranks: pd.Series, threshold: float) -> list[list[str]]:
+    """Methods in rank order (``ranks``: average rank, 1 = best), grouped so that each group holds the
+    methods less than ``threshold`` behind its first: consecutive groups are separated by at least
+    ``threshold``, the methods inside a group are a tie (an ordering the data do not support)."""
+    groups: list[list[str]] = []
+    first = None
+    for method, rank in ranks.sort_values().items():
+        if first is None or rank - first >= threshold:
+            groups.append([method])
+            first = rank
+        else:
+            groups[-1].append(method)
+    return groups
+
+
+def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: int, top: int = 8) -> str:
+    """One paragraph: the top of the ranking (average rank over data sets) as tie groups under the larger
+    of the Nemenyi CD over data sets and the seed-to-seed shift; what separates it, said with numbers."""
+    limits = [x for x in (cd, shift) if x is not None and np.isfinite(x)]
+    if not limits or not len(ranks):
+        return ("**What these ranks support:** no critical difference could be computed (too few data sets for "
+                "Friedman's test) and no second seed was run, so no ordering below is a supported claim.")
+    threshold = max(limits)
+    groups = tie_groups(ranks, threshold)
+    shown, parts = 0, []
+    for g in groups:
+        if shown >= top:
+            break
+        parts.append(" = ".join(f"`{m}` ({ranks[m]:.2f})" for m in g))
+        shown += len(g)
+    why = []
+    if cd is not None and np.isfinite(cd):
+        why.append(f"the Nemenyi CD over {n_sets} data sets, {cd:.2f}")
+    if shift is not None and np.isfinite(shift):
+        why.append(f"the largest seed-to-seed move of an average rank, {shift:.2f}")
+    return (f"**What these ranks support:** average ranks over data sets (1 = best), grouped where they differ "
+            f"by less than {threshold:.2f} ({' and '.join(why)}): methods joined by `=` are a tie, `>` is an "
+            f"ordering the data support. " + " > ".join(parts) + (" > ..." if shown < len(ranks) else "") + ".")
