@@ -160,6 +160,13 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
                     "cd": cd, "n_sets": n_sets}
 
 
+def _variant_section(title: str, table: pd.DataFrame, none: str, text: str) -> list:
+    """A section comparing variants with their defaults (tuned: 1b; k-free: 1c)."""
+    if table.empty:
+        return [("h", 2, title), ("md", none)]
+    return [("h", 2, title), ("md", text), ("md", _md_frame(table.set_index("variant"), floats="{:.3f}"))]
+
+
 def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alpha: float, colors: dict,
                  command: str | None, data: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The page as blocks: ``("h", level, text)``, ``("md", markdown)``, ``("fig", name, figure)``;
@@ -201,30 +208,25 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "with the amount of supervision and with noise."),
                ("md", _md_frame(by_condition, floats="{:.2f}"))]
     versus = tuned_vs_default(cells, metric, margin=margin, alpha=alpha)
-    blocks.append(("h", 2, "1b. Tuned variants against their defaults"))
-    if versus.empty:
-        blocks.append(("md", "No tuned variant in these rows."))
-    else:
-        blocks += [("md", f"Each tuned variant against its own default, paired per cell over the cells both completed: "
-                          f"`mean_diff` = variant minus default (positive = tuning helped), the mean over those "
-                          f"cells with a {CI:.0%} bootstrap interval over the cells; w/t/l per cell by the rule of "
-                          f"section 2 (Wilcoxon p <= {alpha} over the cell's paired trials AND a difference of at "
-                          f"least {margin:g}); `kept_default`: the share of the variant's ok trials in which the tuner "
-                          f"chose the estimator's defaults (its rows' `tuned_params`; empty where they carry none)."),
-                   ("md", _md_frame(versus.set_index("variant"), floats="{:.3f}"))]
+    blocks += _variant_section(
+        "1b. Tuned variants against their defaults", versus, "No tuned variant in these rows.",
+        f"Each tuned variant against its own default, paired per cell over the cells both completed: "
+        f"`mean_diff` = variant minus default (positive = tuning helped), the mean over those "
+        f"cells with a {CI:.0%} bootstrap interval over the cells; w/t/l per cell by the rule of "
+        f"section 2 (Wilcoxon p <= {alpha} over the cell's paired trials AND a difference of at "
+        f"least {margin:g}); `kept_default`: the share of the variant's ok trials in which the tuner "
+        f"chose the estimator's defaults (its rows' `tuned_params`; empty where they carry none).")
     k_free = k_free_vs_given(cells, metric, margin=margin, alpha=alpha)
-    blocks.append(("h", 2, "1c. The k-free track"))
-    if k_free.empty:
-        blocks.append(("md", "No method ran both given the true k and k-free in these rows."))
-    else:
-        blocks += [("md", f"Methods that find k themselves (affinity propagation's family, COBS) are ranked above "
-                          f"given the true k, as the k-means-type methods are (AP's preference searched by "
-                          f"bisection for k, COBS's pool restricted to k). Their k-free runs (`name[k-free]`: the "
-                          f"method chooses k) are this track, each against the same method given k, paired per "
-                          f"cell over the cells both completed: `mean_diff` = k-free minus given k (negative = "
-                          f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells; "
-                          f"w/t/l by the rule of section 2; `tuned_trials`: the k-free run's ok trials."),
-                   ("md", _md_frame(k_free.drop(columns="kept_default").set_index("variant"), floats="{:.3f}"))]
+    blocks += _variant_section(
+        "1c. The k-free track", k_free.drop(columns="kept_default"),
+        "No method ran both given the true k and k-free in these rows.",
+        f"Methods that find k themselves (affinity propagation's family, COBS) are ranked above "
+        f"given the true k, as the k-means-type methods are (AP's preference searched by "
+        f"bisection for k, COBS's pool restricted to k). Their k-free runs (`name[k-free]`: the "
+        f"method chooses k) are this track, each against the same method given k, paired per "
+        f"cell over the cells both completed: `mean_diff` = k-free minus given k (negative = "
+        f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells; "
+        f"w/t/l by the rule of section 2; `tuned_trials`: the k-free run's ok trials.")
     seed_section, seed_table, seed_summary = seed_blocks(_cells(every_seed), main, metric, _md_frame)
     blocks += seed_section
     blocks.insert(2, ("md", headline(cd_tables["ranks_over_sets"], cd_tables["cd"], seed_summary.get("avg_rank_shift"),
