@@ -139,3 +139,26 @@ def test_a_figure_of_rows_that_do_not_exist_names_what_does(sweep):
     with pytest.raises(ValueError, match=r"no rows of method 'e2cp'; labels here: \['ncuts', 'srcp'\]"):
         figure_panels(data, figure_requests({"figures": [{**FIGURE, "methods": ["e2cp"]}]})[0],
                       "constraints.n_constraints")
+
+
+@pytest.mark.parametrize("dataset, why", [
+    ({"name": "csv", "path": "/etc/passwd"}, "does not load data"),
+    ({"name": "openml", "data_id": 554}, "does not load data"),
+    ({"name": "no_such_set"}, "not registered"),
+])
+def test_a_figure_never_loads_a_data_set_a_cell_json_chooses(sweep, tmp_path, monkeypatch, dataset, why):
+    """A results folder may come from anyone: the refit loads only what ``--utility`` may re-draw."""
+    import json
+    import shutil
+
+    from ccbench import datasets
+
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    cell_file = copy / "ncuts" / "cell.json"
+    cell_file.write_text(json.dumps({**json.loads(cell_file.read_text()), "dataset": dataset}))
+    seen = []
+    monkeypatch.setattr(datasets, "load_dataset", lambda name, **kw: seen.append(name) or 1 / 0)
+    with pytest.raises(ValueError, match=why):
+        figure_panels(load(copy), figure_requests({"figures": [FIGURE]})[0], "constraints.n_constraints")
+    assert seen == []
