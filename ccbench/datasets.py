@@ -1,7 +1,7 @@
 """Data sets: scikit-learn's bundled copies and the raw UCI files of MANIFEST.tsv.
 
-``iris``, ``wine`` and ``breast_cancer`` are scikit-learn's copies (no files
-needed). The 24 UCI sets are read from ``<data_dir>/<name>/<file>``, downloaded
+``iris``, ``wine``, ``breast_cancer`` and ``digits`` are scikit-learn's copies (no
+files needed). The 24 UCI sets are read from ``<data_dir>/<name>/<file>``, downloaded
 with pooch from the manifest's ``uci_url`` when absent, and always checked
 against the manifest's sha256 before parsing; the parsers live in
 :mod:`ccbench.data._uci`.
@@ -102,7 +102,7 @@ def _table_loader(name, read):
 
 
 def builtin_dataset_specs() -> list[DatasetSpec]:
-    """The three scikit-learn copies, ``csv``, ``openml`` and every UCI set of the manifest.
+    """The four scikit-learn copies, ``csv``, ``openml`` and every UCI set of the manifest.
 
     ``n_samples`` is the size with the default ``missing="drop"``.
     """
@@ -113,6 +113,10 @@ def builtin_dataset_specs() -> list[DatasetSpec]:
                     _NOT_IN_SEED),
         DatasetSpec("breast_cancer", _sklearn_loader("breast_cancer"), "UCI WDBC (scikit-learn copy)",
                     569, 30, 2, "sklearn", _NOT_IN_SEED),
+        # the image set scikit-learn ships: the SRCP paper's image experiments (Scene, Corel)
+        # cannot be fetched here, so srcp_fig3_digits runs their protocol on it
+        DatasetSpec("digits", _sklearn_loader("digits"), "handwritten digits, 8 x 8 images (scikit-learn copy "
+                    "of the UCI optdigits test set)", 1797, 64, 10, "sklearn", _NOT_IN_SEED),
     ]
     specs += [
         # where the file lives and its checksum do not change the data: the same CSV on a

@@ -414,3 +414,20 @@ def test_non_numeric_value_is_refused_by_name(tmp_path):
     (tmp_path / "wine_uci" / "wine.data").write_bytes(data)
     with pytest.raises(DataParseError, match=r"wine\.data: file column 1: non-numeric value '14.2x'"):
         load_dataset("wine_uci", data_dir=tmp_path, manifest=manifest)
+
+
+def test_digits_is_scikit_learns_image_set_with_its_declared_shape():
+    """``digits`` (issue 41: the image set the SRCP report uses in place of Scene / Corel) loads
+    scikit-learn's copy, as its spec declares: 1797 images of 8 x 8 grey levels 0..16, ten classes
+    of 174-183 images each, labels 0..9 in the digits' own order."""
+    from sklearn.datasets import load_digits
+
+    spec = get_dataset_spec("digits")
+    ds = load_dataset("digits")
+    X, y = load_digits(return_X_y=True)
+    assert (spec.source, spec.n_samples, spec.n_features, spec.n_classes) == ("sklearn", 1797, 64, 10)
+    assert ds.X.shape == (spec.n_samples, spec.n_features) and ds.n_classes == spec.n_classes
+    np.testing.assert_array_equal(ds.X, X)
+    np.testing.assert_array_equal(ds.y, y)
+    assert ds.X.min() == 0 and ds.X.max() == 16
+    assert np.bincount(ds.y).min() == 174 and np.bincount(ds.y).max() == 183

@@ -2,7 +2,8 @@
 
 Owns the summary tables and plots (:mod:`.summary`, :mod:`.plots`), the shared formatting of numbers,
 labels, colours and metrics (:mod:`._format`, the one place both the summary and the statistics
-use), the provenance section (:mod:`.origins`), the paired statistics (:mod:`.stats`,
+use), the figures a paper draws from what methods learn, by refitting a recorded trial
+(:mod:`.paper_figures`), the provenance section (:mod:`.origins`), the paired statistics (:mod:`.stats`,
 :mod:`.verdict`, :mod:`.constraint_utility`), the self-contained HTML page (:mod:`.html`), the exports
 (:mod:`.export`) and the leaderboard (:mod:`.leaderboard`). It may import the plugin API
 (``ccbench.registry``, ``ccbench.datasets``, ...) and the running room's store and schema
@@ -30,6 +31,7 @@ _EXPORTS = {
     "error_summary": "summary",
     "paper_reference": "summary",
     "write_report": "summary",
+    "write_paper_figures": "paper_figures",
     "plot_metric": "plots",
     "provenance_warnings": "origins",
     "parse_formats": "export",

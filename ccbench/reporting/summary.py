@@ -381,17 +381,20 @@ def _trials_note(data: pd.DataFrame) -> str:
 
 
 def write_report(data: pd.DataFrame, out_dir, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
-                 pool=(), paper: dict | None = None, command: str | None = None, formats=()) -> dict:
+                 pool=(), paper: dict | None = None, command: str | None = None, formats=(),
+                 sections=()) -> dict:
     """Write ``summary.parquet``, ``summary.md`` and ``<metric>.png`` per metric to ``out_dir``.
 
     ``paper`` (see :func:`paper_reference`) adds the paper's printed numbers
     beside ours for its metric, in a table and as black crosses on the plot;
     ``command`` is recorded in the markdown so the report says how it was made;
-    ``formats`` (``"latex"``, ``"csv"``) also exports the tables (:mod:`ccbench.reporting.export`).
+    ``formats`` (``"latex"``, ``"csv"``) also exports the tables (:mod:`ccbench.reporting.export`);
+    ``sections`` (markdown, e.g. the paper figures of :func:`ccbench.reporting.paper_figures.write_paper_figures`)
+    go after the metrics, before Problems.
     Returns the paths written (keys ``summary_parquet``, ``summary_md``, ``png_<metric>``).
     """
     with plain_text():
-        return _write_report(data, out_dir, metrics, x, pool, paper, command, formats)
+        return _write_report(data, out_dir, metrics, x, pool, paper, command, formats, sections)
 
 
 def plain_text():
@@ -402,7 +405,7 @@ def plain_text():
     return matplotlib.rc_context({"text.parse_math": False})
 
 
-def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> dict:
+def _write_report(data, out_dir, metrics, x, pool, paper, command, formats, sections=()) -> dict:
     out = output_dir(out_dir)
     if "method_label" not in data:
         data = data.assign(method_label=method_labels(data))
@@ -424,6 +427,7 @@ def _write_report(data, out_dir, metrics, x, pool, paper, command, formats) -> d
         save_figure(fig, png, out, dpi=110)
         paths[f"png_{m}"] = png
         parts.append(f"![{m}]({png.name})\n")
+    parts += [section for section in sections if section]
     parts.append(f"## Problems\n\n{problems_table(data)}\n")
     parts.append(f"## Provenance\n\n{provenance_markdown(data)}\n")
     write_text(paths["summary_md"], "\n".join(parts), out)

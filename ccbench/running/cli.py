@@ -78,9 +78,13 @@ def _report(args) -> int:
     )
     from ..reporting import parse_formats
 
+    sections, figures = "", {}
+    if not args.no_figures:  # refits one trial per panel (the paper block's figures)
+        sections, figures = report.write_paper_figures(data, out, report.paper_reference(data), x)
     paths = report.write_report(data, out, metrics=metrics, x=x, pool=pool,
                                 paper=report.paper_reference(data), command=command,
-                                formats=parse_formats(args.format))
+                                formats=parse_formats(args.format), sections=[sections])
+    paths.update(figures)
     if not args.no_html:
         from ..reporting import write_html
 
@@ -252,6 +256,9 @@ def _parser() -> argparse.ArgumentParser:
                           "<kind>.md and <kind>.html; default --out DIR/leaderboard): ranks with a CD diagram, "
                           "win/tie/loss, gains over the best unsupervised baseline, share hurt, cost, status counts")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
+    rep.add_argument("--no-figures", action="store_true",
+                     help="do not draw the figures the runs' paper block asks for (paper.figures: each panel "
+                          "refits one recorded trial, e.g. the SRCP paper's distance matrices)")
     rep.add_argument("--format", default=None, metavar="latex,csv",
                      help="also export the tables: summary_<metric>.tex (booktabs) and/or summary.csv")
     rep.add_argument("--utility", metavar="BASE", default=None,
