@@ -51,6 +51,7 @@ from ._frame import (BUDGET, DEFAULT_METRIC, KINDS, TRIAL_KEYS, attempted_cells,
 from .gains import (NO_UNCONSTRAINED_REFERENCE, best_baseline, bootstrap_ci, cost_table, gains, hurt_exclusions,
                     hurt_share, noise_effect, status_counts)
 from .pages import config_request, sweep_coverage, write_leaderboard
+from .site import write_site
 from .ranks import dataset_blocks, kept_default, rank_table, ranks_by_condition, tuned_vs_default, unbeaten, win_tie_loss_cells
 
 __all__ = [
@@ -58,5 +59,5 @@ __all__ = [
     "rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "bootstrap_ci", "best_baseline",
     "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage",
     "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
-    "dataset_blocks", "kept_default", "tuned_vs_default",
+    "dataset_blocks", "kept_default", "tuned_vs_default", "write_site",
 ]
