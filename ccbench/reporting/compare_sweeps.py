@@ -17,6 +17,7 @@ verdict of two *methods* in one sweep; this compares two *sweeps*, config by con
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +38,8 @@ def _cell_text(rows: pd.DataFrame) -> pd.Series:
     """The cell of each row as short text: data set, constraint scheme with its options, noise, tuner."""
     parts = [rows["dataset.name"].astype(str)]
     for prefix in ("constraints.", "noise."):
-        cols = sorted(c for c in rows.columns if c.startswith(prefix))
+        cols = sorted(c for c in rows.columns if c.startswith(prefix) and c != f"{prefix}name")
+        cols = [f"{prefix}name", *cols] if f"{prefix}name" in rows else []
         if cols:
             parts.append(rows[cols].apply(lambda r: " ".join(
                 [str(r.iloc[0])] + [f"{c.split('.', 1)[1]}={v:g}" if isinstance(v, float) else f"{c.split('.', 1)[1]}={v}"
@@ -119,8 +121,14 @@ def _metrics(a: pd.DataFrame, b: pd.DataFrame, metric: str | None) -> list[str]:
     listed = []
     for frame in (a, b):
         if "metrics" in frame:
-            for value in frame["metrics"].dropna():
-                listed += [str(v) for v in (value if not isinstance(value, str) else [value])]
+            for value in frame["metrics"].dropna().unique() if frame["metrics"].map(type).eq(str).all() \
+                    else frame["metrics"].dropna():
+                if isinstance(value, str):  # rows keep the list as JSON text
+                    try:
+                        value = json.loads(value)
+                    except ValueError:
+                        value = [value]
+                listed += [str(v) for v in (value if isinstance(value, (list, tuple, np.ndarray)) else [value])]
     chosen = [m for m in dict.fromkeys(listed) if m in a and m in b]
     chosen += [f"{m}_unconstrained" for m in chosen if f"{m}_unconstrained" in a and f"{m}_unconstrained" in b]
     if not chosen:

@@ -127,11 +127,11 @@ def newest_rows(data: pd.DataFrame) -> pd.DataFrame:
 # -- writing -----------------------------------------------------------------------------------
 
 
-def _parquet_bytes(frame: pd.DataFrame) -> bytes:
+def _parquet_bytes(frame) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     buf = io.BytesIO()
     # zstd + dictionary pages: the config, status and provenance columns repeat across 47,520 rows
     pq.write_table(table, buf, compression="zstd", compression_level=9, use_dictionary=True,
@@ -152,7 +152,7 @@ def _relative_source(source: pd.Series, dirs) -> pd.Series:
     return source.map(rel)
 
 
-def _labels_frame(data: pd.DataFrame) -> pd.DataFrame | None:
+def _labels_frame(data: pd.DataFrame):
     """The stored labels of the rows' trials, from their job directories' ``labels.npz`` and from shipped
     folders' ``labels.parquet`` (a re-shipped merge keeps them); None when there are none."""
     from ..running.labels_store import read_labels
@@ -177,9 +177,10 @@ def _labels_frame(data: pd.DataFrame) -> pd.DataFrame | None:
     dtype = "int16" if widest < 2 ** 15 else "int32"
     import pyarrow as pa
 
-    return pd.DataFrame({"config_hash": [k[0] for k in keys], "trial": np.array([k[1] for k in keys], dtype="int32"),
-                         "labels": pd.Series([np.asarray(found[k]).astype(dtype) for k in keys],
-                                             dtype=pd.ArrowDtype(pa.list_(getattr(pa, dtype)())))})
+    return pa.table({"config_hash": pa.array([k[0] for k in keys], pa.string()).dictionary_encode(),
+                     "trial": pa.array([k[1] for k in keys], pa.int32()),
+                     "labels": pa.array([np.asarray(found[k]).astype(dtype) for k in keys],
+                                        pa.list_(getattr(pa, dtype)()))})
 
 
 def _line(name: str, payload: bytes, rows: int, kind: str, extra: dict) -> dict:
@@ -212,7 +213,7 @@ def write_shipped(data: pd.DataFrame, out, dirs=()) -> dict:
     if labels is not None:
         blob = _parquet_bytes(labels)
         paths["labels"] = write_bytes(out / LABELS_FILE, blob, out)
-        lines.append(_line(LABELS_FILE, blob, len(labels), "labels", {"protocol_hash": extra["protocol_hash"]}))
+        lines.append(_line(LABELS_FILE, blob, labels.num_rows, "labels", {"protocol_hash": extra["protocol_hash"]}))
     elif (out / LABELS_FILE).is_file() and not (out / LABELS_FILE).is_symlink():
         (out / LABELS_FILE).unlink()  # an older folder's labels would not match these rows
     paths["manifest"] = write_text(out / MANIFEST_FILE, "".join(canonical_json(x) + "\n" for x in lines), out)
