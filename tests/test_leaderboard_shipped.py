@@ -16,23 +16,8 @@ import pytest
 
 from ccbench.running.cli import main
 from ccbench.running.harness import run_job
+from leaderboard_fixture import make_small_sweep as run_sweep
 from ccbench.running.results import read_results, write_results
-
-CELLS = [({"name": "random_pairs", "n_constraints": 0}, {"name": "none"}),
-         ({"name": "random_pairs", "n_constraints": 20}, {"name": "none"}),
-         ({"name": "labeled_subsets", "per_class": 3}, {"name": "none"})]
-
-
-def run_sweep(root: Path, methods, dataset="iris", **root_keys) -> Path:
-    """One job per (method, cell) into ``root/<method>_<i>``, under one protocol (``root_keys`` change it)."""
-    for method in methods:
-        for i, (constraints, noise) in enumerate(CELLS):
-            cell = {"dataset": {"name": dataset, "preprocess": "standardize"},
-                    "method": {"name": method, "n_clusters": "true_k"}, "constraints": constraints, "noise": noise,
-                    "n_trials": 2, "metrics": ["ari", "nmi"], "store_labels": True, **root_keys}
-            run_job(cell, out_dir=root / f"{dataset}_{method}_{i}")
-    return root
-
 
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory):
