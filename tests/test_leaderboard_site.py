@@ -29,6 +29,9 @@ needs_chromium = pytest.mark.skipif(
     CHROMIUM is None, reason="headless Chromium is not installed: apt-get install chromium (Debian; .ci/run does it as root)")
 
 
+MARKUP = '<img src=x onerror=alert(1)>'
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
@@ -36,6 +39,10 @@ def site(tmp_path_factory):
     planted = next(sweep.glob("iris_cop_kmeans_1")) / "results.parquet"
     rows = read_results(planted)  # a stranger's rows: markup in a method's error message
     rows.loc[0, "status"], rows.loc[0, "error"] = "error", '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    write_results(rows, planted)
+    planted = sweep / "iris_pck_means_2" / "results.parquet"
+    rows = read_results(planted)  # and in a method's name, shown on every page
+    rows["method.name"] = MARKUP
     write_results(rows, planted)
     assert main(["report", str(sweep), "--leaderboard", "--out", str(root / "lb"), "--site", str(root / "site")]) == 0
     return root / "site"
@@ -151,7 +158,7 @@ def test_every_page_opens_offline_and_links_resolve(site, browser):
     links = browser.js("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
     assert {"kind-pairs.html", "kind-labels.html", "dataset-iris.html", "method-kmeans.html"} <= set(links)
     assert all((site / href).is_file() for href in links)
-    assert browser.js("document.querySelectorAll('svg, script[src], link[rel=stylesheet]').length") == 0
+    assert browser.js("document.querySelectorAll('script[src], link[rel=stylesheet], img').length") == 0
     browser.open((site / "kind-pairs.html").as_uri())
     assert browser.js("document.querySelectorAll('svg rect').length") >= 3  # the ranks chart, inline
 
@@ -172,6 +179,8 @@ def test_text_from_rows_is_escaped_and_file_names_stay_inside(site, tmp_path):
     for page in site.glob("*.html"):
         text = page.read_text()
         assert "<img src=x" not in text and 'alert("x")</script>' not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in (site / "index.html").read_text()
+    assert (site / slug("method", MARKUP)).is_file() and slug("method", MARKUP).startswith("method-_img_src_x")
     assert slug("method", "../../etc/passwd") not in ("method-../../etc/passwd.html",)
     assert "/" not in slug("method", "../../etc/passwd") and slug("method", "a b") != slug("method", "a_b")
 
