@@ -55,6 +55,25 @@ def test_the_docs_name_one_command_to_run_only_your_method_and_one_to_rank_it():
     assert report[:3] == ["ccbench", "report", "runs/mine"] and "--with" in report and "--leaderboard" in report
 
 
+def test_naming_an_installed_plugin_in_plugins_again_is_harmless(tmp_path, monkeypatch):
+    """The docs' command keeps ``plugins=[my_pkg]`` after ``pip install``: the module its entry point
+    registered (under the entry point's name) is not registered a second time (pluggy refused that)."""
+    import importlib
+
+    from ccbench import registry
+
+    monkeypatch.syspath_prepend(str(install(tmp_path / "site", dist_info=False)))
+    module = importlib.import_module(f"{PACKAGE}.plugin")
+    registry.register_plugin(module, name=PACKAGE)  # what loading the entry point does
+    try:
+        registry.load_plugins([f"{PACKAGE}.plugin"])
+        assert registry.get_method_spec(NAME).name == NAME
+    finally:
+        registry.unregister_plugin(PACKAGE)
+        for mod in [m for m in sys.modules if m.startswith(PACKAGE)]:
+            del sys.modules[mod]
+
+
 @pytest.mark.slow  # three small sweeps and two reports through the real command (a few minutes when loaded)
 def test_rank_my_method_against_shipped_rows_on_the_smoke_protocol(tmp_path):
     site = install(tmp_path / "site", dist_info=False)  # not installed: plugins=[...] loads it, as the docs say
