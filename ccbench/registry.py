@@ -168,6 +168,8 @@ def _import_and_register(pm: pluggy.PluginManager, modname: str):
         module = importlib.import_module(modname)
     except Exception as exc:
         raise ImportError(f"could not import ccbench plugin module {modname!r}: {exc}") from exc
+    if pm.is_registered(module):  # installed (its entry point registered it) and named again in plugins=[...]
+        return module
     return _register(pm, module, modname)
 
 

@@ -44,3 +44,20 @@ def make_results(root, n_trials: int = 2):
                 run_job(cell, out_dir=root / f"job{i:03d}")
                 i += 1
     return root
+
+
+SMALL_CELLS = [({"name": "random_pairs", "n_constraints": 0}, {"name": "none"}),
+               ({"name": "random_pairs", "n_constraints": 20}, {"name": "none"}),
+               ({"name": "labeled_subsets", "per_class": 3}, {"name": "none"})]
+
+
+def make_small_sweep(root, methods, dataset="iris", **root_keys):
+    """One job per (method, cell of :data:`SMALL_CELLS`) into ``root/<dataset>_<method>_<i>``, two trials,
+    labels stored, under one protocol (``root_keys`` change it); return ``root``."""
+    for method in methods:
+        for i, (constraints, noise) in enumerate(SMALL_CELLS):
+            cell = {"dataset": {"name": dataset, "preprocess": "standardize"},
+                    "method": {"name": method, "n_clusters": "true_k"}, "constraints": constraints, "noise": noise,
+                    "n_trials": 2, "metrics": ["ari", "nmi"], "store_labels": True, **root_keys}
+            run_job(cell, out_dir=root / f"{dataset}_{method}_{i}")
+    return root

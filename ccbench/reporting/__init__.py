@@ -38,6 +38,9 @@ _EXPORTS = {
     "write_html": "html",
     "compare": "verdict",
     "utility": "constraint_utility",
+    "write_shipped": "shipped",
+    "merge_with": "shipped",
+    "compare_sweeps": "compare_sweeps",
 }
 _SUBMODULES = {"leaderboard": "leaderboard"}
 

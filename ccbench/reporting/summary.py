@@ -55,9 +55,20 @@ def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
     """All results under ``paths`` with a ``method_label`` and ``setting`` column.
 
     ``damaged="skip"`` leaves out damaged results files with a warning naming each
-    (:func:`ccbench.running.results.gather`); by default a damaged file is an error naming it.
+    (:func:`ccbench.running.results.gather`); by default a damaged file is an error naming it. A shipped
+    folder (``rows.parquet`` + ``manifest.jsonl``, :mod:`.shipped`) is read like a sweep, checked against
+    its manifest; the newest row per ``(config_hash, trial)`` is kept across all of them.
     """
-    return prepare(gather(*paths, damaged=damaged), paths)
+    from .shipped import is_shipped, newest_rows, read_shipped
+
+    shipped = [p for p in paths if is_shipped(p)]
+    if not shipped:
+        return prepare(gather(*paths, damaged=damaged), paths)
+    others = [p for p in paths if p not in shipped]
+    frames = [read_shipped(p) for p in shipped] + ([gather(*others, damaged=damaged)] if others else [])
+    data = newest_rows(pd.concat(frames, ignore_index=True))
+    data.attrs["shipped_from"] = [str(p) for p in shipped]
+    return prepare(data, paths)
 
 
 def prepare(data: pd.DataFrame, paths=()) -> pd.DataFrame:

@@ -53,7 +53,14 @@ def _report(args) -> int:
 
     from .. import reporting as report
 
+    if args.compare_sweeps:
+        return _compare_sweeps(args)
     data = report.load(*args.dirs)
+    if args.with_:  # rank these rows against shipped ones: refused under another protocol (reporting.merge_with)
+        data, notes = report.merge_with(data, report.load(*args.with_), new_name=" ".join(args.dirs),
+                                        shipped_name=" ".join(args.with_))
+        for line in notes:
+            print(f"ccbench report: warning: {line}", file=sys.stderr)
     if args.converged_only:
         kept = report.drop_not_converged(data)
         print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
@@ -146,8 +153,31 @@ def _leaderboard(args, data, request: dict) -> int:
                                            + (["--converged-only"] if args.converged_only else []))
     paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
                                           coverage=leaderboard.sweep_coverage(args.dirs, data))
+    from ..reporting import write_shipped  # the per-trial rows, so others can re-rank, add metrics, join
+
+    paths.update(write_shipped(data, out, dirs=[*args.dirs, *(args.with_ or [])]))
+    if args.site:
+        paths["site"] = leaderboard.write_site(data, Path(args.site), metric=metric, margin=args.margin,
+                                               command=command)
     print(paths["index"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _compare_sweeps(args) -> int:
+    """``A B --compare-sweeps``: where two sweeps' rows of the same config disagree (printed and written)."""
+    from pathlib import Path
+
+    from ..reporting import compare_sweeps
+
+    if len(args.dirs) != 2:
+        raise ValueError(f"--compare-sweeps compares two sweeps, got {len(args.dirs)} director(ies); "
+                         f"pass two: ccbench report A B --compare-sweeps")
+    out = Path(args.out) if args.out else None
+    text, paths = compare_sweeps(*args.dirs, metric=args.metric, out=out)
+    print(text)
+    if paths:
+        print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
 
 
@@ -255,6 +285,16 @@ def _parser() -> argparse.ArgumentParser:
                      help="write the leaderboard instead (one page per supervision kind, pairs and labels, as "
                           "<kind>.md and <kind>.html; default --out DIR/leaderboard): ranks with a CD diagram, "
                           "win/tie/loss, gains over the best unsupervised baseline, share hurt, cost, status counts")
+    rep.add_argument("--with", dest="with_", action="append", metavar="SHIPPED",
+                     help="rank DIR's rows against these (a shipped leaderboard folder, e.g. reports/leaderboard, "
+                          "or a sweep): refused when made under another protocol; newest row per (config_hash, trial)")
+    rep.add_argument("--site", default=None, metavar="SITE",
+                     help="with --leaderboard: also write a static, offline site (index, one page per supervision "
+                          "kind, data set and method; sortable tables) into SITE")
+    rep.add_argument("--compare-sweeps", action="store_true",
+                     help="DIR is two sweeps A B of the same protocol: per cell, where their rows of the same config "
+                          "disagree beyond the trial spread, and which machines and code made each (--out: also "
+                          "write compare.md and compare.csv)")
     rep.add_argument("--no-html", action="store_true", help="do not write report.html")
     rep.add_argument("--no-figures", action="store_true",
                      help="do not draw the figures the runs' paper block asks for (paper.figures: each panel "
@@ -332,6 +372,8 @@ def help_text() -> str:
         "usage: ccbench [OVERRIDES...]             run a sweep (no arguments: the quick start)",
         "       ccbench report DIR [--metric M]    tables and plots of a finished sweep (+ report.html)",
         "       ccbench report DIR --compare A B --metric ari --rope 0.01   paired verdict of two methods",
+        "       ccbench report A B --compare-sweeps  where two sweeps' rows of the same configs disagree",
+        "       ccbench report DIR --leaderboard --with reports/leaderboard --site SITE   rank against shipped rows",
         "       ccbench plugins [--all]            registered methods (and data sets, schemes, metrics)",
         "       ccbench fetch [OVERRIDES...]       fetch and verify (sha256) every data set the run needs",
         "       ccbench check-plugin NAME          ccbench's estimator, hostile-input and config checks on one method",

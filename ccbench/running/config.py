@@ -73,6 +73,9 @@ class CellConfig:
     rerun_errors: bool = True  # on resume, retry trials whose row has status error or timeout
     # on resume, keep ok rows made by other code of their method (default: re-run them; reports mark kept ones)
     keep_stale: bool = False
+    # write each trial's predicted labels to labels.npz beside results.parquet (ccbench.running.labels_store):
+    # a new metric or reference partition then needs no refit. Not identity: it changes no number.
+    store_labels: bool = False
     out_dir: Optional[str] = None  # where results go when run_job is called without one
     paper: Optional[dict[str, Any]] = None  # numbers a paper prints, shown beside ours by reports
     # contradictory constraints (a cannot-link inside a must-link chunklet): warn = fit anyway and

@@ -59,6 +59,7 @@ from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from ..datasets import load_dataset
 from ..specs import resolve_relative_k
 from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
+from .labels_store import entry, write_labels
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
@@ -68,7 +69,7 @@ ERROR_TAIL = 2000  # characters of traceback kept per error row
 # set by the command to the pid that runs the sweep: only that process draws progress bars
 MAIN_PID_ENV = "CCBENCH_MAIN_PID"
 # Root keys written to cell.json but not flattened into every row.
-_NOT_IN_ROWS = ("rerun_errors", "out_dir", "paper", "keep_stale")
+_NOT_IN_ROWS = ("rerun_errors", "out_dir", "paper", "keep_stale", "store_labels")
 
 log = logging.getLogger("ccbench")
 
@@ -240,7 +241,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         setup_error = _error_text()
     # once per job: the code (None when the method cannot be loaded) and the machine
     origin = {**provenance.ccbench_code(), **(code or {}), **provenance.environment()}
-    timed_out = None  # the first trial of this job that timed out, under timeout_stops_cell
+    timed_out, labels = None, {}  # the first trial that timed out (timeout_stops_cell); store_labels' arrays
     try:
         for i, t in enumerate(todo, 1):
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
@@ -254,6 +255,8 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                 row.update(_run_trial(cell, setup, t))
                 if row["status"] == "timeout" and cell.get("timeout_stops_cell"):
                     timed_out = t
+            if (fitted := row.pop("labels", None)) is not None:  # store_labels: beside the rows, not in them
+                labels[entry(chash, t)] = fitted
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(i)
@@ -264,6 +267,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                       label, timed_out)
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
+        write_labels(out, labels)
         progress.close()
     frame = store.frame()
     if frame.empty:
@@ -410,9 +414,11 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             row.update(fit_reused=reused, fit_key=key)
             outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
                              score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on, X=ds.X))
+            outcome.update({"labels": fit["labels"]} if cell.get("store_labels") else {})
         else:
             job = (cell.get("plugins") or [], spec.name, params, method_seed, k, ds.X, ds.y, cons,
-                   metric_names, cell["inconsistent"], evaluate_on, cell.get("tune", "none"), cell.get("tune_folds", 3))
+                   metric_names, cell["inconsistent"], evaluate_on, cell.get("tune", "none"), cell.get("tune_folds", 3),
+                   bool(cell.get("store_labels")))
             outcome = fit_and_score(*job) if runner is None else _isolated(runner, row, fit_and_score, job, timeout)
         row.update(outcome)
     except TrialTimeout as exc:
@@ -442,17 +448,18 @@ def _isolated(runner, row: dict, func, args, timeout):
 
 
 def fit_and_score(plugins, method, params, method_seed, n_clusters, X, y, cons, metric_names, inconsistent,
-                  evaluate_on="all", tune="none", tune_folds=3) -> dict:
+                  evaluate_on="all", tune="none", tune_folds=3, keep_labels=False) -> dict:
     """Fit one trial's estimator and score it: the part of a trial that may run in a worker process.
 
     Module-level and given only picklable values, so :class:`~ccbench.isolation.IsolatedRunner`
     can run it in a spawned process (``trial_timeout``). With ``tune`` other than ``none`` the
     method's grid is first chosen from ``cons`` alone (:func:`_tune`; ``y`` is used only to score).
+    ``keep_labels`` (``store_labels``) returns the labels too, under ``labels``.
     """
     fit = fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, inconsistent, tune, tune_folds)
     labels = fit.pop("labels")
-    return _merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on,
-                                    X=X))
+    return {**_merge(fit, score_labels(registry.get_method_spec(method), labels, y, cons, metric_names, evaluate_on,
+                                       X=X)), **({"labels": labels} if keep_labels else {})}
 
 
 def _merge(fit: dict, scores: dict) -> dict:

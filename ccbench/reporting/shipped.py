@@ -1,0 +1,359 @@
+"""Shipped rows: a sweep's per-trial rows as one compact Parquet file with a manifest, read back like a sweep.
+
+Why: the leaderboard's pages are aggregates; without the rows nobody can recompute a rank, add a
+metric, or rank a new method without re-running every other one. ``ccbench report DIR --leaderboard
+--out FOLDER`` therefore also writes, into ``FOLDER``:
+
+- ``rows.parquet``: every row (config, seeds, statuses, metrics, times, memory, provenance), zstd
+  compressed with dictionary-encoded columns, plus a ``protocol_hash`` column (:func:`protocol_hashes`);
+- ``labels.parquet``: the predicted labels of each trial (``config_hash``, ``trial``, ``labels``) when
+  the sweep stored them (``store_labels=true``, :mod:`ccbench.running.labels_store`);
+- ``manifest.jsonl``: one JSON line per file: its sha256, bytes, row count, protocol hash(es), the
+  protocol's values, the code versions that made the rows and the ccbench commit that shipped them.
+  A contributor sends a Parquet file plus its line; appending both to a folder adds the rows.
+
+``ccbench report FOLDER`` reads such a folder like a sweep directory (:func:`is_shipped`,
+:func:`read_shipped`), after checking every file against its manifest line: a changed byte is an
+error naming the file, never a different number. ``--with FOLDER`` ranks a new sweep's rows against
+the shipped ones (:func:`merge_with`): refused when the rows were made under another protocol or in
+cells the shipped rows do not have; a warning when timeout/refused verdicts come from another machine.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import io
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..running.config import canonical_json, stable_hash
+from ..running.results import KEY, _normalise
+from ._safe import output_dir, write_bytes, write_text
+
+__all__ = ["ROWS_FILE", "LABELS_FILE", "MANIFEST_FILE", "PROTOCOL_KEYS", "is_shipped", "read_shipped",
+           "read_shipped_labels", "write_shipped", "protocol_hashes", "protocol_values", "newest_rows",
+           "merge_with", "machine_text"]
+
+ROWS_FILE = "rows.parquet"
+LABELS_FILE = "labels.parquet"
+MANIFEST_FILE = "manifest.jsonl"
+
+#: The experiment's root keys that define what a number means (what every cell of the leaderboard
+#: shares): rows that differ in one of them are not comparable. The cells themselves (data set and
+#: its options, supervision, noise, tuner) are checked apart (:func:`merge_with`), so a sweep of a
+#: few data sets can still be ranked against the full grid.
+PROTOCOL_KEYS = ("seed", "n_trials", "metrics", "evaluate_on", "time_budget", "trial_timeout", "timeout_stops_cell",
+                 "share_unsupervised_fits", "tune_folds", "inconsistent", "dataset.preprocess")
+
+# columns a report adds on loading (recomputed from the rows): not shipped
+_DERIVED = ("method_label", "setting")
+# the columns that say which cell a row belongs to (beside the method)
+_CELL_PREFIXES = ("dataset.", "constraints.", "noise.")
+_MACHINE = ("env.cpu", "env.n_cores")
+
+
+def _plain(value):
+    """A row value as JSON-able Python (a list column comes back from Parquet as an array)."""
+    if isinstance(value, np.ndarray):
+        return [_plain(v) for v in value.tolist()]
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or (isinstance(value, float) and np.isnan(value)) or value is pd.NA:
+        return None
+    return value
+
+
+def _column_text(values: pd.Series) -> pd.Series:
+    """A column as canonical JSON texts, each distinct value encoded once (47,520 rows, few values)."""
+    key = values.map(type).astype(str) + ":" + values.astype(str)
+    first = ~key.duplicated()
+    lookup = {k: canonical_json(_plain(v)) for k, v in zip(key[first], values[first])}
+    return key.map(lookup)
+
+
+def _texts(data: pd.DataFrame, cols: list) -> pd.DataFrame:
+    """``cols`` of ``data`` as canonical JSON texts (missing columns as null)."""
+    return pd.DataFrame({c: (_column_text(data[c]) if c in data else "null") for c in cols}, index=data.index)
+
+
+def _hash_rows(data: pd.DataFrame, cols: list) -> pd.Series:
+    """One stable hash per row over ``cols`` (computed once per distinct combination)."""
+    texts = _texts(data, cols)
+    if not len(texts.columns):
+        return pd.Series(stable_hash({}), index=data.index)
+    joined = texts.apply(lambda r: "\x1f".join(r), axis=1) if len(texts) else pd.Series([], dtype=object)
+    codes, uniques = pd.factorize(joined)
+    hashes = np.array([hashlib.sha256(u.encode()).hexdigest()[:16] for u in uniques], dtype=object)
+    return pd.Series(hashes[codes] if len(codes) else [], index=data.index, dtype=object)
+
+
+def protocol_hashes(data: pd.DataFrame) -> pd.Series:
+    """Each row's protocol hash: a hash of its :data:`PROTOCOL_KEYS` values."""
+    return _hash_rows(data, list(PROTOCOL_KEYS))
+
+
+def protocol_values(data: pd.DataFrame) -> dict:
+    """{protocol hash: {key: value}} of the rows (one entry for a sweep made under one protocol)."""
+    hashes = protocol_hashes(data)
+    out = {}
+    for h, idx in hashes.groupby(hashes).groups.items():
+        row = data.loc[idx[0]]
+        out[h] = {k: _plain(row[k]) if k in data else None for k in PROTOCOL_KEYS}
+    return out
+
+
+def _cell_ids(data: pd.DataFrame) -> pd.Series:
+    """Each row's cell without its method: data set and options, supervision, noise and tuner, as text."""
+    cols = sorted(c for c in data.columns if c.startswith(_CELL_PREFIXES)) + ["tune"]
+    texts = _texts(data, cols)
+    return texts.apply(lambda r: ", ".join(f"{c}={v}" for c, v in r.items() if v != "null"), axis=1)
+
+
+def machine_text(data: pd.DataFrame) -> pd.Series:
+    """Each row's machine as the time limits see it: CPU model and core count."""
+    parts = [data[c].astype(str) if c in data else pd.Series("?", index=data.index) for c in _MACHINE]
+    return parts[0] + ", " + parts[1] + " cores"
+
+
+def newest_rows(data: pd.DataFrame) -> pd.DataFrame:
+    """One row per ``(config_hash, trial)``: the most recent (``timestamp``), as gathering a sweep does."""
+    if "timestamp" in data:
+        data = data.sort_values("timestamp", kind="stable")
+    if set(KEY) <= set(data.columns):
+        data = data.drop_duplicates(list(KEY), keep="last")
+    return data.reset_index(drop=True)
+
+
+# -- writing -----------------------------------------------------------------------------------
+
+
+def _parquet_bytes(frame) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
+    buf = io.BytesIO()
+    # zstd + dictionary pages: the config, status and provenance columns repeat across 47,520 rows
+    pq.write_table(table, buf, compression="zstd", compression_level=9, use_dictionary=True,
+                   write_page_checksum=True)
+    return buf.getvalue()
+
+
+def _relative_source(source: pd.Series, dirs) -> pd.Series:
+    """Job directories relative to the sweep directory they were found under (no local absolute path shipped)."""
+    roots = [str(Path(d).resolve()) for d in dirs]
+
+    def rel(s):
+        s = str(s)
+        for root in roots:
+            if s.startswith(root):
+                return os.path.relpath(s, root)
+        return Path(s).name
+    return source.map(rel)
+
+
+def _labels_frame(data: pd.DataFrame):
+    """The stored labels of the rows' trials, from their job directories' ``labels.npz`` and from shipped
+    folders' ``labels.parquet`` (a re-shipped merge keeps them); None when there are none."""
+    from ..running.labels_store import read_labels
+
+    wanted = set(zip(data["config_hash"].astype(str), data["trial"].astype(int))) if set(KEY) <= set(data) else set()
+    found: dict = {}
+    for source in (data["source"].dropna().unique() if "source" in data else []):
+        folder = Path(str(source))
+        if folder.is_dir() and not folder.is_symlink():
+            for name, labels in read_labels(folder).items():
+                chash, _, trial = name.rpartition("_")
+                found[(chash, int(trial))] = labels
+    for folder in (data.attrs.get("shipped_from") or []):
+        old = read_shipped_labels(folder)
+        if old is not None:
+            for chash, trial, labels in zip(old["config_hash"], old["trial"], old["labels"]):
+                found.setdefault((str(chash), int(trial)), np.asarray(labels))
+    keys = sorted(k for k in found if k in wanted)
+    if not keys:
+        return None
+    widest = max(int(np.abs(found[k]).max(initial=0)) for k in keys)
+    dtype = "int16" if widest < 2 ** 15 else "int32"
+    import pyarrow as pa
+
+    return pa.table({"config_hash": pa.array([k[0] for k in keys], pa.string()).dictionary_encode(),
+                     "trial": pa.array([k[1] for k in keys], pa.int32()),
+                     "labels": pa.array([np.asarray(found[k]).astype(dtype) for k in keys],
+                                        pa.list_(getattr(pa, dtype)()))})
+
+
+def _line(name: str, payload: bytes, rows: int, kind: str, extra: dict) -> dict:
+    return {"file": name, "kind": kind, "sha256": hashlib.sha256(payload).hexdigest(), "bytes": len(payload),
+            "rows": rows, **extra}
+
+
+def write_shipped(data: pd.DataFrame, out, dirs=()) -> dict:
+    """Write ``rows.parquet`` (and ``labels.parquet`` when the trials' labels were stored) and
+    ``manifest.jsonl`` into ``out``; return {name: path}. ``dirs``: the sweep directories the rows came
+    from (job directories are shipped relative to them)."""
+    from ..running import provenance
+
+    out = output_dir(out)
+    rows = data.drop(columns=[c for c in _DERIVED if c in data]).copy()
+    if "source" in rows:
+        rows["source"] = _relative_source(rows["source"], dirs)
+    rows["protocol_hash"] = protocol_hashes(rows)
+    rows = _normalise(newest_rows(rows))
+    payload = _parquet_bytes(rows)
+    protocols = protocol_values(rows)
+    commits = sorted(rows["code.git_commit"].dropna().astype(str).unique()) if "code.git_commit" in rows else []
+    extra = {"protocol_hash": sorted(protocols)[0] if len(protocols) == 1 else sorted(protocols),
+             "protocol": protocols, "code_commits": [c for c in commits if c],
+             "ccbench_commit": provenance.ccbench_code().get("code.git_commit") or "",
+             "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")}
+    paths = {"rows": write_bytes(out / ROWS_FILE, payload, out)}
+    lines = [_line(ROWS_FILE, payload, len(rows), "rows", extra)]
+    labels = _labels_frame(data)
+    if labels is not None:
+        blob = _parquet_bytes(labels)
+        paths["labels"] = write_bytes(out / LABELS_FILE, blob, out)
+        lines.append(_line(LABELS_FILE, blob, labels.num_rows, "labels", {"protocol_hash": extra["protocol_hash"]}))
+    elif (out / LABELS_FILE).is_file() and not (out / LABELS_FILE).is_symlink():
+        (out / LABELS_FILE).unlink()  # an older folder's labels would not match these rows
+    paths["manifest"] = write_text(out / MANIFEST_FILE, "".join(canonical_json(x) + "\n" for x in lines), out)
+    return paths
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def is_shipped(path) -> bool:
+    """True for a folder holding a :data:`MANIFEST_FILE` (a shipped leaderboard, not a sweep)."""
+    path = Path(path)
+    return path.is_dir() and (path / MANIFEST_FILE).is_file()
+
+
+def _manifest(folder: Path) -> list[dict]:
+    path = folder / MANIFEST_FILE
+    if path.is_symlink():
+        raise ValueError(f"{path} is a symbolic link; a shipped folder's manifest must be a plain file")
+    lines = []
+    for i, text in enumerate(path.read_text().splitlines(), 1):
+        if not text.strip():
+            continue
+        try:
+            line = json.loads(text)
+        except ValueError:
+            raise ValueError(f"{path}, line {i}: not JSON; each line describes one shipped file") from None
+        if not isinstance(line, dict) or not {"file", "sha256", "rows"} <= set(line):
+            raise ValueError(f"{path}, line {i}: a manifest line needs file, sha256 and rows")
+        lines.append(line)
+    return lines
+
+
+def _verified(folder: Path, line: dict) -> bytes:
+    """The bytes of the file ``line`` describes, after checking its name, sha256 and row count."""
+    name = str(line["file"])
+    path = folder / name
+    if "/" in name or "\\" in name or name.startswith(".") or path.is_symlink() or not path.is_file():
+        raise ValueError(f"{folder / MANIFEST_FILE}: {name!r} is not a plain file in {folder} "
+                         f"(a manifest names files beside it; symbolic links are not followed)")
+    payload = path.read_bytes()
+    digest = hashlib.sha256(payload).hexdigest()
+    if digest != line["sha256"]:
+        raise ValueError(f"{path} does not match its manifest line (sha256 {digest[:12]}... on disk, "
+                         f"{str(line['sha256'])[:12]}... in {MANIFEST_FILE}): the file was changed or damaged "
+                         f"after shipping; restore it (git checkout {path}) or ship it again with "
+                         f"ccbench report <sweep dir> --leaderboard --out {folder}")
+    return payload
+
+
+def _read_verified(folder: Path, line: dict) -> pd.DataFrame:
+    import pyarrow.parquet as pq
+
+    payload = _verified(folder, line)
+    frame = pq.read_table(io.BytesIO(payload), page_checksum_verification=True).to_pandas()
+    if len(frame) != int(line["rows"]):
+        raise ValueError(f"{folder / line['file']}: {len(frame)} rows, its manifest line says {line['rows']}")
+    return frame
+
+
+def read_shipped(folder) -> pd.DataFrame:
+    """Every rows file a shipped folder's manifest lists, checked (sha256, row count), newest row per
+    ``(config_hash, trial)``; ``source`` points inside the folder (never outside it)."""
+    folder = Path(folder)
+    frames = []
+    for line in _manifest(folder):
+        if line.get("kind", "rows") != "rows":
+            continue
+        frame = _read_verified(folder, line)
+        if "source" in frame:  # relative job names only: a stranger's row cannot point a report elsewhere
+            rel = frame["source"].astype(str).str.replace("..", "_", regex=False).str.lstrip("/\\")
+            frame["source"] = str(folder / line["file"]) + ":" + rel
+        frames.append(frame)
+    if not frames:
+        raise FileNotFoundError(f"{folder / MANIFEST_FILE} lists no rows file")
+    data = newest_rows(pd.concat(frames, ignore_index=True))
+    data.attrs["shipped_from"] = [str(folder)]
+    return data
+
+
+def read_shipped_labels(folder) -> pd.DataFrame | None:
+    """The labels files a shipped folder's manifest lists, checked like the rows; None when it has none."""
+    folder = Path(folder)
+    frames = [_read_verified(folder, line) for line in _manifest(folder) if line.get("kind") == "labels"]
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+# -- ranking a new sweep against shipped rows ------------------------------------------------------
+
+
+def _describe(protocol: dict) -> str:
+    return ", ".join(f"{k}={canonical_json(v)}" for k, v in protocol.items())
+
+
+def merge_with(new: pd.DataFrame, shipped: pd.DataFrame, *, new_name: str = "the new rows",
+               shipped_name: str = "the shipped rows") -> tuple[pd.DataFrame, list[str]]:
+    """``new`` ranked against ``shipped``: their rows together, newest per ``(config_hash, trial)``, and
+    the warnings to print.
+
+    Refused (ValueError, with the reason and the fix) when a new row was made under a protocol the
+    shipped rows do not have (:data:`PROTOCOL_KEYS`), or in a cell they do not have (a data set
+    option, supervision or noise the leaderboard's grid lacks): ranks over different protocols or cells
+    compare different questions. Warned when the time-budget verdicts (``timeout``, ``refused``) of
+    either side come from a machine the other side did not use: a slower machine times out more.
+    """
+    mine, theirs = protocol_values(new), protocol_values(shipped)
+    foreign = sorted(set(mine) - set(theirs))
+    if foreign:
+        ref = theirs[sorted(theirs)[0]] if theirs else {}
+        diff = [f"{k}: {canonical_json(v)} in {new_name}, {canonical_json(ref.get(k))} in {shipped_name}"
+                for k, v in mine[foreign[0]].items() if canonical_json(v) != canonical_json(ref.get(k))]
+        raise ValueError(
+            f"refusing to rank {new_name} against {shipped_name}: they were made under different protocols "
+            f"(protocol hash {foreign[0]} vs {', '.join(sorted(theirs)) or 'none'}; differing keys: "
+            f"{'; '.join(diff) or _describe(mine[foreign[0]])}). Run your method with the leaderboard's "
+            f"experiment and no override of these keys (docs/leaderboard.md, 'Adding your method')")
+    cells_new, cells_old = _cell_ids(new), set(_cell_ids(shipped))
+    missing = sorted(set(cells_new) - cells_old)
+    if missing:
+        raise ValueError(
+            f"refusing to rank {new_name} against {shipped_name}: {len(missing)} of its cell(s) are not in the "
+            f"shipped grid, e.g. {missing[0]}; run the leaderboard's data sets and supervision cells "
+            f"(experiment=leaderboard; dataset= and supervision= may pick a subset of them)")
+    warnings = []
+    verdicts = ("timeout", "refused")
+    for side, other, name, other_name in ((new, shipped, new_name, shipped_name), (shipped, new, shipped_name, new_name)):
+        timed = side["status"].isin(verdicts) if "status" in side else pd.Series(False, index=side.index)
+        here, there = set(machine_text(side[timed])), set(machine_text(other))
+        elsewhere = sorted(here - there)
+        if timed.any() and elsewhere:
+            warnings.append(f"{int(timed.sum())} timeout/refused verdict(s) of {name} come from "
+                            f"{'; '.join(elsewhere)}, a machine {other_name} were not made on ({'; '.join(sorted(there))}): "
+                            f"a time limit's verdict depends on the machine's speed; compare such cells with care")
+    merged = newest_rows(pd.concat([shipped, new], ignore_index=True))
+    merged.attrs["shipped_from"] = list(shipped.attrs.get("shipped_from") or [])
+    return merged, warnings

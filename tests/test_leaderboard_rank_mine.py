@@ -1,0 +1,112 @@
+"""Issue 39, item 2: docs/leaderboard.md's "rank only your method" commands, on the smoke protocol.
+
+Ship the rows of a small leaderboard sweep (kmeans, pck_means), then follow the docs' two commands
+for a plugin method (the recipe test's throw-away package, not installed, loaded with
+``plugins=[...]``): only that method runs, and the report ``--with`` the shipped folder ranks it
+among the shipped methods. The same method run under another protocol (``n_trials=3``) is refused
+with the reason.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from test_leaderboard_recipe import NAME, PACKAGE, install
+
+ROOT = Path(__file__).resolve().parents[1]
+# the smoke protocol on one data set and three of its cells, to stay cheap; both sides the same
+SMALL = ["dataset=iris_uci", "supervision=pairs_mid,labels,unconstrained", "hydra/launcher=basic", "trial_timeout=60"]
+
+
+def rank_commands() -> list[list[str]]:
+    """The docs' run-and-rank lines of "Adding your method" (the sweep, then the report), as words."""
+    text = (ROOT / "docs" / "leaderboard.md").read_text()
+    section = text[text.index("## Adding your method"):]
+    section = section[:section.index("\n## ", 5)]
+    lines = [line.split("  #")[0].strip() for block in re.findall(r"^```bash\n(.*?)^```", section, re.M | re.S)
+             for line in block.splitlines()]
+    run = [line for line in lines if line.startswith("ccbench experiment=leaderboard method=my_method")]
+    report = [line for line in lines if line.startswith("ccbench report runs/mine") and "--with" in line]
+    assert len(run) == 1 and len(report) == 1, lines
+    return [shlex.split(run[0]), shlex.split(report[0])]
+
+
+def _ccbench(args, cwd, env):
+    return subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1800)
+
+
+def _fingerprint(folder: Path) -> dict:
+    return {p.relative_to(folder): hashlib.sha256(p.read_bytes()).hexdigest() for p in folder.rglob("results.parquet")}
+
+
+def test_the_docs_name_one_command_to_run_only_your_method_and_one_to_rank_it():
+    run, report = rank_commands()
+    assert "method=my_method" in run and not any("append" in w for w in run)
+    assert report[:3] == ["ccbench", "report", "runs/mine"] and "--with" in report and "--leaderboard" in report
+
+
+def test_naming_an_installed_plugin_in_plugins_again_is_harmless(tmp_path, monkeypatch):
+    """The docs' command keeps ``plugins=[my_pkg]`` after ``pip install``: the module its entry point
+    registered (under the entry point's name) is not registered a second time (pluggy refused that)."""
+    import importlib
+
+    from ccbench import registry
+
+    monkeypatch.syspath_prepend(str(install(tmp_path / "site", dist_info=False)))
+    module = importlib.import_module(f"{PACKAGE}.plugin")
+    registry.register_plugin(module, name=PACKAGE)  # what loading the entry point does
+    try:
+        registry.load_plugins([f"{PACKAGE}.plugin"])
+        assert registry.get_method_spec(NAME).name == NAME
+    finally:
+        registry.unregister_plugin(PACKAGE)
+        for mod in [m for m in sys.modules if m.startswith(PACKAGE)]:
+            del sys.modules[mod]
+
+
+@pytest.mark.slow  # three small sweeps and two reports through the real command (a few minutes when loaded)
+def test_rank_my_method_against_shipped_rows_on_the_smoke_protocol(tmp_path):
+    site = install(tmp_path / "site", dist_info=False)  # not installed: plugins=[...] loads it, as the docs say
+    env = {**os.environ, "MPLBACKEND": "Agg",
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    theirs = tmp_path / "runs" / "leaderboard"
+    run = _ccbench(["experiment=leaderboard_smoke", "method=kmeans,pck_means", *SMALL, f"hydra.sweep.dir={theirs}"],
+                   tmp_path, env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    shipped = tmp_path / "reports" / "leaderboard"
+    ship = _ccbench(["report", str(theirs), "--leaderboard", "--out", str(shipped)], tmp_path, env)
+    assert ship.returncode == 0, ship.stderr[-3000:]
+    before = _fingerprint(theirs)
+
+    sweep, report = rank_commands()
+    sweep = [w.replace("my_method", NAME).replace("my_pkg", f"{PACKAGE}.plugin") for w in sweep]
+    sweep[1] = "experiment=leaderboard_smoke"
+    run = _ccbench([*sweep[1:], *SMALL], tmp_path, env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    mine = pd.concat(pd.read_parquet(p) for p in (tmp_path / "runs" / "mine").rglob("results.parquet"))
+    assert set(mine["method.name"]) == {NAME}  # nothing else was re-run
+    assert _fingerprint(theirs) == before
+
+    ranked = _ccbench(report[1:], tmp_path, env)
+    assert ranked.returncode == 0, ranked.stderr[-3000:]
+    tables = pd.read_parquet(tmp_path / "runs" / "mine" / "leaderboard" / "leaderboard.parquet")
+    ranks = tables[(tables["kind"] == "pairs") & (tables["table"] == "ranks")]
+    assert set(ranks["method"]) == {"kmeans", "pck_means", NAME}
+    assert (tmp_path / "runs" / "mine" / "site" / f"method-{NAME}.html").is_file()
+
+    other = tmp_path / "runs" / "other"
+    run = _ccbench([*sweep[1:], *SMALL, "n_trials=3", f"hydra.sweep.dir={other}"], tmp_path, env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    refused = _ccbench(["report", str(other), "--leaderboard", "--with", str(shipped)], tmp_path, env)
+    assert refused.returncode == 2
+    assert "different protocols" in refused.stderr and "n_trials: 3 in" in refused.stderr

@@ -1,0 +1,206 @@
+"""Issue 39: shipped rows (item 1), ranking a new method against them (item 2), comparing two sweeps (item 3).
+
+Small sweeps through the real harness (iris; kmeans, pck_means, cop_kmeans; two trials), shipped with
+``ccbench report DIR --leaderboard --out FOLDER`` and read back through the same command.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ccbench.running.cli import main
+from ccbench.running.harness import run_job
+from leaderboard_fixture import make_small_sweep as run_sweep
+from ccbench.running.results import read_results, write_results
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    """A sweep of kmeans and pck_means, and its shipped folder."""
+    root = tmp_path_factory.mktemp("lb")
+    sweep = run_sweep(root / "sweep", ["kmeans", "pck_means"])
+    assert main(["report", str(sweep), "--leaderboard", "--out", str(root / "shipped")]) == 0
+    return sweep, root / "shipped"
+
+
+def _rows(folder) -> pd.DataFrame:
+    return pd.read_parquet(Path(folder) / "rows.parquet")
+
+
+# -- item 1: shipped rows ----------------------------------------------------------------------
+
+
+def test_shipped_rows_are_compact_parquet_with_a_manifest_line(shipped):
+    import pyarrow.parquet as pq
+
+    sweep, folder = shipped
+    lines = [json.loads(x) for x in (folder / "manifest.jsonl").read_text().splitlines()]
+    rows_line = next(x for x in lines if x["kind"] == "rows")
+    import hashlib
+
+    assert rows_line["sha256"] == hashlib.sha256((folder / "rows.parquet").read_bytes()).hexdigest()
+    gathered = pd.concat(read_results(p) for p in sweep.rglob("results.parquet"))
+    assert rows_line["rows"] == len(gathered) == 2 * 3 * 2
+    assert isinstance(rows_line["protocol_hash"], str) and rows_line["protocol"][rows_line["protocol_hash"]]["n_trials"] == 2
+    assert "ccbench_commit" in rows_line and rows_line["code_commits"]
+    meta = pq.ParquetFile(folder / "rows.parquet").metadata
+    status = meta.schema.names.index("status")
+    assert meta.row_group(0).column(status).compression == "ZSTD"
+    assert "RLE_DICTIONARY" in meta.row_group(0).column(status).encodings
+    rows = _rows(folder)
+    # every column a report needs: config, seeds, statuses, metrics, times, memory, provenance
+    for col in ("config_hash", "method.name", "constraints.n_constraints", "trial", "trial_seed", "method_seed",
+                "status", "ari", "nmi", "fit_time", "peak_rss_mb", "env.cpu", "code.git_commit", "protocol_hash"):
+        assert col in rows, col
+    assert not rows["source"].str.startswith("/").any()  # no local path shipped
+
+
+def test_the_shipped_folder_is_read_like_a_sweep(shipped, tmp_path, capsys):
+    from ccbench import reporting
+
+    sweep, folder = shipped
+    a, b = reporting.load(sweep), reporting.load(folder)
+    key = ["config_hash", "trial"]
+    a, b = a.sort_values(key).reset_index(drop=True), b.sort_values(key).reset_index(drop=True)
+    pd.testing.assert_series_equal(a["ari"], b["ari"])
+    assert list(a["method_label"]) == list(b["method_label"])
+    assert main(["report", str(folder), "--leaderboard", "--out", str(tmp_path / "again")]) == 0
+    again = pd.read_parquet(tmp_path / "again" / "leaderboard.parquet")
+    first = pd.read_parquet(folder / "leaderboard.parquet")
+    cols = ["kind", "table", "method"]
+    assert set(map(tuple, again[cols].astype(str).to_numpy())) == set(map(tuple, first[cols].astype(str).to_numpy()))
+
+
+def test_a_changed_shipped_file_is_refused_naming_it(shipped, tmp_path, capsys):
+    _, folder = shipped
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    blob = bytearray((copy / "rows.parquet").read_bytes())
+    blob[len(blob) // 2] ^= 0xFF
+    (copy / "rows.parquet").write_bytes(bytes(blob))
+    assert main(["report", str(copy), "--leaderboard", "--out", str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert "rows.parquet does not match its manifest line" in err and "ship it again" in err
+
+
+def test_a_manifest_line_cannot_name_a_file_outside_the_folder(shipped, tmp_path, capsys):
+    _, folder = shipped
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    line = json.loads((copy / "manifest.jsonl").read_text().splitlines()[0])
+    (copy / "manifest.jsonl").write_text(json.dumps({**line, "file": "../copy/rows.parquet"}) + "\n")
+    assert main(["report", str(copy)]) == 2
+    assert "is not a plain file in" in capsys.readouterr().err
+
+
+def test_stored_labels_are_shipped_and_score_without_a_refit(shipped):
+    """``store_labels`` keeps every ok trial's partition: the shipped labels give the rows' ARI back."""
+    from ccbench.datasets import load_dataset
+    from ccbench.metrics import adjusted_rand
+
+    _, folder = shipped
+    labels = pd.read_parquet(folder / "labels.parquet")
+    rows = _rows(folder)
+    ok = rows[rows["status"] == "ok"]
+    assert len(labels) == len(ok) > 0
+    y = load_dataset("iris", preprocess="standardize").y
+    joined = ok.merge(labels, on=["config_hash", "trial"])
+    assert len(joined) == len(ok)
+    for ari, partition in zip(joined["ari"], joined["labels"]):
+        assert np.isclose(adjusted_rand(y, np.asarray(partition)), ari)
+    import pyarrow.parquet as pq
+
+    assert str(pq.read_schema(folder / "labels.parquet").field("labels").type) == "list<element: int16>"
+
+
+# -- item 2: rank my method --------------------------------------------------------------------
+
+
+def test_with_ranks_a_new_method_against_the_shipped_rows(shipped, tmp_path):
+    _, folder = shipped
+    mine = run_sweep(tmp_path / "mine", ["cop_kmeans"])
+    assert set(pd.concat(read_results(p) for p in mine.rglob("results.parquet"))["method.name"]) == {"cop_kmeans"}
+    out = tmp_path / "ranked"
+    assert main(["report", str(mine), "--leaderboard", "--with", str(folder), "--out", str(out)]) == 0
+    tables = pd.read_parquet(out / "leaderboard.parquet")
+    ranked = set(tables[(tables["kind"] == "pairs") & (tables["table"] == "ranks")]["method"])
+    assert ranked == {"kmeans", "pck_means", "cop_kmeans"}
+    merged = _rows(out)  # the merge is shipped too: how a contributor's rows join ours
+    assert len(merged) == len(_rows(folder)) + 6
+
+
+def test_with_refuses_rows_of_another_protocol_with_the_reason(shipped, tmp_path, capsys):
+    _, folder = shipped
+    other = run_sweep(tmp_path / "other", ["cop_kmeans"], evaluate_on="both")
+    assert main(["report", str(other), "--leaderboard", "--with", str(folder), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "different protocols" in err and 'evaluate_on: "both"' in err and '"all"' in err
+    assert not (tmp_path / "o" / "leaderboard.parquet").exists()
+
+
+def test_with_refuses_cells_the_shipped_grid_lacks(shipped, tmp_path, capsys):
+    _, folder = shipped
+    other = tmp_path / "other"
+    run_job({"dataset": {"name": "iris", "preprocess": "standardize"}, "method": {"name": "kmeans", "n_clusters": "true_k"},
+             "constraints": {"name": "random_pairs", "n_constraints": 40}, "noise": {"name": "none"}, "n_trials": 2,
+             "metrics": ["ari", "nmi"]}, out_dir=other / "job")
+    assert main(["report", str(other), "--leaderboard", "--with", str(folder), "--out", str(tmp_path / "o")]) == 2
+    assert "not in the shipped grid" in capsys.readouterr().err
+
+
+def test_with_warns_when_time_verdicts_come_from_another_machine(shipped):
+    from ccbench import reporting
+
+    sweep, folder = shipped
+    theirs, mine = reporting.load(folder), reporting.load(sweep)
+    mine = mine[mine["method.name"] == "kmeans"].copy()
+    mine["config_hash"] = mine["config_hash"] + "x"  # another method's rows, as far as the merge knows
+    merged, notes = reporting.merge_with(mine, theirs)
+    assert notes == [] and len(merged) == len(theirs) + len(mine)
+    mine.loc[mine.index[0], ["status", "env.cpu"]] = ["timeout", "a slower CPU"]
+    _, notes = reporting.merge_with(mine, theirs)
+    assert len(notes) == 1 and "1 timeout/refused verdict(s)" in notes[0] and "a slower CPU" in notes[0]
+
+
+# -- item 3: compare two sweeps ----------------------------------------------------------------
+
+
+def test_compare_sweeps_finds_the_one_planted_difference(shipped, tmp_path, capsys):
+    sweep, _ = shipped
+    other = tmp_path / "b"
+    shutil.copytree(sweep, other)
+    planted = other / "iris_pck_means_1" / "results.parquet"  # pck_means at 20 pairs
+    rows = read_results(planted)
+    rows["ari"] = rows["ari"] - 0.25
+    rows["env.cpu"] = "another CPU"
+    write_results(rows, planted)
+    out = tmp_path / "cmp"
+    assert main(["report", str(sweep), str(other), "--compare-sweeps", "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    table = pd.read_csv(out / "compare.csv")
+    assert (table["verdict"] == "disagree").sum() == 1 and (table["verdict"] == "identical").sum() == len(table) - 1
+    bad = table[table["verdict"] == "disagree"].iloc[0]
+    assert bad["method"] == "pck_means" and "n_constraints=20" in bad["cell"]
+    assert np.isclose(bad["ari_diff"], -0.25) and "another CPU" in bad["made_by_b"]
+    assert "another CPU" not in bad["made_by_a"]
+    assert "| disagree | 1 |" in text and "| identical | 5 |" in text
+
+
+def test_compare_sweeps_counts_run_to_run_noise_as_within_the_spread(shipped, tmp_path):
+    from ccbench.reporting.compare_sweeps import compare_rows
+    from ccbench import reporting
+
+    sweep, _ = shipped
+    a = reporting.load(sweep)
+    b = a.copy()
+    b.loc[b["method.name"] == "kmeans", "ari"] += np.where(b.loc[b["method.name"] == "kmeans", "trial"] == 0, 0.01, -0.01)
+    b.loc[(b["method.name"] == "pck_means") & (b["trial"] == 1), "status"] = "timeout"
+    table = compare_rows(a, b, ["ari"])
+    verdicts = table.groupby("method")["verdict"].agg(set)
+    assert verdicts["kmeans"] == {"within spread"}
+    assert verdicts["pck_means"] == {"status differs"}

@@ -1,0 +1,205 @@
+"""Issue 39, item 4: the leaderboard's static site, used as a person would (headless Chromium).
+
+The browser is driven over the DevTools protocol on a pipe (``--remote-debugging-pipe``: JSON
+messages ending in a NUL byte on file descriptors 3 and 4; the standard library is enough): it opens
+a page from ``file://``, clicks a column header with a real mouse event, and the rows' order must
+change to the sorted one; typing in the filter box hides the other rows. Skipped, saying why, where
+Chromium is absent (``apt-get install chromium``; ``.ci/run`` installs it as root).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccbench.running.cli import main
+from ccbench.running.results import read_results, write_results
+from leaderboard_fixture import make_small_sweep
+
+CHROMIUM = next((shutil.which(n) for n in ("chromium", "chromium-browser", "google-chrome") if shutil.which(n)), None)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed: apt-get install chromium (Debian; .ci/run does it as root)")
+
+
+MARKUP = '<img src=x onerror=alert(1)>'
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    sweep = make_small_sweep(root / "sweep", ["kmeans", "pck_means", "cop_kmeans"])
+    planted = next(sweep.glob("iris_cop_kmeans_1")) / "results.parquet"
+    rows = read_results(planted)  # a stranger's rows: markup in a method's error message
+    rows.loc[0, "status"], rows.loc[0, "error"] = "error", '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    write_results(rows, planted)
+    planted = sweep / "iris_pck_means_2" / "results.parquet"
+    rows = read_results(planted)  # and in a method's name, shown on every page
+    rows["method.name"] = MARKUP
+    write_results(rows, planted)
+    assert main(["report", str(sweep), "--leaderboard", "--out", str(root / "lb"), "--site", str(root / "site")]) == 0
+    return root / "site"
+
+
+class Browser:
+    """Headless Chromium driven over the DevTools protocol on a pipe."""
+
+    def __init__(self, profile: Path):
+        to_chrome, self._write = os.pipe()
+        self._read, from_chrome = os.pipe()
+
+        def fds():  # Chromium reads commands on fd 3 and writes replies on fd 4
+            os.dup2(to_chrome, 100), os.dup2(from_chrome, 101)
+            os.dup2(100, 3), os.dup2(101, 4)
+
+        self.proc = subprocess.Popen(
+            [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--remote-debugging-pipe",
+             f"--user-data-dir={profile}", "--window-size=1200,900", "about:blank"],
+            preexec_fn=fds, pass_fds=(3, 4), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        os.close(to_chrome), os.close(from_chrome)
+        self._id, self._buffer, self.session = 0, b"", None
+
+    def send(self, method: str, timeout: float = 60, **params):
+        self._id += 1
+        message = {"id": self._id, "method": method, "params": params}
+        if self.session and not method.startswith(("Target.", "Browser.")):
+            message["sessionId"] = self.session
+        os.write(self._write, json.dumps(message).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            while b"\0" in self._buffer:
+                raw, self._buffer = self._buffer.split(b"\0", 1)
+                reply = json.loads(raw)
+                if reply.get("id") == self._id:
+                    if "error" in reply:
+                        raise RuntimeError(f"{method}: {reply['error']}")
+                    return reply.get("result", {})
+            ready, _, _ = select.select([self._read], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                raise TimeoutError(f"Chromium did not answer {method} in {timeout} s")
+            chunk = os.read(self._read, 1 << 16)
+            if not chunk:
+                raise RuntimeError("Chromium closed the DevTools pipe")
+            self._buffer += chunk
+
+    def open(self, url: str) -> None:
+        target = self.send("Target.createTarget", url=url)["targetId"]
+        self.session = self.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        for _ in range(300):  # the tab starts on a complete about:blank: wait for the page itself
+            if self.js(f"document.readyState === 'complete' && location.href === {json.dumps(url)}"):
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"{url} did not load")
+
+    def js(self, expression: str):
+        return self.send("Runtime.evaluate", expression=expression, returnByValue=True)["result"].get("value")
+
+    def click(self, selector: str) -> None:
+        """A left click at the element's centre, as a mouse makes it (pressed, then released)."""
+        x, y = self.js(f"(() => {{ const e = document.querySelector({json.dumps(selector)}); e.scrollIntoView(); "
+                       f"const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        for kind in ("mousePressed", "mouseReleased"):
+            self.send("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1)
+
+    def close(self) -> None:
+        try:
+            self.send("Browser.close", timeout=10)
+        except (RuntimeError, TimeoutError, OSError):
+            pass
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        os.close(self._write), os.close(self._read)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    b = Browser(tmp_path / "profile")
+    yield b
+    b.close()
+
+
+def _column(browser, table: str, index: int) -> list[str]:
+    return browser.js(f"Array.from(document.querySelectorAll('#{table} tbody tr'))"
+                      f".filter(r => r.style.display !== 'none').map(r => r.cells[{index}].textContent)")
+
+
+@needs_chromium
+def test_clicking_a_column_header_sorts_the_table_and_typing_filters_it(site, browser):
+    browser.open((site / "dataset-iris.html").as_uri())
+    heads = browser.js("Array.from(document.querySelectorAll('#cells thead th')).map(h => h.textContent)")
+    assert "ari" in heads, heads
+    col = heads.index("ari")
+    before = _column(browser, "cells", col)
+    numbers = lambda texts: [float(t) for t in texts if t != "-"]  # noqa: E731
+    assert numbers(before) != sorted(numbers(before))  # the page lists cells in cell order, not by score
+    browser.click(f"#cells thead th:nth-child({col + 1})")
+    after = _column(browser, "cells", col)
+    assert after != before and numbers(after) == sorted(numbers(after)) and sorted(after) == sorted(before)
+    browser.click(f"#cells thead th:nth-child({col + 1})")  # again: the other way
+    assert numbers(_column(browser, "cells", col)) == sorted(numbers(after), reverse=True)
+    browser.click("input.filter")
+    browser.send("Input.insertText", text="pck_means")
+    shown = _column(browser, "cells", heads.index("method"))
+    assert shown and set(shown) == {"pck_means"}
+
+
+@needs_chromium
+def test_every_page_opens_offline_and_links_resolve(site, browser):
+    browser.open((site / "index.html").as_uri())
+    links = browser.js("Array.from(document.querySelectorAll('a')).map(a => a.getAttribute('href'))")
+    assert {"kind-pairs.html", "kind-labels.html", "dataset-iris.html", "method-kmeans.html"} <= set(links)
+    assert all((site / href).is_file() for href in links)
+    assert browser.js("document.querySelectorAll('script[src], link[rel=stylesheet], img').length") == 0
+    browser.open((site / "kind-pairs.html").as_uri())
+    assert browser.js("document.querySelectorAll('svg rect').length") >= 3  # the ranks chart, inline
+
+
+def test_the_site_has_one_page_per_kind_data_set_and_method(site):
+    names = {p.name for p in site.iterdir()}
+    assert {"index.html", "kind-pairs.html", "kind-labels.html", "dataset-iris.html", "method-kmeans.html",
+            "method-pck_means.html", "method-cop_kmeans.html"} <= names
+    page = (site / "dataset-iris.html").read_text()
+    assert "winner" in page and "ci_low" in page and "fit_time_s" in page
+    method = (site / "method-cop_kmeans.html").read_text()
+    assert "Where it fails or is refused" in method and "error" in method
+
+
+def test_text_from_rows_is_escaped_and_file_names_stay_inside(site, tmp_path):
+    from ccbench.reporting.leaderboard._site_html import slug
+
+    for page in site.glob("*.html"):
+        text = page.read_text()
+        assert "<img src=x" not in text and 'alert("x")</script>' not in text
+    assert "&lt;img src=x onerror=alert(1)&gt;" in (site / "index.html").read_text()
+    assert (site / slug("method", MARKUP)).is_file() and slug("method", MARKUP).startswith("method-_img_src_x")
+    assert slug("method", "../../etc/passwd") not in ("method-../../etc/passwd.html",)
+    assert "/" not in slug("method", "../../etc/passwd") and slug("method", "a b") != slug("method", "a_b")
+
+
+def test_a_symlink_planted_in_the_site_folder_is_replaced_not_followed(site, tmp_path):
+    from ccbench.reporting import load
+    from ccbench.reporting.leaderboard import write_site
+
+    out = tmp_path / "site"
+    out.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    (out / "index.html").symlink_to(victim)
+    rows = pd.read_parquet(site.parent / "lb" / "rows.parquet")
+    data = load(site.parent / "lb")
+    assert len(data) == len(rows)
+    write_site(data, out)
+    assert victim.read_text() == "keep me" and not (out / "index.html").is_symlink()
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
+    with pytest.raises(ValueError, match="symbolic link"):
+        write_site(data, tmp_path / "link")
