@@ -46,6 +46,7 @@ import pandas as pd
 
 from .. import registry
 from . import protocol, provenance, shared_fits
+from .tuning import tune_trial
 from ._memory import peak_rss as _peak_rss
 from ._memory import reset_peak_rss as _reset_peak_rss
 from ..base import (
@@ -57,7 +58,6 @@ from ..base import (
 )
 from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from ..datasets import load_dataset
-from ..specs import resolve_relative_k
 from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
 from .labels_store import entry, write_labels
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
@@ -480,9 +480,7 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
     spec = registry.get_method_spec(method)
     out = {}
     if tune != "none":
-        params, out = _tune(tune, tune_folds, spec, params, method_seed, n_clusters, X, cons)
-        if "n_clusters" in params:  # CVCP chose k among k-1, k, k+1 (a relative grid value)
-            n_clusters = resolve_relative_k(params.pop("n_clusters"), n_clusters)
+        params, n_clusters, out = tune_trial(tune, tune_folds, spec, params, method_seed, n_clusters, X, cons)
     est = protocol.build_estimator(spec, params, method_seed, n_clusters=n_clusters)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -551,42 +549,6 @@ def _unconstrained(constraints, n_samples: int) -> np.ndarray:
     if constraints.labels is not None:
         mask[np.asarray(constraints.labels) >= 0] = False
     return mask
-
-
-def _tune(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) -> tuple[dict, dict]:
-    """The tuner's choice over ``spec.grid`` (the true labels are not among its inputs) and its row fields.
-
-    A grid parameter the method config sets explicitly is fixed, not tuned (``scssap_expq_0_1``
-    stays at its confidence). Returns the parameters to refit with and ``tuned_params`` (JSON of
-    the chosen combination, ``{}`` when nothing was tuned), ``tune_fits``, ``tune_time``,
-    ``tune_score`` (the chosen combination's mean held-out score) and ``tune_note``.
-    """
-    tuner = registry.get_tuner_spec(tune)
-    grid = protocol.free_grid(spec, params, n_clusters, X.shape[0])
-    fixed = sorted(set(spec.grid) - set(grid) - {"n_clusters"})
-    defaults = {**protocol.estimator_defaults(spec), "n_clusters": "k"}  # k: the k the trial is given
-    default = {k: defaults.get(k) for k in grid}
-
-    def make_estimator(**combination):
-        k = combination.pop("n_clusters", None)
-        k = n_clusters if k is None else resolve_relative_k(k, n_clusters)
-        return protocol.build_estimator(spec, {**params, **combination}, method_seed, n_clusters=k)
-
-    tic = time.perf_counter()
-    sel = tuner.select(make_estimator, X, cons, grid, default=default, n_folds=int(n_folds),
-                       random_state=method_seed)
-    chosen = dict(sel.params) if grid else {}
-    notes = [sel.note] if sel.note else []
-    if not spec.grid:
-        notes = [f"method {spec.name!r} declares no grid: its defaults are fitted, nothing tuned"]
-    elif "n_clusters" in spec.grid and "n_clusters" not in grid and n_clusters is None:
-        notes.append("k-free run: n_clusters is not tuned (its grid is relative to a given k)")
-    elif fixed:
-        notes.append(f"fixed by the method config, not tuned: {', '.join(fixed)}")
-    score = dict((canonical_json(c), s) for c, s in sel.scores).get(canonical_json(chosen))
-    fields = {"tuned_params": canonical_json(chosen), "tune_fits": int(sel.n_fits),
-              "tune_time": time.perf_counter() - tic, "tune_score": score, "tune_note": "; ".join(notes) or None}
-    return {**params, **chosen}, fields
 
 
 def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np.ndarray:

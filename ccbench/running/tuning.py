@@ -1,0 +1,53 @@
+"""Model selection inside a trial (``tune=cvcp``): the tuner chooses among a method's grid from the
+supervision alone, and the trial refits with the choice (:func:`tune_trial`)."""
+
+from __future__ import annotations
+
+import time
+
+from .. import registry
+from ..specs import resolve_relative_k
+from . import protocol
+from .config import canonical_json
+
+__all__ = ["tune_trial"]
+
+
+def tune_trial(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) -> tuple[dict, int | None, dict]:
+    """The tuner's choice over ``spec.grid`` (the true labels are not among its inputs) and its row fields.
+
+    A grid parameter the method config sets explicitly is fixed, not tuned (``scssap_expq_0_1``
+    stays at its confidence). Returns the parameters to refit with and ``tuned_params`` (JSON of
+    the chosen combination, ``{}`` when nothing was tuned), ``tune_fits``, ``tune_time``,
+    ``tune_score`` (the chosen combination's mean held-out score) and ``tune_note``; and the k to refit
+    with: the trial's, or the one CVCP chose among k-1, k, k+1 (a relative grid value, issue 38).
+    """
+    tuner = registry.get_tuner_spec(tune)
+    grid = protocol.free_grid(spec, params, n_clusters, X.shape[0])
+    fixed = sorted(set(spec.grid) - set(grid) - {"n_clusters"})
+    defaults = {**protocol.estimator_defaults(spec), "n_clusters": "k"}  # k: the k the trial is given
+    default = {k: defaults.get(k) for k in grid}
+
+    def make_estimator(**combination):
+        k = combination.pop("n_clusters", None)
+        k = n_clusters if k is None else resolve_relative_k(k, n_clusters)
+        return protocol.build_estimator(spec, {**params, **combination}, method_seed, n_clusters=k)
+
+    tic = time.perf_counter()
+    sel = tuner.select(make_estimator, X, cons, grid, default=default, n_folds=int(n_folds),
+                       random_state=method_seed)
+    chosen = dict(sel.params) if grid else {}
+    notes = [sel.note] if sel.note else []
+    if not spec.grid:
+        notes = [f"method {spec.name!r} declares no grid: its defaults are fitted, nothing tuned"]
+    elif "n_clusters" in spec.grid and "n_clusters" not in grid and n_clusters is None:
+        notes.append("k-free run: n_clusters is not tuned (its grid is relative to a given k)")
+    elif fixed:
+        notes.append(f"fixed by the method config, not tuned: {', '.join(fixed)}")
+    score = dict((canonical_json(c), s) for c, s in sel.scores).get(canonical_json(chosen))
+    fields = {"tuned_params": canonical_json(chosen), "tune_fits": int(sel.n_fits),
+              "tune_time": time.perf_counter() - tic, "tune_score": score, "tune_note": "; ".join(notes) or None}
+    params = {**params, **chosen}
+    if "n_clusters" in params:
+        n_clusters = resolve_relative_k(params.pop("n_clusters"), n_clusters)
+    return params, n_clusters, fields
