@@ -155,3 +155,47 @@ def test_os_exit_in_a_joblib_worker_outside_the_fit_is_an_error_row_not_a_traceb
     died = rows[rows["dataset.die"].astype(bool)]
     assert died["status"].tolist() == ["error"] and "exited with status 3" in died["error"].iloc[0]
     assert rows[~rows["dataset.die"].astype(bool)]["status"].tolist() == ["ok", "ok"]
+
+
+# -- the watcher itself: the first worker to die is the one named, with its cause -------------------
+
+
+def _sleeper(code: str = "import time; time.sleep(600)") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", code])
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="pidfds are Linux-only")
+def test_the_first_worker_to_die_is_named_not_the_ones_killed_after_it(tmp_path):
+    from ccbench.running.worker_deaths import WorkerDeaths
+
+    first, second, idle = _sleeper(), _sleeper(), _sleeper()
+
+    def mark(job, pid):  # as a worker does at the start of a job (mark_job, with another pid)
+        (tmp_path / "marks" / str(job)).write_text(f'{{"pid": {pid}, "out_dir": "{tmp_path / str(job)}", "start": 0}}')
+
+    try:
+        with WorkerDeaths(tmp_path / "marks") as deaths:
+            mark(3, first.pid)
+            mark(4, second.pid)
+            _wait_for(lambda: {first.pid, second.pid, idle.pid} <= deaths._known, "the watcher to hold the workers")
+            first.kill()  # the worker killed from outside
+            _wait_for(lambda: len(deaths._deaths) == 1, "the watcher to see the death")
+            second.kill()  # what joblib does to the other workers after a break
+            _wait_for(lambda: len(deaths._deaths) == 2, "the watcher to see the second death")
+            lost, death = deaths.lost()
+            assert [(j.job, j.pid) for j in lost] == [(3, first.pid)], (lost, death)
+            assert "killed by signal 9 (SIGKILL" in lost[0].cause
+            assert deaths.markers() == {}  # cleared: the interrupted jobs run again
+            idle.kill()  # a worker of the broken pool, killed late: not the cause of the next break
+            _wait_for(lambda: len(deaths._deaths) == 1, "the watcher to see the late death")
+            third = _sleeper("import os, time; time.sleep(0.5); os._exit(3)")  # the next pool's worker
+            mark(7, third.pid)
+            lost, death = deaths.lost(wait=HANG)
+            third.wait()
+            assert [(j.job, j.pid) for j in lost] == [(7, third.pid)], (lost, death)
+            assert lost[0].cause.startswith("exited with status 3"), lost[0].cause
+    finally:
+        for proc in (first, second, idle):
+            proc.kill()
+            proc.wait()
+    assert not (tmp_path / "marks").exists()

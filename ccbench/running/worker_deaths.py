@@ -122,9 +122,12 @@ class WorkerDeaths:
         self.folder.mkdir(parents=True, exist_ok=True)
         self.interval = interval
         self.supported = hasattr(os, "pidfd_open") and hasattr(select, "poll") and os.path.isdir("/proc")
-        self._fds: dict[int, int] = {}  # fd -> pid
+        self._fds: dict[int, tuple[int, int]] = {}  # fd -> (pid, pool generation)
         self._known: set[int] = set()  # pids watched once (alive or dead)
-        self._deaths: list[list[tuple[int, str | None]]] = []  # one list per wake-up, in order
+        # one list of (pid, status, generation) per wake-up, in order; the generation counts the pool's
+        # breaks, so the deaths of the workers joblib kills after a break are not taken for the next one's
+        self._gen = 0
+        self._deaths: list[list[tuple[int, str | None, int]]] = []
         self._cond = threading.Condition()
         self._stop = threading.Event()
         self._poll = select.poll() if self.supported else None
@@ -168,9 +171,9 @@ class WorkerDeaths:
             try:
                 fd = os.pidfd_open(pid)
             except OSError:  # gone already: noted as dead now (its order is unknown)
-                self._note([(pid, None)])
+                self._note([(pid, None, self._gen)])
                 continue
-            self._fds[fd] = pid
+            self._fds[fd] = (pid, self._gen)
             self._poll.register(fd, select.POLLIN)
 
     def _note(self, batch: list) -> None:
@@ -187,10 +190,10 @@ class WorkerDeaths:
             if ready:  # the processes dead at the instant of this wake-up
                 batch = []
                 for fd, _ in ready:
-                    pid = self._fds.pop(fd, None)
+                    pid, gen = self._fds.pop(fd, (None, None))
                     if pid is None:
                         continue
-                    batch.append((pid, _status(fd)))
+                    batch.append((pid, _status(fd), gen))
                     self._poll.unregister(fd)
                     os.close(fd)
                 if batch:
@@ -205,6 +208,7 @@ class WorkerDeaths:
         cleanly (an idle worker retiring after joblib's idle time-out exits with status 0)."""
         running = {m["pid"] for m in markers.values()}
         for batch in self._deaths:
+            batch = [(pid, status) for pid, status, gen in batch if gen == self._gen]
             if any(pid in running or status != "exited with status 0" for pid, status in batch):
                 return batch
         return None
@@ -220,6 +224,7 @@ class WorkerDeaths:
                 self._cond.wait_for(lambda: self._first_death(markers) is not None, timeout=wait)
                 batch = self._first_death(markers)
                 self._deaths.clear()
+                self._gen += 1  # the workers watched so far are dead or being killed by joblib
         for job in markers:
             unmark_job(self.folder / str(job))
         if not batch:
