@@ -171,7 +171,7 @@ def test_the_first_worker_to_die_is_named_not_the_ones_killed_after_it(tmp_path)
     first, second, idle = _sleeper(), _sleeper(), _sleeper()
 
     def mark(job, pid):  # as a worker does at the start of a job (mark_job, with another pid)
-        (tmp_path / "marks" / str(job)).write_text(f'{{"pid": {pid}, "out_dir": "{tmp_path / str(job)}", "start": 0}}')
+        (tmp_path / "marks" / f"{job}.{pid}").write_text(f'{{"out_dir": "{tmp_path / str(job)}", "start": 0}}')
 
     try:
         with WorkerDeaths(tmp_path / "marks") as deaths:

@@ -6,8 +6,9 @@ else: not which worker, not which job, and by then it has killed every other wor
 queues may be in a dirty state), so the exception alone cannot tell the job that was lost from
 the jobs that were merely interrupted. Two records answer it:
 
-- each job, in its worker, writes a *marker* ``<folder>/<job number>`` naming the worker's pid
-  and the job's output directory while it runs (:func:`mark_job`, removed when the job returns);
+- each job, in its worker, writes a *marker* ``<folder>/<job number>.<worker pid>`` holding the
+  job's output directory while it runs (:func:`mark_job`, removed when the job returns; the pid is
+  in the name, so watching for new workers is a directory listing, no file read);
 - :class:`WorkerDeaths`, a thread of the main process, holds a pidfd (Linux) on every child process
   and notes each wake-up's dead processes in order. The pidfds that are ready when the kernel wakes
   the thread are those dead at that instant, so the first death it records is the one that broke
@@ -37,8 +38,8 @@ __all__ = ["WorkerDeaths", "Lost", "mark_job", "unmark_job", "cause_of", "record
 
 def mark_job(folder: str | os.PathLike, job: int, out_dir: str) -> Path:
     """Say, in ``folder``, that this process runs launcher job ``job`` into ``out_dir`` (atomic)."""
-    path = Path(folder) / str(job)
-    tmp = path.with_name(f".{job}.{os.getpid()}.tmp")
+    path = Path(folder) / f"{job}.{os.getpid()}"
+    tmp = path.with_name(f".{path.name}.tmp")
     tmp.write_text(json.dumps({"pid": os.getpid(), "out_dir": str(out_dir), "start": time.time()}))
     os.replace(tmp, path)
     return path
@@ -149,19 +150,28 @@ class WorkerDeaths:
             path.unlink(missing_ok=True)
         self.folder.rmdir()
 
-    def markers(self) -> dict[int, dict]:
-        """``job -> {"pid", "out_dir", "start"}`` of the jobs marked as running."""
+    def _marked(self) -> dict[int, int]:
+        """``job -> worker pid`` of the jobs marked as running (from the file names)."""
         out = {}
-        for path in self.folder.iterdir():
-            if path.name.isdigit():
-                try:
-                    out[int(path.name)] = json.loads(path.read_text())
-                except (OSError, ValueError):
-                    pass
+        for name in os.listdir(self.folder):
+            job, _, pid = name.partition(".")
+            if job.isdigit() and pid.isdigit():
+                out[int(job)] = int(pid)
+        return out
+
+    def markers(self) -> dict[int, dict]:
+        """``job -> {"pid", "out_dir", "start", "path"}`` of the jobs marked as running."""
+        out = {}
+        for job, pid in self._marked().items():
+            path = self.folder / f"{job}.{pid}"
+            try:
+                out[job] = {**json.loads(path.read_text()), "pid": pid, "path": path}
+            except (OSError, ValueError):
+                pass
         return out
 
     def _watch_new(self) -> None:
-        pids = {m["pid"] for m in self.markers().values()}
+        pids = set(self._marked().values())
         if pids <= self._known:
             return
         for pid in _children(os.getpid()) | pids:  # every worker, idle ones included
@@ -225,8 +235,8 @@ class WorkerDeaths:
                 batch = self._first_death(markers)
                 self._deaths.clear()
                 self._gen += 1  # the workers watched so far are dead or being killed by joblib
-        for job in markers:
-            unmark_job(self.folder / str(job))
+        for marker in markers.values():
+            unmark_job(marker["path"])
         if not batch:
             return [], None
         causes = {pid: cause_of(status, exc) for pid, status in batch}
