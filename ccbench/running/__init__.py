@@ -4,7 +4,8 @@ Owns the cell schema (:mod:`.config`), the trial protocol (:mod:`.protocol`: see
 draws, the estimator a cell builds), the harness that runs one cell's trials (:mod:`.harness`),
 shared unsupervised fits (:mod:`.shared_fits`), the Parquet results store (:mod:`.results`), the
 provenance columns of every row (:mod:`.provenance`), the check of a whole sweep before it starts
-(:mod:`.validate`), the Hydra app and sweeper glue (:mod:`.app`), ``ccbench fetch``
+(:mod:`.validate`), the job of a launcher's worker that died (:mod:`.worker_deaths`), the Hydra app and
+sweeper glue (:mod:`.app`), ``ccbench fetch``
 (:mod:`.fetch`), ``ccbench check-plugin`` (:mod:`.check_plugin`) and the ``ccbench`` command
 (:mod:`.cli`). It may import the plugin API and the data room; it reaches the reporting room only
 through ``ccbench.reporting``'s public names (the end-of-sweep summary, ``ccbench report``), never

@@ -121,8 +121,15 @@ _outcome: dict = {}
 
 def last_sweep_outcome() -> dict:
     """``{"sweep": dir, "failed": n_failed_rows, "errors": [line per distinct error], "problems": text,
-    "job_errors": [line per job that could not run], "callback_error": text or None}``."""
+    "job_errors": [line per job that could not run], "lost_jobs": [line per job whose launcher worker
+    died], "callback_error": text or None}``."""
     return dict(_outcome)
+
+
+def note_lost_job(line: str) -> None:
+    """A launcher's worker died while running a job (printed already, as it happened): the command
+    exits 1 even when no trial row could record it."""
+    _outcome.setdefault("lost_jobs", []).append(line)
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ccbench_conf", config_name="config")

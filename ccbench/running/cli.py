@@ -519,8 +519,8 @@ def _run_sweep() -> int:
 
 
 def _exit_status(outcome: dict, args: list[str]) -> int:
-    """1 when any trial failed (error, timeout), a job could not run, a results file is damaged
-    or the end-of-sweep summary failed; each cause is printed. 0 otherwise."""
+    """1 when any trial failed (error, timeout), a job could not run or lost its worker, a results file
+    is damaged or the end-of-sweep summary failed; each cause is printed. 0 otherwise."""
     status = 0
     resume = _resume_command(args, outcome.get("sweep"))
     if outcome.get("failed"):
@@ -528,6 +528,10 @@ def _exit_status(outcome: dict, args: list[str]) -> int:
         print(f"ccbench: {outcome['failed']} trial(s) failed (status error or timeout):\n  {lines}\n"
               f"Fix the cause (a timeout: raise trial_timeout) and re-run; failed trials are retried, "
               f"finished ones kept: {resume}", file=sys.stderr)
+        status = 1
+    if outcome.get("lost_jobs"):  # each named when it happened
+        print(f"ccbench: {len(outcome['lost_jobs'])} job(s) lost their joblib worker (named above); the same "
+              f"command runs them again: {resume}", file=sys.stderr)
         status = 1
     for problem in [*(outcome.get("job_errors") or []), *(outcome.get("damaged") or [])]:
         print(f"ccbench: {problem}", file=sys.stderr)

@@ -1,17 +1,28 @@
-"""``hydra/launcher=local``: Hydra's joblib launcher, each job composed once.
+"""``hydra/launcher=local``: Hydra's joblib launcher, each job composed once, a dead worker one lost job.
 
 Hydra's joblib launcher sends every worker the config loader and has it compose the job
 again (``execute_job``), after the sweeper composed it to check it: two compositions per job,
 the second one Hydra's full one (a worker's unpickled loader has none of the sweeper's
 templates). This launcher ships each job its config as the sweeper composed it (in a
 stand-in loader that only returns it), so a job is composed once, in the main process.
+
+A worker that dies (killed from outside, the out-of-memory killer, ``os._exit`` in code the worker
+runs itself) broke the whole sweep with joblib's ``TerminatedWorkerError`` traceback, and joblib
+kills the pool's other workers with it. Here the job that ran in the dead worker is named in one
+line with the cause, recorded as an ``error`` row for the trial it had not recorded
+(:mod:`ccbench.running.worker_deaths`), and the other jobs, the interrupted ones included, run on a
+new pool; the command exits 1 and the same command resumes.
 """
 
-from typing import Any, List, Sequence
+import os
+from typing import Any, Dict, List, Sequence
 
 from hydra.core.utils import JobReturn
 from hydra.types import HydraContext
 from hydra_plugins.hydra_joblib_launcher.joblib_launcher import JoblibLauncher
+
+#: pool breaks in a row in which no lost job could be named before the launcher stops trying
+MAX_BLIND_BREAKS = 3
 
 
 class Composed:
@@ -24,17 +35,50 @@ class Composed:
         return self.config
 
 
+def execute_marked(marks: str, idx: int, overrides: Sequence[str], hydra_context: HydraContext, config: Any,
+                   task_function: Any, singleton_state: Dict[Any, Any]) -> Any:
+    """Hydra's ``execute_job`` (joblib launcher), with a marker in ``marks`` naming this worker and the
+    job's output directory while the job runs: if the worker dies, the main process knows which job
+    it lost and where to record it. Returns ``(idx, JobReturn)``."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.singleton import Singleton
+    from hydra.core.utils import run_job, setup_globals
+    from omegaconf import OmegaConf, open_dict
+
+    from ccbench.running.worker_deaths import mark_job, unmark_job
+
+    setup_globals()
+    Singleton.set_state(singleton_state)
+    sweep_config = hydra_context.config_loader.load_sweep_config(config, list(overrides))
+    with open_dict(sweep_config):
+        sweep_config.hydra.job.id = "{}_{}".format(sweep_config.hydra.job.name, idx)
+        sweep_config.hydra.job.num = idx
+    HydraConfig.instance().set_config(sweep_config)
+    out_dir = os.path.abspath(os.path.join(str(OmegaConf.select(sweep_config, "hydra.sweep.dir")),
+                                           str(OmegaConf.select(sweep_config, "hydra.sweep.subdir"))))
+    marker = mark_job(marks, idx, out_dir)
+    try:
+        return idx, run_job(hydra_context=hydra_context, config=sweep_config, task_function=task_function,
+                            job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
+    finally:
+        unmark_job(marker)
+
+
 class CCBenchJoblibLauncher(JoblibLauncher):
     """See the module docstring."""
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         import logging
+        import tempfile
         from pathlib import Path
 
         from hydra.core.singleton import Singleton
         from hydra.core.utils import configure_log, filter_overrides, setup_globals
-        from hydra_plugins.hydra_joblib_launcher._core import execute_job, process_joblib_cfg
+        from hydra_plugins.hydra_joblib_launcher._core import process_joblib_cfg
         from joblib import Parallel, delayed
+        from joblib.externals.loky.process_executor import BrokenProcessPool
+
+        from ccbench.running.worker_deaths import WorkerDeaths
 
         assert self.config is not None and self.task_function is not None and self.hydra_context is not None
         log = logging.getLogger(__name__)
@@ -57,9 +101,68 @@ class CCBenchJoblibLauncher(JoblibLauncher):
             config = loader.load_sweep_config(self.config, list(overrides))
             return HydraContext(config_loader=Composed(config), callbacks=callbacks)
 
-        runs = Parallel(**joblib_cfg)(
-            delayed(execute_job)(initial_job_idx + idx, overrides, context(overrides), self.config,
-                                 self.task_function, singleton_state)
-            for idx, overrides in enumerate(job_overrides))
-        assert isinstance(runs, list)
-        return runs
+        runs: Dict[int, JobReturn] = {}
+        todo = list(range(len(job_overrides)))
+        blind = 0
+        with WorkerDeaths(tempfile.mkdtemp(prefix="ccbench-jobs-")) as deaths:
+            while todo:
+                try:
+                    for idx, ret in Parallel(**joblib_cfg, return_as="generator_unordered")(
+                            delayed(execute_marked)(str(deaths.folder), initial_job_idx + i, job_overrides[i],
+                                                    context(job_overrides[i]), self.config, self.task_function,
+                                                    singleton_state)
+                            for i in todo):
+                        runs[idx - initial_job_idx] = ret
+                    todo = []
+                except BrokenProcessPool as exc:  # a worker died; joblib stopped the others
+                    todo = [i for i in todo if i not in runs]
+                    lost, death = deaths.lost(exc)
+                    for job in lost:
+                        i = job.job - initial_job_idx
+                        runs[i] = self._lost(job, job_overrides[i])
+                        todo.remove(i)
+                    blind = 0 if lost else blind + 1
+                    if not lost:
+                        _say(f"a joblib worker died ({death or 'which one and how is unknown here'}) while no job "
+                             f"could be named as running in it; the {len(todo)} unfinished job(s) start again")
+                    if blind >= MAX_BLIND_BREAKS:
+                        for i in todo:
+                            runs[i] = self._lost(None, job_overrides[i], initial_job_idx + i, death)
+                        todo = []
+        return [runs[i] for i in range(len(job_overrides))]
+
+    def _lost(self, job: Any, overrides: Sequence[str], num: int = -1, death: Any = None) -> JobReturn:
+        """Name a job whose worker died (one line), record its error row, and return it as completed:
+        a failed ``JobReturn`` would make Hydra's sweeper raise and stop the sweep; the failure is in
+        the row (and the exit status) instead."""
+        from hydra.core.utils import JobStatus, filter_overrides
+
+        from ccbench.running.app import note_lost_job
+        from ccbench.running.worker_deaths import record_lost_trial
+
+        cells = " ".join(filter_overrides(overrides))
+        if job is None:
+            line = (f"job #{num} ({cells}) was not run: the joblib pool broke {MAX_BLIND_BREAKS} times in a row "
+                    f"({death or 'no dead worker identified'}); re-run the same command to run it")
+        else:
+            try:
+                trial = record_lost_trial(job.out_dir, job.cause, job.start)
+            except Exception as exc:  # noqa: BLE001 - a damaged results file: named, the sweep goes on
+                trial, why = None, f"; its error row could not be written ({type(exc).__name__}: {exc})"
+            else:
+                why = ""
+            recorded = (f"recorded as an error row for trial {trial} in {job.out_dir}" if trial is not None else
+                        f"no trial row to record in {job.out_dir}{why}")
+            line = (f"job #{job.job} ({cells}) lost its joblib worker (pid {job.pid}), which {job.cause}; "
+                    f"{recorded}; the other jobs go on. Re-run the same command to run it again "
+                    f"(finished trials are kept)")
+        _say(line)
+        note_lost_job(line)
+        return JobReturn(overrides=list(overrides), status=JobStatus.COMPLETED, _return_value={})
+
+
+def _say(line: str) -> None:
+    import sys
+
+    sys.stderr.write(f"ccbench: {line}\n")
+    sys.stderr.flush()

@@ -101,54 +101,140 @@ def test_slurm_rows_equal_local_rows(slurm_cluster, tmp_path):
     pd.testing.assert_frame_equal(a, b)
 
 
+#: a test-only method whose fit writes "<SLURM task> <pid>" to ``log`` and then waits until the file
+#: ``release`` exists: a test signals a task while it is provably running (its line is there), then
+#: releases the fits. On an idle machine kmeans finished before the signal arrived (the CI rehearsal).
+HELD = "ccbench_slurm_held"
+HELD_SOURCE = """
+import os, time
+import numpy as np
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+class Held(ConstrainedClusterer):
+    def __init__(self, log=None, release=None, random_state=None):
+        self.log, self.release, self.random_state = log, release, random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        array, index = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+        task = f"{array}_{index}" if array else os.environ.get("SLURM_JOB_ID", "?")
+        with open(self.log, "a") as f:
+            f.write(f"{task} {os.getpid()}\\n")
+        end = time.monotonic() + 900
+        while not os.path.exists(self.release) and time.monotonic() < end:
+            time.sleep(0.05)
+        self.labels_ = np.arange(len(X)) % 3
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("held", Held, "waits for a file")]
+"""
+
+
+@pytest.fixture
+def held(tmp_path, slurm_cluster):
+    """``(args, env, log, release)``: the held method's command-line arguments and the cluster's
+    environment with the plugin importable (the tasks inherit it: sbatch exports the environment)."""
+    plugin = tmp_path / "plugin"
+    (plugin / "conf" / "method").mkdir(parents=True)
+    (plugin / f"{HELD}.py").write_text(HELD_SOURCE)
+    (plugin / "conf" / "method" / "held.yaml").write_text("name: held\n")
+    log, release = tmp_path / "fits.log", tmp_path / "release"
+    env = {**slurm_cluster.env, "PYTHONPATH": os.pathsep.join([str(plugin), os.environ.get("PYTHONPATH", "")])}
+    args = ["method=held", f"method.log={log}", f"method.release={release}", f"plugins=[{HELD}]",
+            f"hydra.searchpath=[file://{plugin / 'conf'}]"]
+    return args, env, log, release
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _wait_fitting(log: Path, proc, timeout=600) -> str:
+    """The SLURM task id of the first fit that started (its line in ``log``)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if log.exists() and log.read_text().strip():
+            return log.read_text().split()[0]
+        assert proc.poll() is None, proc.communicate()[1][-3000:]
+        time.sleep(0.2)
+    raise AssertionError("no fit started")
+
+
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="timing: on an idle machine the task can finish before the signal lands (the CI rehearsal saw exit 0 / state FAILED); passes on a loaded one. Make the task wait for the signal (issue 40, open)")
-def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, tmp_path):
-    args = ["hydra/launcher=slurm", "method=kmeans", "n_trials=150", "constraints.n_constraints=10,20",
+def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, held, tmp_path):
+    extra, env, log, release = held
+    args = ["hydra/launcher=slurm", *extra, "n_trials=3", "constraints.n_constraints=10,20",
             f"hydra.sweep.dir={tmp_path / 's'}"]
-    proc = _start(args, tmp_path, slurm_cluster.env)
-    task = _wait_running(slurm_cluster, proc)
-    time.sleep(2)
-    slurm_cluster.run("scancel", "-s", "KILL", task)
-    _, err = proc.communicate(timeout=600)
+    proc = _start(args, tmp_path, env)
+    try:
+        task = _wait_fitting(log, proc)  # the task is fitting, held until the release
+        fit = int(log.read_text().split()[1])  # its process (one node: this machine)
+        slurm_cluster.run("scancel", "-s", "KILL", task)
+        # SLURM says CANCELLED at once but its step daemon delivers the signal later (seconds under load):
+        # the fit is released only once its process is gone, so it cannot finish first
+        end = time.monotonic() + 300
+        while time.monotonic() < end and _alive(fit):
+            time.sleep(0.2)
+        assert not _alive(fit), "the killed task's process is still running"
+        release.touch()
+        _, err = proc.communicate(timeout=600)
+    finally:
+        release.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 1, err[-3000:]
-    assert f"task {task}: SLURM state CANCELLED" in err
-    assert "cell: method=kmeans n_trials=150 constraints.n_constraints=" in err
-    again = _ccbench(args, cwd=tmp_path, env=slurm_cluster.env)
+    assert f"task {task}: SLURM state CANCELLED" in err, err[-3000:]
+    assert "cell: method=held " in err and "constraints.n_constraints=" in err, err[-3000:]
+    again = _ccbench(args, cwd=tmp_path, env=env)
     assert again.returncode == 0, again.stderr[-3000:]
     rows = _rows(tmp_path / "s")
-    assert len(rows) == 300 and (rows["status"] == "ok").all()
+    assert len(rows) == 6 and (rows["status"] == "ok").all()
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason="timing: on an idle machine the task can finish before the signal lands (the CI rehearsal saw exit 0 / state FAILED); passes on a loaded one. Make the task wait for the signal (issue 40, open)")
-def test_a_requeued_task_finishes(slurm_cluster, tmp_path):
+def test_a_requeued_task_finishes(slurm_cluster, held, tmp_path):
     """SLURM signals a task (USR2) before preempting it or at its time limit minus signal_delay_s;
     submitit checkpoints and requeues it, up to max_num_timeout times (with timeout_min <= 10 every
-    such signal counts as a time-out: docs/harness.md). The requeued task resumes its cell."""
-    proc = _start(["hydra/launcher=slurm", "method=kmeans", "n_trials=150", "hydra.launcher.timeout_min=5",
-                   f"hydra.sweep.dir={tmp_path / 's'}"], tmp_path, slurm_cluster.env)
-    task = _wait_running(slurm_cluster, proc)
+    such signal counts as a time-out: docs/harness.md). The requeued task resumes its cell.
+    Fails with ``max_num_timeout: 0`` in conf/hydra/launcher/slurm.yaml (the requeue is refused)."""
+    extra, env, log, release = held
     sweep = tmp_path / "s"
-    end = time.monotonic() + 300
-    while not list(sweep.rglob("results.parquet")) and time.monotonic() < end:  # some trials are saved
-        time.sleep(0.5)
-    slurm_cluster.run("scancel", "-s", "USR2", task)
-    # SLURM holds a requeued job for 2 minutes (BeginTime); an administrator's release, to keep the test short
-    end = time.monotonic() + 120
-    while time.monotonic() < end and proc.poll() is None:
-        state = slurm_cluster.run("squeue", "-h", "-j", task.split("_")[0], "-o", "%T %r", check=False).stdout
-        if "PENDING" in state:
-            slurm_cluster.run("scontrol", "update", f"JobId={task}", "StartTime=now", check=False)
-            break
-        time.sleep(0.5)
-    _, err = proc.communicate(timeout=600)
+    proc = _start(["hydra/launcher=slurm", *extra, "n_trials=3", "hydra.launcher.timeout_min=5",
+                   f"hydra.sweep.dir={sweep}"], tmp_path, env)
+    try:
+        task = _wait_fitting(log, proc)  # the task is fitting, held until the release
+        slurm_cluster.run("scancel", "-s", "USR2", task)
+        # SLURM holds a requeued job for 2 minutes (BeginTime); an administrator's release, to keep the
+        # test short. The fit is released only once the task is back in the queue: it cannot finish first.
+        end = time.monotonic() + 300
+        while time.monotonic() < end and proc.poll() is None:
+            state = slurm_cluster.run("squeue", "-h", "-j", task.split("_")[0], "-o", "%T %r", check=False).stdout
+            if "PENDING" in state:
+                release.touch()
+                slurm_cluster.run("scontrol", "update", f"JobId={task}", "StartTime=now", check=False)
+                break
+            time.sleep(0.2)
+        release.touch()
+        _, err = proc.communicate(timeout=600)
+    finally:
+        release.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
     assert proc.returncode == 0, err[-3000:]
     acct = slurm_cluster.run("sacct", "-n", "-D", "-X", "-j", task.split("_")[0], "-o", "State",
                              "--parsable2").stdout.split()
     assert "REQUEUED" in acct and acct[-1] == "COMPLETED", acct
+    fits = [line.split() for line in log.read_text().splitlines()]
+    assert len(fits) == 4 and fits[0][1] != fits[1][1]  # trial 0 signalled, then the requeued task's 3 trials
     rows = _rows(sweep)
-    assert len(rows) == 150 and (rows["status"] == "ok").all()
+    assert len(rows) == 3 and (rows["status"] == "ok").all()
 
 
 @pytest.mark.slow
