@@ -140,3 +140,20 @@ def test_a_job_is_a_copy_changing_it_changes_no_other_job(leaderboard):
         first.hydra.overrides.task.append("x=1")
         OmegaConf.set_readonly(first.hydra, True)
     _assert_equal(fast.compose(master, overrides), loader.load_sweep_config(master, overrides), overrides)
+
+
+def test_the_validation_pass_reads_the_cell_to_cell_reads(leaderboard):
+    """The sweeper checks each job on ``cell_view(config)`` (no copy of the config): the same cell
+    ``to_cell`` builds from the config, interpolations resolved."""
+    from ccbench.running.config import to_cell
+    from hydra_plugins.ccbench_sweeper.ccbench_sweeper import cell_view
+
+    loader, master = leaderboard
+    fast = ComposeOnceLoader(loader)
+    for overrides in _leaderboard_sample(4) + UNUSUAL[:3]:
+        config = fast.compose(master, overrides)
+        with open_dict(config):
+            config.method.copied = "${seed}"  # an interpolation to resolve
+        assert "hydra" not in cell_view(config)
+        assert to_cell(cell_view(config)) == to_cell(config), overrides
+        assert cell_view(config)["method"]["copied"] == config.seed

@@ -490,4 +490,23 @@ class CCBenchSweeper(BasicSweeper):
         from ccbench.running.validate import refuse_bad_jobs
 
         loader = self.hydra_context.config_loader
-        refuse_bad_jobs(lambda overrides: loader.load_sweep_config(self.config, list(overrides)), batch)
+        refuse_bad_jobs(lambda overrides: cell_view(loader.load_sweep_config(self.config, list(overrides))), batch)
+
+
+def cell_view(config: DictConfig) -> dict:
+    """The job's cell as :func:`ccbench.running.config.to_cell` reads it (every root key but
+    ``hydra``, resolved), without the ``masked_copy`` ``to_cell`` makes of a config: that copy
+    re-validated every node and was a third of the leaderboard's start-up. Each key is resolved
+    where it is, in the job's config."""
+    from omegaconf import Container, OmegaConf
+
+    cell = {}
+    for key in config.keys():
+        if key == "hydra":
+            continue
+        node = config._get_node(key)
+        if isinstance(node, Container):
+            cell[key] = OmegaConf.to_container(node, resolve=True)
+        else:
+            cell[key] = "???" if node._is_missing() else config[key]
+    return cell
