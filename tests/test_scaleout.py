@@ -150,8 +150,9 @@ def test_unusual_overrides_are_left_to_hydra(tmp_path):
 
     loader, master = _loader_and_master(f"hydra.sweep.dir={tmp_path}")
     fast = ComposeOnceLoader(loader)
-    for overrides in (["+method.extra=1"], ["~noise"], ["method=kmeans,ap"]):
+    for overrides in (["+supervision=labels"], ["~noise"], ["method=kmeans,ap"], ["hydra.job.name=x"]):
         assert fast._split(master, overrides) is None
+    assert fast._split(master, ["+method.extra=1"]) is not None  # a value added: as Hydra does, after composing
 
 
 _COUNT_COMPOSITIONS = """

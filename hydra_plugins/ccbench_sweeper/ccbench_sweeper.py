@@ -15,7 +15,7 @@ replaced by its members (:func:`ccbench.datasets.expand_suites`).
 
 # No `from __future__ import annotations`: Hydra's plugin scan executes this
 # module before it is in sys.modules, where string annotations break @dataclass.
-import pickle
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -55,12 +55,85 @@ class CCBenchSweeperConf:
 ConfigStore.instance().store(group="hydra/sweeper", name="ccbench", node=CCBenchSweeperConf, provider="ccbench")
 
 
-def _copy(kept: Any) -> DictConfig:
-    if isinstance(kept, bytes):
-        return pickle.loads(kept)
-    import copy
+_NODE_ATTRIBUTES = ({"_metadata", "_parent", "_flags_cache", "_content"},
+                    {"_metadata", "_parent", "_flags_cache", "_val"},
+                    {"enum_type", "fields"})  # an EnumNode's too: its enum class and a name -> member map
 
-    return copy.deepcopy(kept)
+
+def _clonable(node: Any) -> bool:
+    """Whether :func:`_clone` copies ``node`` whole: every node of it has only the attributes
+    OmegaConf 2.3 gives a node (a later OmegaConf that adds one makes the sweeper fall back to
+    Hydra's composition instead of copying half a node)."""
+    from omegaconf import DictConfig, ListConfig
+    from omegaconf.nodes import EnumNode, ValueNode
+
+    attributes = set(node.__dict__)
+    if isinstance(node, (DictConfig, ListConfig)):
+        if attributes != _NODE_ATTRIBUTES[0]:
+            return False
+        content = node.__dict__["_content"]
+        children = content.values() if isinstance(content, dict) else content if isinstance(content, list) else ()
+        return all(_clonable(child) for child in children)
+    if isinstance(node, EnumNode):
+        attributes -= _NODE_ATTRIBUTES[2]
+    return isinstance(node, ValueNode) and attributes == _NODE_ATTRIBUTES[1]
+
+
+def _clone(node: Any, parent: Any = None, replace: Optional[dict] = None) -> Any:
+    """A copy of an OmegaConf node tree, made node by node without validating anything.
+
+    Why not ``copy.deepcopy`` or ``pickle``: both are generic (a memo, ``__reduce_ex__``,
+    OmegaConf's ``__setstate__`` re-deriving each node's types) and cost 8-10 us a node; a job's
+    config has about 190 nodes (150 of them Hydra's own node), so that was most of a job's
+    composition. Here a node is a new object with the source's attributes: its metadata copied
+    (own ``flags`` dict, empty resolver cache), its children cloned, its parent the copy's.
+    Values are shared (they are immutable: str, int, float, bool, None, enums; an
+    EnumNode's enum class and member map too).
+    ``replace`` maps a child's key to the node to clone in its place, or to a ``replace`` of
+    its own for that child (how a job is put together from its templates). Only for trees
+    :func:`_clonable` accepted."""
+    cls = type(node)
+    new = object.__new__(cls)
+    attributes = new.__dict__
+    attributes.update(node.__dict__)
+    meta = attributes["_metadata"]
+    copied = object.__new__(type(meta))
+    copied.__dict__.update(meta.__dict__)
+    copied.__dict__["flags"] = dict(meta.flags)
+    copied.__dict__["resolver_cache"] = defaultdict(dict)
+    attributes["_metadata"] = copied
+    attributes["_parent"] = parent
+    attributes["_flags_cache"] = None
+    content = attributes.get("_content")
+    if type(content) is dict:
+        if replace:
+            attributes["_content"] = {
+                k: (_clone(v, new, r) if isinstance(r := replace.get(k), dict) else _clone(r or v, new))
+                for k, v in content.items()}
+        else:
+            attributes["_content"] = {k: _clone(v, new) for k, v in content.items()}
+    elif type(content) is list:
+        attributes["_content"] = [_clone(v, new) for v in content]
+    return new
+
+
+def _set_lines(parent: Any, key: str, lines: List[str]) -> None:
+    """``parent[key] = lines`` for a list of strings (``hydra.overrides.task``), each item a
+    :func:`_clone` of the list's first item with its value and index set: OmegaConf's assignment
+    validates and wraps every item (a quarter of a job's composition). A list without an item to
+    copy is assigned the usual way."""
+    items = parent._get_node(key)
+    content = items.__dict__["_content"]
+    if not isinstance(content, list) or not content:
+        parent[key] = lines
+        return
+    prototype, new = content[0], []
+    for i, line in enumerate(lines):
+        item = _clone(prototype, items)
+        item._metadata.key = i
+        item._set_value(line)
+        new.append(item)
+    items.__dict__["_content"] = new
 
 
 class ComposeOnceLoader:
@@ -88,55 +161,57 @@ class ComposeOnceLoader:
         return config
 
     def compose(self, master_config: DictConfig, sweep_overrides: List[str]) -> DictConfig:
-        """Hydra's ``load_sweep_config``, composed once per distinct set of group choices.
+        """Hydra's ``load_sweep_config``, composed by Hydra once per distinct set of group choices.
 
         Hydra composes the first job's group choices (the base) once, and each group option
-        once more (the base with that one choice changed: a template); a job is the template of
-        its choices, or, when it changes two or more groups, the base with each changed group's
-        top-level keys taken from that group's template (:meth:`_assembled`; any overlap or a
-        change outside those keys falls back to a template of its own). Then its value
-        overrides are applied the way Hydra applies them (``_apply_overrides_to_config``,
-        after composition, struct mode) and Hydra's bookkeeping (``hydra.overrides.task``,
-        ``override_dirname``, ``runtime.choices``) redone. A few ms a job instead of about 100 ms
-        (``tests/benchmarks/bench_compose.py``). Anything unusual (``+key``, ``~key``, a package
-        ``@``, a sweep, ``hydra.*``) goes to Hydra. ``tests/test_scaleout.py`` checks the result
-        equals Hydra's.
+        once more (the base with that one choice changed: a template); a job is a copy of the
+        template of its choices, or, when it changes two or more groups, a copy of the base with
+        each changed group's top-level keys (and ``hydra.runtime.choices`` entries) taken from
+        that group's template (:meth:`_parts`; any overlap or a change outside those keys gets a
+        template of its own). The copy is :func:`_clone`'s (no validation: every node comes from
+        a config Hydra composed). Then its value overrides (``key=v``, ``+key=v``, ``++key=v``,
+        ``~key``) are applied the way Hydra applies them after composition
+        (``_apply_overrides_to_config``, struct mode) and Hydra's bookkeeping
+        (``hydra.overrides.task``, ``override_dirname``) redone. About 1 ms a job instead of about
+        100 ms (``tests/benchmarks/bench_compose.py``). Anything else (a group added or deleted,
+        a package ``@``, a sweep, ``hydra.*``) goes to Hydra. ``tests/test_scaleout.py`` checks the
+        result equals Hydra's.
         """
         fast = self._split(master_config, sweep_overrides)
         if fast is None:
             return self._loader.load_sweep_config(master_config, sweep_overrides)
-        hydra_lines, parsed, groups, values = fast
+        parsed, groups, values = fast
         from hydra._internal.config_loader_impl import ConfigLoaderImpl, get_overrides_dirname
         from omegaconf import OmegaConf
 
-        config = self._assembled(master_config, groups)
-        if config is None:
-            pickled, (kv_sep, item_sep, exclude_keys) = self._template(master_config, groups)
-            config = _copy(pickled)
-        else:  # its hydra node is the base's (checked by _option)
-            kv_sep, item_sep, exclude_keys = self._template(master_config, self._base(groups))[1]
+        parts = self._parts(master_config, groups)
+        if parts is None:
+            template = self._template(master_config, groups)
+            if template is None:
+                return self._loader.load_sweep_config(master_config, sweep_overrides)
+            config, dirname = _clone(template[0]), template[1]
+        else:
+            base, dirname = self._template(master_config, self._base(groups))
+            config = _clone(base, None, parts)
         ConfigLoaderImpl._apply_overrides_to_config(values, config)
         app = [o for o in parsed if not o.is_hydra_override()]
-        hydra_node = config.hydra
-        hydra_node.overrides.task = [o.input_line for o in app]
-        hydra_node.job.override_dirname = get_overrides_dirname(
-            overrides=app, kv_sep=kv_sep, item_sep=item_sep, exclude_keys=exclude_keys)
+        hydra_node = config._get_node("hydra")
+        _set_lines(hydra_node._get_node("overrides"), "task", [o.input_line for o in app])
+        hydra_node._get_node("job")._get_node("override_dirname")._set_value(get_overrides_dirname(
+            overrides=app, kv_sep=dirname[0], item_sep=dirname[1], exclude_keys=dirname[2]))
         OmegaConf.copy_cache(from_config=master_config, to_config=config)
         return config
 
     def _template(self, master_config: DictConfig, groups: List[Any]) -> Any:
-        """(pickled config, override_dirname settings) of a set of group choices, composed by Hydra
-        once (kept pickled: unpickling is about 6x faster than ``copy.deepcopy``)."""
+        """(config, override_dirname settings) of a set of group choices, composed by Hydra once
+        and never changed (jobs get :func:`_clone` copies); None when it cannot be cloned."""
         tkey = (id(master_config), tuple(o.input_line for o in groups))
         templates = self.__dict__.setdefault("_templates", {})
         if tkey not in templates:
             composed = self._loader.load_sweep_config(master_config, [o.input_line for o in groups])
             d = composed.hydra.job.config.override_dirname
-            try:
-                kept: Any = pickle.dumps(composed)
-            except pickle.PicklingError:  # a structured node whose class Hydra's plugin scan re-created
-                kept = composed
-            templates[tkey] = (kept, (d.kv_sep, d.item_sep, list(d.exclude_keys)))
+            templates[tkey] = (composed, (d.kv_sep, d.item_sep, list(d.exclude_keys))) if _clonable(composed) \
+                else None
         return templates[tkey]
 
     def _base(self, groups: List[Any]) -> List[Any]:
@@ -144,8 +219,9 @@ class ComposeOnceLoader:
         return self.__dict__.setdefault("_base_groups", list(groups))
 
     def _option(self, master_config: DictConfig, base: List[Any], i: int, choice: Any) -> Any:
-        """What choosing ``choice`` instead of the base's ``i``-th group choice changes: (top-level
-        keys, their config, hydra.runtime.choices entries), or None when it changes anything else
+        """What choosing ``choice`` instead of the base's ``i``-th group choice changes, as a
+        :func:`_clone` ``replace`` (its changed top-level keys and ``hydra.runtime.choices``
+        entries, the nodes of the option's template), or None when it changes anything else
         (a key added or removed, the hydra node beyond the choices)."""
         options = self.__dict__.setdefault("_options", {})
         okey = (id(master_config), tuple(o.input_line for o in base), i, choice.input_line)
@@ -154,31 +230,33 @@ class ComposeOnceLoader:
 
             groups = list(base)
             groups[i] = choice
-            option = _copy(self._template(master_config, groups)[0])
-            b = self.__dict__.setdefault("_base_containers", {}).get(okey[:2])
-            if b is None:
-                b = OmegaConf.to_container(_copy(self._template(master_config, base)[0]))
-                self._base_containers[okey[:2]] = b
-            t = OmegaConf.to_container(option)
+            templates = self._template(master_config, groups), self._template(master_config, base)
             result = None
-            if set(t) == set(b):
-                th, bh = t.pop("hydra"), dict(b)["hydra"]
-                tc, bc = th["runtime"].pop("choices"), dict(bh["runtime"])["choices"]
-                bh = {**bh, "runtime": {k: v for k, v in bh["runtime"].items() if k != "choices"}}
-                for node in (th, bh):
-                    node["overrides"] = {**node["overrides"], "task": None}
-                    node["job"] = {**node["job"], "override_dirname": None}
-                if th == bh and set(tc) == set(bc):
-                    keys = [k for k in t if t[k] != b[k]]
-                    result = (keys, option, {k: v for k, v in tc.items() if bc[k] != v})
+            if templates[0] is not None and templates[1] is not None:
+                option = templates[0][0]
+                t, b = OmegaConf.to_container(option), OmegaConf.to_container(templates[1][0])
+                if set(t) == set(b):
+                    th, bh = t.pop("hydra"), dict(b)["hydra"]
+                    tc, bc = th["runtime"].pop("choices"), dict(bh["runtime"])["choices"]
+                    bh = {**bh, "runtime": {k: v for k, v in bh["runtime"].items() if k != "choices"}}
+                    for node in (th, bh):
+                        node["overrides"] = {**node["overrides"], "task": None}
+                        node["job"] = {**node["job"], "override_dirname": None}
+                    if th == bh and set(tc) == set(bc):
+                        choices = option.hydra.runtime.choices
+                        result = {k: option._get_node(k) for k in t if t[k] != b[k]}
+                        changed = {k: choices._get_node(k) for k, v in tc.items() if bc[k] != v}
+                        if changed:
+                            result["hydra"] = {"runtime": {"choices": changed}}
             options[okey] = result
         return options[okey]
 
-    def _assembled(self, master_config: DictConfig, groups: List[Any]) -> Optional[DictConfig]:
-        """A job whose group choices differ from the base's in two or more groups, put together
-        from one template per changed choice (composed once each: a grid of 24 data sets x 22
-        methods x 9 supervisions composes 55 templates, not 4,752); None when a template of its
-        own is needed (at most one changed group, different groups, changes that overlap)."""
+    def _parts(self, master_config: DictConfig, groups: List[Any]) -> Optional[dict]:
+        """A job whose group choices differ from the base's in two or more groups, as a
+        :func:`_clone` ``replace`` of the base: one template per changed choice (composed once
+        each: a grid of 24 data sets x 22 methods x 9 supervisions composes 53 templates, not
+        4,752); None when a template of its own is needed (at most one changed group, different
+        groups, changes that overlap)."""
         base = self._base(groups)
         if [o.key_or_group for o in groups] != [o.key_or_group for o in base]:
             return None
@@ -188,25 +266,21 @@ class ComposeOnceLoader:
         parts = [self._option(master_config, base, i, o) for i, o in changed]
         if any(p is None for p in parts):
             return None
-        keys = [k for p in parts for k in p[0]]
-        if len(keys) != len(set(keys)):
+        keys = [k for p in parts for k in p if k != "hydra"]
+        choices = [k for p in parts for k in p.get("hydra", {}).get("runtime", {}).get("choices", {})]
+        if len(keys) != len(set(keys)) or len(choices) != len(set(choices)):
             return None
-        from omegaconf import open_dict
-
-        config = _copy(self._template(master_config, base)[0])
-        for keys, option, choices in parts:
-            for k in keys:
-                config[k] = option[k]
-                source, target = option._get_node(k), config._get_node(k)
-                for flag in ("struct", "readonly"):  # the copy does not carry the node's own flags
-                    target._set_flag(flag, source._get_node_flag(flag))
-            with open_dict(config.hydra):
-                config.hydra.runtime.choices.update(choices)
-        return config
+        replace: dict = {"hydra": {"runtime": {"choices": {}}}}
+        for p in parts:
+            replace.update({k: v for k, v in p.items() if k != "hydra"})
+            replace["hydra"]["runtime"]["choices"].update(p.get("hydra", {}).get("runtime", {}).get("choices", {}))
+        return replace
 
     def _split(self, master_config: DictConfig, sweep_overrides: List[str]) -> Any:
-        """(hydra lines, parsed sweep overrides, group-choice overrides, value overrides), or
-        None when the fast path does not apply."""
+        """(parsed sweep overrides, group-choice overrides, value overrides), or None when the
+        fast path does not apply: a group added (``+group=x``) or deleted (``~group``), a
+        package (``group@pkg=x``), a sweep (``a,b``), a ``hydra.*`` value. A value override with
+        ``+``, ``++`` or ``~`` is fine: Hydra too applies those after composing."""
         from hydra.core.override_parser.overrides_parser import OverridesParser
 
         parser = self.__dict__.get("_parser")
@@ -225,21 +299,19 @@ class ComposeOnceLoader:
         if repo is None:
             return None
         groups, values = [], []
+        is_group = self.__dict__.setdefault("_is_group", {})
         for o in parsed:
-            if o.is_add() or o.is_delete() or o.is_force_add() or o.package is not None or o.is_sweep_override():
+            if o.package is not None or o.is_sweep_override():
                 return None
             key = o.key_or_group
             if key.startswith("hydra") and "/" not in key and "." in key:  # hydra.x=...: Hydra handles it
                 return None
-            is_group = self.__dict__.setdefault("_is_group", {})
             if key not in is_group:
                 is_group[key] = repo.group_exists(key)
+            if is_group[key] and (o.is_add() or o.is_delete() or o.is_force_add()):
+                return None
             (groups if is_group[key] else values).append(o)
-        from omegaconf import OmegaConf
-
-        # unresolved: a hydra override may hold an interpolation (hydra.sweep.subdir=${hydra.job.num})
-        hydra_lines = OmegaConf.to_container(master_config.hydra.overrides.hydra, resolve=False)
-        return hydra_lines, parsed, groups, values
+        return parsed, groups, values
 
     def __getstate__(self) -> dict:
         # launchers that pickle themselves (submitit) must not ship the caches
@@ -418,4 +490,23 @@ class CCBenchSweeper(BasicSweeper):
         from ccbench.running.validate import refuse_bad_jobs
 
         loader = self.hydra_context.config_loader
-        refuse_bad_jobs(lambda overrides: loader.load_sweep_config(self.config, list(overrides)), batch)
+        refuse_bad_jobs(lambda overrides: cell_view(loader.load_sweep_config(self.config, list(overrides))), batch)
+
+
+def cell_view(config: DictConfig) -> dict:
+    """The job's cell as :func:`ccbench.running.config.to_cell` reads it (every root key but
+    ``hydra``, resolved), without the ``masked_copy`` ``to_cell`` makes of a config: that copy
+    re-validated every node and was a third of the leaderboard's start-up. Each key is resolved
+    where it is, in the job's config."""
+    from omegaconf import Container, OmegaConf
+
+    cell = {}
+    for key in config.keys():
+        if key == "hydra":
+            continue
+        node = config._get_node(key)
+        if isinstance(node, Container):
+            cell[key] = OmegaConf.to_container(node, resolve=True)
+        else:
+            cell[key] = "???" if node._is_missing() else config[key]
+    return cell
