@@ -468,3 +468,17 @@ def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data
     # 2 data sets as blocks: Friedman cannot reach alpha with 4 methods, so no CD diagram, and the page says why
     assert ("No CD diagram: with 2 data sets and 4 methods the smallest p Friedman's test can give is 0.112, "
             "above alpha = 0.05.") in text
+
+
+def test_dataset_blocks_are_ranks_oriented_as_the_metric():
+    # The Friedman blocks of the CD diagram: a data set's average rank per method, negated for a
+    # higher-is-better metric so that a larger block value is better on both kinds of metric.
+    values = {(d, b, m): [v + 0.01 * b] for d in ("iris", "wine") for b in (10, 20)
+              for m, v in (("pck_means", 0.8), ("ap", 0.6), ("kmeans", 0.4))}
+    means = lb.cell_means(lb.long_frame(_rows(values), "ari"))
+    blocks = lb_ranks.dataset_blocks(means, "ari")
+    assert blocks.loc["iris"].to_dict() == {"ap": -2.0, "kmeans": -3.0, "pck_means": -1.0}
+    low = _rows(values).rename(columns={"ari": "constraint_violations"})
+    blocks = lb_ranks.dataset_blocks(lb.cell_means(lb.long_frame(low, "constraint_violations")),
+                                     "constraint_violations")
+    assert blocks.loc["wine"].to_dict() == {"ap": 2.0, "kmeans": 1.0, "pck_means": 3.0}
