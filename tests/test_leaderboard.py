@@ -482,3 +482,18 @@ def test_dataset_blocks_are_ranks_oriented_as_the_metric():
     blocks = lb_ranks.dataset_blocks(lb.cell_means(lb.long_frame(low, "constraint_violations")),
                                      "constraint_violations")
     assert blocks.loc["wine"].to_dict() == {"ap": 2.0, "kmeans": 1.0, "pck_means": 3.0}
+
+
+def test_a_grid_files_value_is_its_choice_or_the_config_value_at_the_dotted_path():
+    # sweep coverage identifies a job by the values a grid file's config had for the keys another grid
+    # sweeps: a group's choice (hydra.runtime.choices) or the scalar at the dotted path
+    from ccbench.reporting.leaderboard import pages
+
+    conf = {"hydra": {"runtime": {"choices": {"dataset": "wine"}}},
+            "constraints": {"name": "random_pairs", "n_constraints": 40}, "seed": 3}
+    assert pages._value_in(conf, "dataset") == "wine"
+    assert pages._value_in(conf, "constraints.n_constraints") == "40"
+    assert pages._value_in(conf, "seed") == "3"
+    assert pages._value_in(conf, "constraints") is None  # a group, not a value
+    assert pages._value_in(conf, "constraints.n_constraints.x") is None
+    assert pages._value_in(conf, "noise.rate") is None
