@@ -497,3 +497,13 @@ def test_a_grid_files_value_is_its_choice_or_the_config_value_at_the_dotted_path
     assert pages._value_in(conf, "constraints") is None  # a group, not a value
     assert pages._value_in(conf, "constraints.n_constraints.x") is None
     assert pages._value_in(conf, "noise.rate") is None
+
+
+def test_the_gains_table_is_shown_at_the_largest_noiseless_budget(tmp_path):
+    # pck_means gains 0.1 over kmeans at budget 10 and 0.4 at budget 40: the page's table is the headline
+    # (budget 40), every cell's gain is in the parquet
+    values = {("iris", 10, "pck_means"): [0.6, 0.6], ("iris", 40, "pck_means"): [0.9, 0.9],
+              ("iris", 10, "kmeans"): [0.5, 0.5], ("iris", 40, "kmeans"): [0.5, 0.5]}
+    text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()
+    assert "Shown at budget 40, noise none" in text
+    assert "+0.400 [+0.400, +0.400]" in text and "+0.100 [" not in text
