@@ -285,6 +285,7 @@ def test_same_random_state_same_result():
     ({"members": "kmeans"}, "members"),
     ({"ap_max_samples": -1}, "ap_max_samples"),
     ({"n_clusters": 0}, "n_clusters"),
+    ({"n_neighbors": 0}, "n_neighbors"),
     ({"ncuts_n_init": 0}, "ncuts_n_init"),
     ({"n_threads": 0}, "n_threads"),
 ])

@@ -189,7 +189,8 @@ def test_quoted_sweep_values_are_accepted_by_the_precheck():
 _OK = [("noise.rate", 0), ("noise.rate", 1), ("noise.rate", 0.5), ("constraints.n_constraints", 0),
        ("constraints.n_constraints", 30), ("constraints.n_constraints", 30.0), ("constraints.n_pairs", 2),
        ("constraints.per_class", 0.2), ("constraints.per_class", 3), ("constraints.per_class", 3.0),
-       ("constraints.per_point", None), ("constraints.per_point", 0), ("constraints.fraction", 0),
+       ("constraints.per_point", None), ("constraints.per_point", 0), ("constraints.per_point", 0.5),
+       ("constraints.fraction", 0),
        ("constraints.fraction", 1), ("tune_folds", 2), ("trial_timeout", None), ("trial_timeout", 0.5),
        ("time_budget", 60), ("metrics", "ari"), ("metrics", ["ari", "nmi"]), ("method.name", "kmeans"),
        ("seed", 2**63 - 1), ("seed", -(2**63)), ("seed", 0), ("n_trials", 1), ("n_trials", 10_000),
@@ -239,3 +240,14 @@ def test_a_cell_asking_more_pairs_than_the_data_set_has_is_refused():
     assert check_cell({**cell(n_constraints=11_176), "dataset": {"name": "iris", "missing": "mean"}}) == []
     assert check_cell({**cell(n_constraints=10), "n_trials": 0, "seed": 0.5}) == [
         "n_trials must be a positive int, got 0", "seed must be an int, got 0.5"]
+
+
+def test_a_name_whose_plugin_fails_to_import_is_a_refused_value_not_a_crash():
+    # a registered entry point whose module raises ImportError (a missing optional dependency) must come
+    # back as the check's message, so the precheck lists it with the other problems
+    from ccbench.running import protocol
+
+    def lookup(name):
+        raise ImportError(f"plugin of {name!r} needs the package 'nothere'")
+
+    assert protocol._registered(lookup)("m") == "plugin of 'm' needs the package 'nothere'"
