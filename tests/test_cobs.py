@@ -343,6 +343,8 @@ def test_contradictory_constraints_warn_once_and_members_get_no_constraints():
     assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1
     assert all(not e["warnings"] for e in est.pool_)
     assert est.n_satisfied_ == 2  # at most two of the three can hold
+    # the winner converged: no "did not converge" warning of COBS's own
+    assert not any("did not converge" in str(w.message) for w in caught) and est.converged_
 
 
 def test_the_winners_warnings_are_issued_again_and_every_members_are_recorded():

@@ -512,3 +512,19 @@ def test_the_gains_table_is_shown_at_the_largest_noiseless_budget(tmp_path):
     assert [h for h, _ in headings].count("#") == 1 and headings[0][0] == "#"
     numbered = [h for h, t in headings if re.match(r"\d+b?\. ", t)]
     assert len(numbered) >= 7 and set(numbered) == {"##"}
+
+
+def test_kept_default_compares_the_tuned_values_with_the_estimators_defaults():
+    import json
+
+    from ccbench import registry
+    from ccbench.running import protocol
+
+    default = protocol.estimator_defaults(registry.get_method_spec("pck_means"))["penalty"]
+    frame = pd.DataFrame({"method_name": ["pck_means"] * 5 + ["not_installed"],
+                          "tuned_params": [json.dumps({"penalty": default}), json.dumps({"penalty": default + 1.5}),
+                                           "{}", "", None, json.dumps({"penalty": default})]},
+                         index=[10, 11, 12, 13, 14, 15])
+    kept = lb_ranks.kept_default(frame)
+    assert kept.loc[[10, 11, 12]].tolist() == [True, False, True]  # {}: nothing tuned, the defaults kept
+    assert kept.loc[[13, 14, 15]].isna().all()  # no tuned_params, or a method not installed here

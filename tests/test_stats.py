@@ -501,3 +501,21 @@ def test_across_data_set_statistics_only_where_the_test_can_reach_its_level():
     eight = _better_by_construction(n_sets=8)
     page = report_html.html_page(eight.assign(method_label=eight["method.name"]), metrics=["ari"], x=X)
     assert "Friedman chi²" in page and page.count("data:image/png") == 2
+
+
+def test_block_means_complete_keeps_the_blocks_every_method_ran():
+    # rank tests need every method on every block: complete=True drops wine, where b has no trial
+    data = _frame({("iris", "a"): A, ("iris", "b"): B, ("wine", "a"): C})
+    full = stats.block_means(data, "ari")
+    assert list(full.index.get_level_values(0)) == ["iris"] and list(full.columns) == ["a", "b"]
+    assert full.loc[full.index[0], "a"] == pytest.approx(A.mean())
+    some = stats.block_means(data, "ari", complete=False)
+    assert list(some.index.get_level_values(0)) == ["iris", "wine"] and np.isnan(some.iloc[1]["b"])
+
+
+def test_a_cell_with_one_method_is_skipped_and_the_later_cells_are_still_tested():
+    # cells are visited in sorted order: "glass" (one method, no pair to test) comes before "iris"
+    data = _frame({("glass", "a"): A, ("iris", "a"): A, ("iris", "b"): B})
+    tests = stats.paired_tests(data, "ari")
+    assert tests["dataset"].tolist() == ["iris"] and (tests["A"].tolist(), tests["B"].tolist()) == (["a"], ["b"])
+    assert tests["p"].iloc[0] == pytest.approx(scipy.stats.wilcoxon(A, B).pvalue)

@@ -251,3 +251,25 @@ def test_a_name_whose_plugin_fails_to_import_is_a_refused_value_not_a_crash():
         raise ImportError(f"plugin of {name!r} needs the package 'nothere'")
 
     assert protocol._registered(lookup)("m") == "plugin of 'm' needs the package 'nothere'"
+
+
+def test_a_tuned_trial_is_charged_one_fit_per_fold_and_free_combination_plus_the_refit():
+    # the time budget of a tuned trial (protocol.tuning_fits) counts the tuner's fits; a hand count
+    import dataclasses
+
+    from ccbench import registry
+    from ccbench.running.protocol import tuning_fits
+
+    spec = dataclasses.replace(registry.get_method_spec("pck_means"), grid={"a": (1, 2, 3), "b": (0.1, 1.0)})
+    assert tuning_fits(spec, {}, "none", 3) == 1
+    assert tuning_fits(spec, {}, "cvcp", 3) == 1 + 3 * 6
+    assert tuning_fits(spec, {"a": 2}, "cvcp", 4) == 1 + 4 * 2
+    assert tuning_fits(spec, {"a": 2, "b": 1.0}, "cvcp", 4) == 1  # nothing left to tune: the one fit
+
+
+def test_a_report_redraws_a_bundled_set_but_not_an_unknown_or_malformed_one():
+    from ccbench.running.protocol import report_redraw_refusal
+
+    assert report_redraw_refusal({"name": "iris", "preprocess": "standardize"}) is None  # scikit-learn's copy
+    assert report_redraw_refusal({"name": "nope"}) == "data set 'nope' is not registered here"
+    assert report_redraw_refusal("iris") == "data set None is not registered here"  # not a dataset group
