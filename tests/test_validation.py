@@ -273,3 +273,24 @@ def test_a_report_redraws_a_bundled_set_but_not_an_unknown_or_malformed_one():
     assert report_redraw_refusal({"name": "iris", "preprocess": "standardize"}) is None  # scikit-learn's copy
     assert report_redraw_refusal({"name": "nope"}) == "data set 'nope' is not registered here"
     assert report_redraw_refusal("iris") == "data set None is not registered here"  # not a dataset group
+
+
+def test_size_refusal_by_hand_memory_in_gib_and_time_for_every_fit():
+    # 8 n^2 bytes at n = 2^14 is 2 GiB; (n / 1000)^2 s is 268 s a fit, 537 s for the 2 fits of a tuned trial
+    import dataclasses
+
+    from ccbench import registry
+    from ccbench.running.protocol import size_refusal
+    from ccbench.specs import MemoryModel, TimeModel
+
+    spec = dataclasses.replace(registry.get_method_spec("pck_means"),
+                               memory=MemoryModel(dense=1.0, alternative="subsample"),
+                               time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
+    n = 2**14
+    assert size_refusal(spec, {}, n, 4, available=2**30) == (
+        "MemoryModel: method 'pck_means' needs about 2.0 GiB for n=16384, d=4 but 1.0 GiB is available; subsample")
+    assert size_refusal(spec, {}, n, 4, available=2**32, time_budget=300) is None
+    assert size_refusal(spec, {}, n, 4, available=2**32) is None  # no time budget: no time limit
+    slow = size_refusal(spec, {}, n, 4, available=2**32, time_budget=300, fits=2)
+    assert slow.startswith("TimeModel: method 'pck_means' is predicted to take about 537 s for n=16384 (2 fits")
+    assert "subsample to n <= 12,247" in slow
