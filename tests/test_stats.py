@@ -519,3 +519,22 @@ def test_a_cell_with_one_method_is_skipped_and_the_later_cells_are_still_tested(
     tests = stats.paired_tests(data, "ari")
     assert tests["dataset"].tolist() == ["iris"] and (tests["A"].tolist(), tests["B"].tolist()) == (["a"], ["b"])
     assert tests["p"].iloc[0] == pytest.approx(scipy.stats.wilcoxon(A, B).pvalue)
+
+
+def test_a_cd_diagram_with_a_very_long_method_label_still_draws_with_capped_margins():
+    # a tuned variant's label can be long; its margin is capped at 0.42 a side (else left >= right and
+    # matplotlib refuses the layout)
+    rng = np.random.default_rng(0)
+    long_name = "pck_means+cvcp(folds=3, grid=penalty:0.1,1,10, metric=ari)"
+    means = pd.DataFrame(rng.uniform(size=(6, 3)), columns=["kmeans", "ap", long_name])
+    fig = stats.cd_diagram(means, "ari")
+    assert fig.subplotpars.left == pytest.approx(0.42) and fig.subplotpars.right == pytest.approx(0.58)
+    assert long_name in " ".join(t.get_text() for t in fig.axes[0].texts)
+
+
+def test_a_difference_of_exactly_one_on_every_trial_is_tested_not_taken_for_zero():
+    # an integer metric (n_clusters_error) can differ by exactly 1 on every trial: a real, significant
+    # difference (scipy's p = 2 / 2^8); only an all-zero difference is "no evidence" (p = 1), at any n
+    assert stats._wilcoxon(np.ones(8), np.zeros(8)) == (0.0, pytest.approx(scipy.stats.wilcoxon(np.ones(8)).pvalue))
+    assert stats._wilcoxon(np.ones(8), np.zeros(8))[1] == pytest.approx(2 / 2**8)
+    assert stats._wilcoxon(np.zeros(20), np.zeros(20)) == (0.0, 1.0)
