@@ -273,6 +273,12 @@ def test_a_report_redraws_a_bundled_set_but_not_an_unknown_or_malformed_one():
     assert report_redraw_refusal({"name": "iris", "preprocess": "standardize"}) is None  # scikit-learn's copy
     assert report_redraw_refusal({"name": "nope"}) == "data set 'nope' is not registered here"
     assert report_redraw_refusal("iris") == "data set None is not registered here"  # not a dataset group
+    # a UCI set is read from the data directory when its files are there, never downloaded
+    uci = report_redraw_refusal({"name": "balance"})
+    assert uci is None or uci.startswith("UCI set 'balance' is not on this machine")
+    assert report_redraw_refusal({"name": "scap_2d_clusters", "n_samples": 100}) is None  # bounded, generated
+    assert "above the 5000 a report re-draws" in report_redraw_refusal({"name": "scap_2d_clusters", "n_samples": 10**9})
+    assert report_redraw_refusal({"name": "csv"}).startswith("data set 'csv' (file) is not a local, bundled")
 
 
 def test_size_refusal_by_hand_memory_in_gib_and_time_for_every_fit():
