@@ -528,3 +528,16 @@ def test_kept_default_compares_the_tuned_values_with_the_estimators_defaults():
     kept = lb_ranks.kept_default(frame)
     assert kept.loc[[10, 11, 12]].tolist() == [True, False, True]  # {}: nothing tuned, the defaults kept
     assert kept.loc[[13, 14, 15]].isna().all()  # no tuned_params, or a method not installed here
+
+
+def test_tuned_vs_default_goes_on_past_a_variant_whose_default_did_not_run():
+    # ap+cvcp has no untuned ap to meet (skipped); pck_means+cvcp after it is still compared with pck_means
+    values = {("iris", 20, "ap+cvcp"): [0.5] * 6, ("iris", 20, "pck_means+cvcp"): [0.9] * 6,
+              ("iris", 20, "pck_means"): [0.8] * 6, ("iris", 20, "kmeans"): [0.4] * 6}
+    data = _rows(values)
+    data["tune"] = [m.split("+")[1] if "+" in m else "none" for m in data["method.name"]]
+    data["method.name"] = data["method.name"].str.split("+").str[0]
+    data["method_label"] = rfmt.method_labels(data)
+    versus = lb_ranks.tuned_vs_default(lb.long_frame(data, "ari"), "ari")
+    assert versus["variant"].tolist() == ["pck_means+cvcp"] and versus["default"].tolist() == ["pck_means"]
+    assert versus["mean_diff"].iloc[0] == pytest.approx(0.1)
