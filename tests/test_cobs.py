@@ -222,6 +222,12 @@ def test_k_grid_default_and_centred_on_a_hint():
     assert [e["grid"]["k"] for e in est.pool_] == [11, 12, 13]
 
 
+def test_a_hint_of_one_cluster_is_valid_and_the_grid_starts_at_two():
+    # n_clusters=1 is a legitimate hint (a data set of one class); the grid is shifted up to 2..k_max
+    X, y = _blobs()
+    est = _fit(X, _chain_constraints(y), members=("kmeans",), n_clusters=1, k_max=4)
+    assert [e["grid"]["k"] for e in est.pool_] == [2, 3, 4]
+
 def test_median_quantile_is_aps_default_preference():
     X, _ = _blobs()
     ap = make_method("ap", random_state=0).fit(X)
@@ -279,6 +285,7 @@ def test_same_random_state_same_result():
     ({"members": "kmeans"}, "members"),
     ({"ap_max_samples": -1}, "ap_max_samples"),
     ({"n_clusters": 0}, "n_clusters"),
+    ({"n_neighbors": 0}, "n_neighbors"),
     ({"ncuts_n_init": 0}, "ncuts_n_init"),
     ({"n_threads": 0}, "n_threads"),
 ])
@@ -336,6 +343,8 @@ def test_contradictory_constraints_warn_once_and_members_get_no_constraints():
     assert sum(issubclass(w.category, InconsistentConstraintsWarning) for w in caught) == 1
     assert all(not e["warnings"] for e in est.pool_)
     assert est.n_satisfied_ == 2  # at most two of the three can hold
+    # the winner converged: no "did not converge" warning of COBS's own
+    assert not any("did not converge" in str(w.message) for w in caught) and est.converged_
 
 
 def test_the_winners_warnings_are_issued_again_and_every_members_are_recorded():

@@ -563,3 +563,17 @@ def test_a_draw_without_cannot_links_skips_metric_learning_instead_of_failing(tm
     skipped = rows[rows["status"] == "skipped"]
     assert skipped["error"].str.startswith("InsufficientSupervisionError").all()
     assert (skipped["n_cannot_link"] == 0).all() and (rows.loc[rows["status"] == "ok", "n_cannot_link"] == 1).all()
+
+
+def test_a_fit_is_shared_as_unsupervised_only_without_any_pair_or_label():
+    # share_unsupervised_fits reuses one fit across budgets: wrong when a single label or pair reached it
+    from ccbench import Constraints
+    from ccbench.running.protocol import fit_is_unsupervised
+
+    semi, plain = registry.get_method_spec("pck_means"), registry.get_method_spec("kmeans")
+    one, two = ([0] + [-1] * 5, [0, 1] + [-1] * 4)
+    assert fit_is_unsupervised(semi, Constraints(n_samples=6))
+    assert fit_is_unsupervised(plain, Constraints([(0, 1)], n_samples=6, labels=two))
+    for cons in (Constraints(n_samples=6, labels=one), Constraints(n_samples=6, labels=two),
+                 Constraints([(0, 1)], n_samples=6), Constraints(cannot_link=[(0, 1)], n_samples=6)):
+        assert not fit_is_unsupervised(semi, cons)

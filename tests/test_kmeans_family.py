@@ -495,3 +495,14 @@ def test_constrained_em_stops_by_tolerance_on_easy_data():
     cons = cgen.random_pairs(y, 20, rng=np.random.default_rng(1))
     est = make_method("constrained_em", n_clusters=3, random_state=0).fit(X, constraints=cons)
     assert est.converged_ and est.n_iter_ < 20
+
+
+def test_kmeans_plus_plus_never_repeats_a_point_at_any_scale():
+    # D^2 sampling gives a chosen point probability 0, however small the distances (here they sum to
+    # far less than 1): k distinct points are k distinct centres
+    from ccbench_plugins.kmeans.core import _kmeanspp
+
+    X = 1e-3 * np.arange(4.0)[:, None]
+    for seed in range(20):
+        centres = _kmeanspp(X, 4, np.random.default_rng(seed))
+        assert sorted(centres[:, 0]) == pytest.approx(sorted(X[:, 0]))

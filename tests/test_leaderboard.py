@@ -468,3 +468,76 @@ def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data
     # 2 data sets as blocks: Friedman cannot reach alpha with 4 methods, so no CD diagram, and the page says why
     assert ("No CD diagram: with 2 data sets and 4 methods the smallest p Friedman's test can give is 0.112, "
             "above alpha = 0.05.") in text
+
+
+def test_dataset_blocks_are_ranks_oriented_as_the_metric():
+    # The Friedman blocks of the CD diagram: a data set's average rank per method, negated for a
+    # higher-is-better metric so that a larger block value is better on both kinds of metric.
+    values = {(d, b, m): [v + 0.01 * b] for d in ("iris", "wine") for b in (10, 20)
+              for m, v in (("pck_means", 0.8), ("ap", 0.6), ("kmeans", 0.4))}
+    means = lb.cell_means(lb.long_frame(_rows(values), "ari"))
+    blocks = lb_ranks.dataset_blocks(means, "ari")
+    assert blocks.loc["iris"].to_dict() == {"ap": -2.0, "kmeans": -3.0, "pck_means": -1.0}
+    low = _rows(values).rename(columns={"ari": "constraint_violations"})
+    blocks = lb_ranks.dataset_blocks(lb.cell_means(lb.long_frame(low, "constraint_violations")),
+                                     "constraint_violations")
+    assert blocks.loc["wine"].to_dict() == {"ap": 2.0, "kmeans": 1.0, "pck_means": 3.0}
+
+
+def test_a_grid_files_value_is_its_choice_or_the_config_value_at_the_dotted_path():
+    # sweep coverage identifies a job by the values a grid file's config had for the keys another grid
+    # sweeps: a group's choice (hydra.runtime.choices) or the scalar at the dotted path
+    from ccbench.reporting.leaderboard import pages
+
+    conf = {"hydra": {"runtime": {"choices": {"dataset": "wine"}}},
+            "constraints": {"name": "random_pairs", "n_constraints": 40}, "seed": 3}
+    assert pages._value_in(conf, "dataset") == "wine"
+    assert pages._value_in(conf, "constraints.n_constraints") == "40"
+    assert pages._value_in(conf, "seed") == "3"
+    assert pages._value_in(conf, "constraints") is None  # a group, not a value
+    assert pages._value_in(conf, "constraints.n_constraints.x") is None
+    assert pages._value_in(conf, "noise.rate") is None
+
+
+def test_the_gains_table_is_shown_at_the_largest_noiseless_budget(tmp_path):
+    # pck_means gains 0.1 over kmeans at budget 10 and 0.4 at budget 40: the page's table is the headline
+    # (budget 40), every cell's gain is in the parquet
+    values = {("iris", 10, "pck_means"): [0.6, 0.6], ("iris", 40, "pck_means"): [0.9, 0.9],
+              ("iris", 10, "kmeans"): [0.5, 0.5], ("iris", 40, "kmeans"): [0.5, 0.5]}
+    text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()
+    assert "Shown at budget 40, noise none" in text
+    assert "+0.400 [+0.400, +0.400]" in text and "+0.100 [" not in text
+    # one title (level 1); the numbered sections and the closing ones are its level-2 sections
+    headings = re.findall(r"^(#+) (.*)$", text, flags=re.M)
+    assert [h for h, _ in headings].count("#") == 1 and headings[0][0] == "#"
+    numbered = [h for h, t in headings if re.match(r"\d+b?\. ", t)]
+    assert len(numbered) >= 7 and set(numbered) == {"##"}
+
+
+def test_kept_default_compares_the_tuned_values_with_the_estimators_defaults():
+    import json
+
+    from ccbench import registry
+    from ccbench.running import protocol
+
+    default = protocol.estimator_defaults(registry.get_method_spec("pck_means"))["penalty"]
+    frame = pd.DataFrame({"method_name": ["pck_means"] * 5 + ["not_installed"],
+                          "tuned_params": [json.dumps({"penalty": default}), json.dumps({"penalty": default + 1.5}),
+                                           "{}", "", None, json.dumps({"penalty": default})]},
+                         index=[10, 11, 12, 13, 14, 15])
+    kept = lb_ranks.kept_default(frame)
+    assert kept.loc[[10, 11, 12]].tolist() == [True, False, True]  # {}: nothing tuned, the defaults kept
+    assert kept.loc[[13, 14, 15]].isna().all()  # no tuned_params, or a method not installed here
+
+
+def test_tuned_vs_default_goes_on_past_a_variant_whose_default_did_not_run():
+    # ap+cvcp has no untuned ap to meet (skipped); pck_means+cvcp after it is still compared with pck_means
+    values = {("iris", 20, "ap+cvcp"): [0.5] * 6, ("iris", 20, "pck_means+cvcp"): [0.9] * 6,
+              ("iris", 20, "pck_means"): [0.8] * 6, ("iris", 20, "kmeans"): [0.4] * 6}
+    data = _rows(values)
+    data["tune"] = [m.split("+")[1] if "+" in m else "none" for m in data["method.name"]]
+    data["method.name"] = data["method.name"].str.split("+").str[0]
+    data["method_label"] = rfmt.method_labels(data)
+    versus = lb_ranks.tuned_vs_default(lb.long_frame(data, "ari"), "ari")
+    assert versus["variant"].tolist() == ["pck_means+cvcp"] and versus["default"].tolist() == ["pck_means"]
+    assert versus["mean_diff"].iloc[0] == pytest.approx(0.1)

@@ -44,3 +44,21 @@ def test_constraint_flip_keeps_confidences_with_their_pairs():
     np.testing.assert_array_equal(f.must_link, [[2, 3]])
     np.testing.assert_allclose(f.must_link_weight, [0.9])
     np.testing.assert_allclose(f.cannot_link_weight, [0.3])
+
+
+def test_the_protocol_applies_each_noise_at_its_stage():
+    # label noise corrupts the labels the scheme draws from; constraint noise flips drawn pairs and leaves
+    # the labels alone (ccbench.running.protocol.draw_supervision)
+    from ccbench.running.protocol import draw_supervision
+
+    y = np.repeat([0, 1, 2], 20)
+    scheme = {"name": "random_pairs", "n_constraints": 40}
+
+    def disagreeing(cons, labels):
+        ml, cl = cons.must_link, cons.cannot_link
+        return int(np.sum(labels[ml[:, 0]] != labels[ml[:, 1]]) + np.sum(labels[cl[:, 0]] == labels[cl[:, 1]]))
+
+    cons, used = draw_supervision(y, scheme, {"name": "constraint_flip", "rate": 0.25}, np.random.default_rng(0))
+    assert np.array_equal(used, y) and len(cons) == 40 and disagreeing(cons, y) == 10
+    cons, used = draw_supervision(y, scheme, {"name": "label_noise", "rate": 0.25}, np.random.default_rng(0))
+    assert np.sum(used != y) == 15 and len(cons) == 40 and disagreeing(cons, used) == 0

@@ -150,6 +150,9 @@ def test_too_few_constraints_fall_back_and_say_so():
     one = Constraints([[0, 1]], n_samples=40)
     sel = cvcp.select(lambda **p: Threshold(**p), X, one, grid, default={"threshold": 5.0}, n_folds=3)
     assert sel.params == {"threshold": 5.0} and sel.n_fits == 0 and sel.n_folds == 0 and "at least 2" in sel.note
+    assert sel.n_failed == 0  # nothing fitted, so nothing failed (the row's tune_failed column)
+    with pytest.raises(TypeError):  # keyword-only: a default dict passed in the grid's place is refused
+        cvcp.select(lambda **p: Threshold(**p), X, one, grid, {"threshold": 5.0})
     two = Constraints([[0, 12]], [[0, 30]], n_samples=40)  # x = 0 and 6 together, 0 and 25 apart
     sel = cvcp.select(lambda **p: Threshold(**p), X, two, grid, default={"threshold": 5.0}, n_folds=3)
     assert sel.n_folds == 2 and "2 folds, not 3" in sel.note and sel.params == {"threshold": 15.0}

@@ -501,3 +501,40 @@ def test_across_data_set_statistics_only_where_the_test_can_reach_its_level():
     eight = _better_by_construction(n_sets=8)
     page = report_html.html_page(eight.assign(method_label=eight["method.name"]), metrics=["ari"], x=X)
     assert "Friedman chi²" in page and page.count("data:image/png") == 2
+
+
+def test_block_means_complete_keeps_the_blocks_every_method_ran():
+    # rank tests need every method on every block: complete=True drops wine, where b has no trial
+    data = _frame({("iris", "a"): A, ("iris", "b"): B, ("wine", "a"): C})
+    full = stats.block_means(data, "ari")
+    assert list(full.index.get_level_values(0)) == ["iris"] and list(full.columns) == ["a", "b"]
+    assert full.loc[full.index[0], "a"] == pytest.approx(A.mean())
+    some = stats.block_means(data, "ari", complete=False)
+    assert list(some.index.get_level_values(0)) == ["iris", "wine"] and np.isnan(some.iloc[1]["b"])
+
+
+def test_a_cell_with_one_method_is_skipped_and_the_later_cells_are_still_tested():
+    # cells are visited in sorted order: "glass" (one method, no pair to test) comes before "iris"
+    data = _frame({("glass", "a"): A, ("iris", "a"): A, ("iris", "b"): B})
+    tests = stats.paired_tests(data, "ari")
+    assert tests["dataset"].tolist() == ["iris"] and (tests["A"].tolist(), tests["B"].tolist()) == (["a"], ["b"])
+    assert tests["p"].iloc[0] == pytest.approx(scipy.stats.wilcoxon(A, B).pvalue)
+
+
+def test_a_cd_diagram_with_a_very_long_method_label_still_draws_with_capped_margins():
+    # a tuned variant's label can be long; its margin is capped at 0.42 a side (else left >= right and
+    # matplotlib refuses the layout)
+    rng = np.random.default_rng(0)
+    long_name = "pck_means+cvcp(folds=3, grid=penalty:0.1,1,10, metric=ari)"
+    means = pd.DataFrame(rng.uniform(size=(6, 3)), columns=["kmeans", "ap", long_name])
+    fig = stats.cd_diagram(means, "ari")
+    assert fig.subplotpars.left == pytest.approx(0.42) and fig.subplotpars.right == pytest.approx(0.58)
+    assert long_name in " ".join(t.get_text() for t in fig.axes[0].texts)
+
+
+def test_a_difference_of_exactly_one_on_every_trial_is_tested_not_taken_for_zero():
+    # an integer metric (n_clusters_error) can differ by exactly 1 on every trial: a real, significant
+    # difference (scipy's p = 2 / 2^8); only an all-zero difference is "no evidence" (p = 1), at any n
+    assert stats._wilcoxon(np.ones(8), np.zeros(8)) == (0.0, pytest.approx(scipy.stats.wilcoxon(np.ones(8)).pvalue))
+    assert stats._wilcoxon(np.ones(8), np.zeros(8))[1] == pytest.approx(2 / 2**8)
+    assert stats._wilcoxon(np.zeros(20), np.zeros(20)) == (0.0, 1.0)

@@ -179,3 +179,124 @@ def test_quoted_sweep_values_are_accepted_by_the_precheck():
     assert precheck(["method.name='kmeans','cop_kmeans'", "dataset=iris"]) == []
     assert precheck(["method='kmeans','cop_kmeans'", 'dataset="iris"']) == []
     assert "unknown method 'nope'" in " ".join(precheck(["method.name='kmeans','nope'"]))
+
+
+# -- the protocol's value checks: both sides of every bound ---------------------------------
+# ``ccbench.running.protocol.VALUE_CHECKS`` refuses a bad override before Hydra starts any job (the
+# command line's precheck) and a bad cell before a trial runs. Each key below is checked just inside
+# and just outside its range, so a bound moved by one (or a check negated) changes an answer.
+
+_OK = [("noise.rate", 0), ("noise.rate", 1), ("noise.rate", 0.5), ("constraints.n_constraints", 0),
+       ("constraints.n_constraints", 30), ("constraints.n_constraints", 30.0), ("constraints.n_pairs", 2),
+       ("constraints.per_class", 0.2), ("constraints.per_class", 3), ("constraints.per_class", 3.0),
+       ("constraints.per_point", None), ("constraints.per_point", 0), ("constraints.per_point", 0.5),
+       ("constraints.fraction", 0),
+       ("constraints.fraction", 1), ("tune_folds", 2), ("trial_timeout", None), ("trial_timeout", 0.5),
+       ("time_budget", 60), ("metrics", "ari"), ("metrics", ["ari", "nmi"]), ("method.name", "kmeans"),
+       ("seed", 2**63 - 1), ("seed", -(2**63)), ("seed", 0), ("n_trials", 1), ("n_trials", 10_000),
+       ("inconsistent", "ignore"), ("evaluate_on", "both"), ("share_unsupervised_fits", False),
+       ("tune", "none"), ("not.a.checked.key", -1)]
+_BAD = [("noise.rate", -0.1, "in [0, 1]"), ("noise.rate", 1.1, "in [0, 1]"), ("noise.rate", True, "in [0, 1]"),
+        ("noise.rate", "0.1", "in [0, 1]"), ("constraints.n_constraints", -1, ">= 0"),
+        ("constraints.n_constraints", 30.7, "whole number"), ("constraints.n_pairs", -2, ">= 0"),
+        ("constraints.per_class", 2.5, "whole number"), ("constraints.per_class", -1, ">= 0"),
+        ("constraints.per_point", -1, ">= 0"), ("constraints.fraction", 1.5, "in [0, 1]"),
+        ("tune_folds", 1, ">= 2"), ("tune_folds", True, ">= 2"), ("trial_timeout", 0, "positive"),
+        ("trial_timeout", -1, "positive"), ("time_budget", True, "positive"), ("metrics", [], "is empty"),
+        ("metrics", ["ari", "nope"], "nope"), ("method.name", "nope", "unknown method 'nope'"),
+        ("seed", 2**63, "64 bits"), ("seed", -(2**63) - 1, "64 bits"), ("seed", 1.5, "an int"),
+        ("seed", True, "an int"), ("n_trials", 0, "positive int"), ("n_trials", 10_001, "at most 10,000"),
+        ("inconsistent", "x", "must be warn, raise or ignore, got 'x'"), ("evaluate_on", "some", "all, "),
+        ("share_unsupervised_fits", "yes", "true or false"), ("tune", "cvpc", "registered tuner")]
+
+
+@pytest.mark.parametrize("key, value", _OK)
+def test_a_value_inside_its_range_passes_the_protocol_check(key, value):
+    from ccbench.running.protocol import check_value
+
+    assert check_value(key, value) is None
+
+
+@pytest.mark.parametrize("key, value, words", _BAD)
+def test_a_value_outside_its_range_is_refused_naming_the_key(key, value, words):
+    from ccbench.running.protocol import check_value
+
+    message = check_value(key, value)
+    assert message is not None and message.startswith(key + " ") and words in message
+
+
+def test_a_cell_asking_more_pairs_than_the_data_set_has_is_refused():
+    from ccbench.running.protocol import check_cell
+
+    def cell(**constraints):  # iris: 150 samples, 150 * 149 / 2 = 11,175 distinct pairs
+        return {"dataset": {"name": "iris"}, "method": {"name": "kmeans"}, "noise": {"name": "none"},
+                "constraints": {"name": "random_pairs", **constraints}, "n_trials": 2, "seed": 0}
+
+    assert check_cell(cell(n_constraints=11_175)) == []
+    assert check_cell(cell(n_constraints=11_176)) == [
+        "constraints.n_constraints=11176 is not possible with 150 samples (at most 11175 distinct pairs)"]
+    both = check_cell(cell(n_constraints=10, per_point=0.5))
+    assert len(both) == 1 and "are both set" in both[0]
+    assert check_cell({**cell(n_constraints=11_176), "dataset": {"name": "iris", "missing": "mean"}}) == []
+    assert check_cell({**cell(n_constraints=10), "n_trials": 0, "seed": 0.5}) == [
+        "n_trials must be a positive int, got 0", "seed must be an int, got 0.5"]
+
+
+def test_a_name_whose_plugin_fails_to_import_is_a_refused_value_not_a_crash():
+    # a registered entry point whose module raises ImportError (a missing optional dependency) must come
+    # back as the check's message, so the precheck lists it with the other problems
+    from ccbench.running import protocol
+
+    def lookup(name):
+        raise ImportError(f"plugin of {name!r} needs the package 'nothere'")
+
+    assert protocol._registered(lookup)("m") == "plugin of 'm' needs the package 'nothere'"
+
+
+def test_a_tuned_trial_is_charged_one_fit_per_fold_and_free_combination_plus_the_refit():
+    # the time budget of a tuned trial (protocol.tuning_fits) counts the tuner's fits; a hand count
+    import dataclasses
+
+    from ccbench import registry
+    from ccbench.running.protocol import tuning_fits
+
+    spec = dataclasses.replace(registry.get_method_spec("pck_means"), grid={"a": (1, 2, 3), "b": (0.1, 1.0)})
+    assert tuning_fits(spec, {}, "none", 3) == 1
+    assert tuning_fits(spec, {}, "cvcp", 3) == 1 + 3 * 6
+    assert tuning_fits(spec, {"a": 2}, "cvcp", 4) == 1 + 4 * 2
+    assert tuning_fits(spec, {"a": 2, "b": 1.0}, "cvcp", 4) == 1  # nothing left to tune: the one fit
+
+
+def test_a_report_redraws_a_bundled_set_but_not_an_unknown_or_malformed_one():
+    from ccbench.running.protocol import report_redraw_refusal
+
+    assert report_redraw_refusal({"name": "iris", "preprocess": "standardize"}) is None  # scikit-learn's copy
+    assert report_redraw_refusal({"name": "nope"}) == "data set 'nope' is not registered here"
+    assert report_redraw_refusal("iris") == "data set None is not registered here"  # not a dataset group
+    # a UCI set is read from the data directory when its files are there, never downloaded
+    uci = report_redraw_refusal({"name": "balance"})
+    assert uci is None or uci.startswith("UCI set 'balance' is not on this machine")
+    assert report_redraw_refusal({"name": "scap_2d_clusters", "n_samples": 100}) is None  # bounded, generated
+    assert "above the 5000 a report re-draws" in report_redraw_refusal({"name": "scap_2d_clusters", "n_samples": 10**9})
+    assert report_redraw_refusal({"name": "csv"}).startswith("data set 'csv' (file) is not a local, bundled")
+
+
+def test_size_refusal_by_hand_memory_in_gib_and_time_for_every_fit():
+    # 8 n^2 bytes at n = 2^14 is 2 GiB; (n / 1000)^2 s is 268 s a fit, 537 s for the 2 fits of a tuned trial
+    import dataclasses
+
+    from ccbench import registry
+    from ccbench.running.protocol import size_refusal
+    from ccbench.specs import MemoryModel, TimeModel
+
+    spec = dataclasses.replace(registry.get_method_spec("pck_means"),
+                               memory=MemoryModel(dense=1.0, alternative="subsample"),
+                               time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
+    n = 2**14
+    assert size_refusal(spec, {}, n, 4, available=2**30) == (
+        "MemoryModel: method 'pck_means' needs about 2.0 GiB for n=16384, d=4 but 1.0 GiB is available; subsample")
+    assert size_refusal(spec, {}, n, 4, available=2**32, time_budget=300) is None
+    assert size_refusal(spec, {}, n, 4, available=2**32) is None  # no time budget: no time limit
+    slow = size_refusal(spec, {}, n, 4, available=2**32, time_budget=300, fits=2)
+    assert slow.startswith("TimeModel: method 'pck_means' is predicted to take about 537 s for n=16384 (2 fits")
+    assert "subsample to n <= 12,247" in slow
