@@ -225,8 +225,9 @@ def test_k_grid_default_and_centred_on_a_hint():
 def test_a_hint_of_one_cluster_is_valid_and_the_grid_starts_at_two():
     # n_clusters=1 is a legitimate hint (a data set of one class); the grid is shifted up to 2..k_max
     X, y = _blobs()
-    est = _fit(X, _chain_constraints(y), members=("kmeans",), n_clusters=1, k_max=4)
+    est = _fit(X, _chain_constraints(y), members=("kmeans",), n_clusters=1, k_max=4, k_mode="hint")
     assert [e["grid"]["k"] for e in est.pool_] == [2, 3, 4]
+
 
 def test_median_quantile_is_aps_default_preference():
     X, _ = _blobs()
