@@ -54,3 +54,47 @@ def test_the_backend_asked_for_is_the_one_that_runs(monkeypatch, backend, refuse
     np.fill_diagonal(S, np.median(S[~np.eye(16, dtype=bool)]))
     res = ap_core.affinity_propagation(S, backend=backend)
     assert res.converged and res.exemplars.size >= 2
+
+
+# -- n_clusters: the preference search of the AP family (core.PreferenceSearchMixin) -------
+
+
+def _four_blobs():
+    """Four tight blobs of 12 points, 6 apart (as tests/test_ap_n_clusters.py)."""
+    rng = np.random.default_rng(0)
+    return np.concatenate([c + 0.3 * rng.normal(size=(12, 2)) for c in ([0, 0], [6, 0], [0, 6], [6, 6])])
+
+
+def test_one_cluster_is_reachable_from_the_searchs_lower_end():
+    # core.py fit: the search starts at N s_min, below which one exemplar is optimal (a
+    # second gains at most N (s_max - s_min) <= -N s_min). Any smaller lower end (e.g. d s_min,
+    # here -144 against -3,456) leaves four exemplars cheaper than one, and k = 1 unreachable.
+    X = _four_blobs()
+    est = make_method("ap", n_clusters=1, random_state=0).fit(X)
+    assert est.n_clusters_exact_
+    assert np.unique(est.labels_).size == 1
+
+
+def test_the_search_keeps_the_fit_closest_to_n_clusters(monkeypatch):
+    # core.py fit_at: when no preference gives n_clusters, the fit kept is the first one
+    # whose count is closest to it. The counts are scripted (the real fits run, their
+    # labels are recorded): 1, 1, 1, 1, 2, then 1 to the end, for n_clusters = 3, so the
+    # fifth fit (2 clusters, 1 away) is the one to keep, not the first (2 away).
+    import warnings
+
+    from ccbench.base import ConvergenceWarning
+
+    script = iter([1, 1, 1, 1, 2] + [1] * 100)
+    seen = []
+
+    def scripted(labels):
+        seen.append(np.array(labels, copy=True))
+        return next(script)
+
+    monkeypatch.setattr(ap_core, "n_clusters_found", scripted)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = make_method("ap", n_clusters=3, random_state=0).fit(_four_blobs())
+    assert not est.n_clusters_exact_ and len(seen) == ap_core.PREFERENCE_SEARCH_FITS
+    assert not np.array_equal(seen[0], seen[4])  # the two candidates are told apart
+    np.testing.assert_array_equal(est.labels_, seen[4])
