@@ -98,3 +98,18 @@ def test_the_search_keeps_the_fit_closest_to_n_clusters(monkeypatch):
     assert not est.n_clusters_exact_ and len(seen) == ap_core.PREFERENCE_SEARCH_FITS
     assert not np.array_equal(seen[0], seen[4])  # the two candidates are told apart
     np.testing.assert_array_equal(est.labels_, seen[4])
+
+
+def test_scssap_ml_without_exemplars_keeps_the_uniform_start_metric():
+    # scssap.py _fit: the metric starts uniform, one row of 1/d (eq. 28's start); when the
+    # first AP pass finds no exemplar (one iteration at a preference far below every
+    # similarity: no self-responsibility is positive yet) there is nothing to learn from,
+    # and metrics_ must be that start, shape (1, d)
+    import warnings
+
+    X = np.random.default_rng(0).normal(size=(12, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = make_method("scssap_ml", preference=-1e6, max_iter=1, random_state=0).fit(X)
+    assert np.all(est.labels_ == -1) and est.n_outer_iter_ == 1
+    np.testing.assert_array_equal(est.metrics_, np.full((1, 3), 1.0 / 3))
