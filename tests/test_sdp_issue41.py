@@ -51,3 +51,19 @@ def test_kmedoids_with_one_cluster_is_the_one_medoid_of_least_cost():
     assert est.medoid_indices_.tolist() == [int(np.argmin(dist.sum(axis=0)))]
     assert est.inertia_ == pytest.approx(dist.sum(axis=0).min())
     assert np.all(est.labels_ == 0) and est.converged_
+
+
+def test_sdpa_reports_its_duality_gap_as_a_difference():
+    # _solvers.py solve_sdpa: solver_info_["duality_gap"] is |primal - dual| of SDPA's
+    # pair, in the objective's units; at an optimal solve it is within SDPA's tolerance of
+    # 0 (relative to the objective), and the returned K's objective is the primal one
+    pytest.importorskip("sdpap")
+    from ccbench_plugins.sdp._solvers import solve_sdpa
+    from ccbench_plugins.sdp.core import build_problem
+
+    X, cons = _two_blobs()
+    p = build_problem(X, cons, sigma=1.0, n_neighbors=2)
+    K, info = solve_sdpa(p)
+    assert info["status"] == "optimal"
+    assert 0.0 <= info["duality_gap"] <= 1e-4 * max(1.0, abs(info["objective"]))
+    assert info["objective"] == pytest.approx(p.objective(K))
