@@ -1,0 +1,25 @@
+"""Spectral family: properties that the mutation run of issue 41 (seed 20261126) found unguarded.
+
+Each test names the line it guards; see ``tests/mutation/issue41/README.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from ccbench_plugins.spectral import lowrank as lr
+
+
+def test_lobpcg_finds_five_leading_eigenvectors_with_its_guard_columns():
+    # lowrank.py leading_eigenvectors: the block has k + 5 columns (k wanted, 5 guards that
+    # speed convergence and catch a repeated eigenvalue). k = 5 is an ordinary request (five
+    # clusters); the five leading eigenvectors of a symmetric matrix with a clear gap after
+    # the fifth must span the dense route's subspace (a block of k % 5 = 0 columns would not)
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.normal(size=(60, 60)))
+    lam = np.r_[[1.0, 0.95, 0.9, 0.85, 0.8], np.linspace(0.4, -0.5, 55)]
+    M = (Q * lam) @ Q.T
+    M = (M + M.T) / 2
+    V = lr.leading_eigenvectors(M, 5, tol=1e-8, max_iter=500)
+    assert V.shape == (60, 5)
+    U = Q[:, :5]
+    np.testing.assert_allclose(V @ V.T, U @ U.T, atol=1e-6)
