@@ -6,7 +6,10 @@ Each test names the line it guards; see ``tests/mutation/issue41/README.md``.
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from ccbench_plugins.spectral import lowrank as lr
+
+from ccbench import make_method
 
 
 def test_lobpcg_finds_five_leading_eigenvectors_with_its_guard_columns():
@@ -23,3 +26,12 @@ def test_lobpcg_finds_five_leading_eigenvectors_with_its_guard_columns():
     assert V.shape == (60, 5)
     U = Q[:, :5]
     np.testing.assert_allclose(V @ V.T, U @ U.T, atol=1e-6)
+
+
+@pytest.mark.parametrize("method", ["ncuts", "spectral_learning", "e2cp", "srcp"])
+def test_zero_clusters_are_refused(method):
+    # core.py _parameter_constraints of the spectral estimators: n_clusters = 0 asks for an
+    # embedding of no eigenvector and k-means with no centre; it must be refused up front
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    with pytest.raises(ValueError, match="parameter 'n_clusters' must be int in \\[1, inf"):
+        make_method(method, n_clusters=0).fit(X)
