@@ -35,3 +35,17 @@ def test_zero_clusters_are_refused(method):
     X = np.random.default_rng(0).normal(size=(12, 2))
     with pytest.raises(ValueError, match="parameter 'n_clusters' must be int in \\[1, inf"):
         make_method(method, n_clusters=0).fit(X)
+
+
+@pytest.mark.parametrize("route", ["srcp", "e2cp"])
+def test_no_constraints_give_factors_of_a_zero_F(route):
+    # lowrank.py propagate_srcp_lowrank / propagate_e2cp_lowrank: F = Z C Z^T, so C is square with Z's column count;
+    # without constraints both are empty and F is the n x n zero matrix (nothing propagated)
+    from scipy import sparse
+
+    W = sparse.csr_matrix(np.exp(-np.random.default_rng(0).uniform(size=(30, 30))))
+    W = (W + W.T) / 2
+    S, Y = lr.normalized_adjacency(W), sparse.csr_matrix((30, 30))
+    Z, C = lr.propagate_srcp_lowrank(S, Y, mu=0.2) if route == "srcp" else lr.propagate_e2cp_lowrank(S, Y, alpha=0.8)
+    assert Z.shape == (30, 0) and C.shape == (0, 0)
+    np.testing.assert_array_equal(Z @ C @ Z.T, np.zeros((30, 30)))
