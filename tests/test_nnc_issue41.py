@@ -1,0 +1,30 @@
+"""NNC family: properties that the mutation run of issue 41 (seed 20261126) found unguarded.
+
+Each test names the line it guards; see ``tests/mutation/issue41/README.md``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from ccbench_plugins.nnc import metric_learning as ml
+
+
+def test_least_norm_qp_retries_at_default_tolerances_after_a_solver_error(monkeypatch):
+    # metric_learning.py _least_norm_qp: Clarabel at 1e-12 tolerances can fail with a
+    # SolverError; the second pass at its default tolerances must then run, not the error
+    # escape. Known answer: min ||w||^2, w >= 0, w1 + 2 w2 >= 1, w1 + w2 <= 1 -> w = (1, 2) / 5.
+    cp = pytest.importorskip("cvxpy")
+    real = cp.Problem.solve
+    calls = []
+
+    def tight_fails(self, *args, **kwargs):
+        calls.append(kwargs)
+        if "tol_gap_abs" in kwargs:
+            raise cp.error.SolverError("simulated failure at tight tolerances")
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(cp.Problem, "solve", tight_fails)
+    w = ml._least_norm_qp(np.array([[1.0, 2.0]]), np.array([1.0]), np.array([[1.0, 1.0]]), eq=False)
+    assert len(calls) == 2
+    np.testing.assert_allclose(w, [0.2, 0.4], atol=1e-6)
