@@ -28,3 +28,14 @@ def test_least_norm_qp_retries_at_default_tolerances_after_a_solver_error(monkey
     w = ml._least_norm_qp(np.array([[1.0, 2.0]]), np.array([1.0]), np.array([[1.0, 1.0]]), eq=False)
     assert len(calls) == 2
     np.testing.assert_allclose(w, [0.2, 0.4], atol=1e-6)
+
+
+@pytest.mark.parametrize("program, status", [
+    (([1.0], [[1.0]], [-1.0], [(0, None)]), 2),   # x >= 0 and x <= -1: infeasible
+    (([-1.0], [[-1.0]], [0.0], [(0, None)]), 3),  # maximise x >= 0: unbounded
+])
+def test_a_metric_lp_that_highs_cannot_solve_raises(program, status):
+    # metric_learning.py _linprog: any HiGHS status other than 0 (optimal) means res.x is
+    # no optimum; it must raise with the status, not hand a non-solution to the metric
+    with pytest.raises(RuntimeError, match=f"HiGHS could not solve the metric LP \\(status {status}\\)"):
+        ml._linprog(*program)
