@@ -47,3 +47,18 @@ def test_unreachable_n_clusters_warning_names_the_searched_interval_of_p():
     off = d2[~np.eye(10, dtype=bool)]
     assert a == pytest.approx(off.min(), rel=1e-3)
     assert b == pytest.approx(10 * off.max(), rel=1e-3)
+
+
+def test_only_dense_memory_is_checked_against_the_available_memory(monkeypatch):
+    # scap.py _fit: memory='dense' holds S and two message arrays (3 x 8 N^2 bytes) and is
+    # refused when they do not fit; memory='linear' (eqs. 16-20, O(N)) is the way out and
+    # must run where dense is refused
+    from ccbench import base
+    from ccbench.base import InsufficientMemoryError
+
+    monkeypatch.setattr(base, "available_memory", lambda: 10_000)  # bytes: 48 points need 55 kB dense
+    X = _four_blobs()
+    with pytest.raises(InsufficientMemoryError, match="use memory='linear'"):
+        make_method("scap", memory="dense", random_state=0).fit(X)
+    est = make_method("scap", memory="linear", random_state=0).fit(X)
+    assert np.unique(est.labels_).size >= 1
