@@ -39,3 +39,19 @@ def test_a_metric_lp_that_highs_cannot_solve_raises(program, status):
     # no optimum; it must raise with the status, not hand a non-solution to the metric
     with pytest.raises(RuntimeError, match=f"HiGHS could not solve the metric LP \\(status {status}\\)"):
         ml._linprog(*program)
+
+
+def test_sdp_full_ray_keeps_must_link_pairs_at_distance_zero():
+    # metric_learning.py learn_sdp_full, unbounded case: the direction of divergence lives on
+    # the complement of the must-link differences (M d_ml = 0: must-linked points coincide).
+    # Known answer: ML along e1; CL differences (5, 1, 0) and (5, 0, 1) leave that span, so
+    # the ray is M = diag(0, 1/2, 1/2) with split 1/2 -- not M = e1 e1^T (split 25), which
+    # the cannot-link pairs would prefer if e1 were allowed
+    pytest.importorskip("cvxpy")
+    with pytest.warns(ml.MetricFallbackWarning, match="unbounded"):
+        M, split, status = ml.learn_sdp_full(np.array([[1.0, 0.0, 0.0]]),
+                                             np.array([[5.0, 1.0, 0.0], [5.0, 0.0, 1.0]]))
+    assert status == "unbounded_ray"
+    np.testing.assert_allclose(M @ [1.0, 0.0, 0.0], 0.0, atol=1e-6)
+    np.testing.assert_allclose(M, np.diag([0.0, 0.5, 0.5]), atol=1e-5)
+    assert split == pytest.approx(0.5, abs=1e-5)
