@@ -73,3 +73,27 @@ def test_xing_objective_gradient_and_hessian_match_finite_differences():
     num_hess = np.array([(ml._xing_g(a + eps * e, m, dcl)[1] - ml._xing_g(a - eps * e, m, dcl)[1]) / (2 * eps)
                          for e in eye])
     np.testing.assert_allclose(hess, num_hess, rtol=1e-5, atol=1e-7)
+
+
+def test_growth_opens_no_cluster_on_points_that_coincide_with_a_centre():
+    # core.py grow_and_assign: after the first centre, a point at distance 0 from the
+    # representatives would open an empty cluster; with every point identical only one
+    # centre exists, whatever n_clusters asks for
+    from ccbench_plugins.nnc.core import grow_and_assign
+
+    empty = np.empty(0, dtype=np.intp)
+    labels, centres = grow_and_assign(np.ones((6, 2)), 3, members=empty, starts=empty,
+                                      rng=np.random.default_rng(0))
+    assert len(centres) == 1
+    np.testing.assert_array_equal(labels, 0)
+
+
+def test_xing_b_objective_is_finite_below_unit_spread():
+    # metric_learning.py _xing_b_objective: g(b) = sum b - log h is finite for any h > 0,
+    # also h < 1 (small weights, as at L-BFGS-B's start 0.5 / d); only h = 0 is +inf
+    D = np.array([[0.04, 0.0], [0.0, 0.09]])
+    b = np.array([1.0, 1.0])  # r = (0.2, 0.3), h = 0.5
+    g, grad = ml._xing_b_objective(b, D)
+    assert g == pytest.approx(2.0 - np.log(0.5))
+    np.testing.assert_allclose(grad, 1.0 - D.T @ (0.5 / np.array([0.2, 0.3])) / 0.5)
+    assert ml._xing_b_objective(np.zeros(2), D)[0] == np.inf
