@@ -91,8 +91,9 @@ FAMILIES = {
     f.name: f
     for f in (
         Family("affinity", ("tests/test_ap_core*.py", "tests/test_scssap*.py", "tests/test_ssap_g*.py",
-                            "tests/test_affinity*.py")),
-        Family("scap", ("tests/test_scap*.py",), jit=False),
+                            "tests/test_affinity*.py", "tests/test_ap_n_clusters.py")),
+        # test_ap_n_clusters.py: the n_clusters search both families share (six survivors of seed 20261126)
+        Family("scap", ("tests/test_scap*.py", "tests/test_ap_n_clusters.py"), jit=False),
         Family("kmeans", ("tests/test_kmeans*.py",)),
         Family("nnc", ("tests/test_nnc*.py",), jit=False),
         Family("spectral", ("tests/test_spectral*.py",)),
