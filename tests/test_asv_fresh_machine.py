@@ -71,8 +71,9 @@ def test_smoke_run_declares_tiny_grids_and_full_runs_keep_theirs():
     assert not common.SMOKE, "run the tests without CCBENCH_BENCH_SMOKE"
     full = collect_grids()
     assert smoke.keys() == full.keys()
-    # COBSFit and RNSDPDefaultFit came with issues 29/31; the smoke phase takes about a minute
-    assert sum(c for c, _ in smoke.values()) <= 50, smoke
+    # COBSFit and RNSDPDefaultFit came with issues 29/31, ReportScale with issue 40 (its smoke size:
+    # 20 job directories); the smoke phase takes about a minute
+    assert sum(c for c, _ in smoke.values()) <= 52, smoke
     big = {k: n for k, (_, n) in smoke.items() if n > 1000}
     assert not big, f"smoke-run sizes above 1000: {big}"
     assert full["bench_ap.APFit"] == [6, 5000] and full["bench_scssap.SCSSAPVsAP"][1] == 2000

@@ -37,9 +37,10 @@ def test_check_plugin_passes_a_builtin_method(capsys):
     out = capsys.readouterr().out
     passed = _lines(out, "pass", "hostile")
     assert len(passed) == len(HOSTILE_CASES) + 3, out  # + warns, feature names, same seed
-    assert _lines(out, "pass", "config") == ["PASS  config    method/kmeans.yaml"]
+    # kmeans' grid (CVCP's k among k-1, k, k+1) is checked too
+    assert _lines(out, "pass", "config") == ["PASS  config    method/kmeans.yaml", "PASS  config    grid"]
     assert not _lines(out, "fail", "hostile")
-    assert out.strip().splitlines()[-1].startswith("kmeans: 21 passed, 0 failed")
+    assert out.strip().splitlines()[-1].startswith("kmeans: 22 passed, 0 failed")
 
 
 @pytest.mark.slow
