@@ -212,11 +212,16 @@ def test_a_requeued_task_finishes(slurm_cluster, held, tmp_path):
         slurm_cluster.run("scancel", "-s", "USR2", task)
         # SLURM holds a requeued job for 2 minutes (BeginTime); an administrator's release, to keep the
         # test short. The fit is released only once the task is back in the queue: it cannot finish first.
+        # The start is released only once the node has cleaned up the interrupted attempt and a new second
+        # has begun: slurmd revokes the job's credential when it kills the attempt, at one-second
+        # resolution, and a restart within that second dies "Job credential revoked" (the CI flake).
         end = time.monotonic() + 300
         while time.monotonic() < end and proc.poll() is None:
             state = slurm_cluster.run("squeue", "-h", "-j", task.split("_")[0], "-o", "%T %r", check=False).stdout
-            if "PENDING" in state:
+            node = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%T", check=False).stdout.split()
+            if "PENDING" in state and node == ["idle"]:
                 release.touch()
+                time.sleep(2)
                 slurm_cluster.run("scontrol", "update", f"JobId={task}", "StartTime=now", check=False)
                 break
             time.sleep(0.2)
