@@ -16,11 +16,15 @@ from ccbench.running.results import RESULTS_FILE, KEY, ResultsStore, gather, rea
 
 
 def _count_reads(monkeypatch) -> list:
-    """Every Parquet file read from now on (pyarrow's reader and pandas' one)."""
+    """Every Parquet file read from now on (pyarrow's readers and pandas' one)."""
     import pyarrow.parquet as pq
 
     opened: list = []
-    read_table, read_parquet = pq.read_table, pd.read_parquet
+    read_table, read_parquet, parquet_file = pq.read_table, pd.read_parquet, pq.ParquetFile
+
+    def counted_file(source, *args, **kwargs):
+        opened.append(Path(source).resolve())
+        return parquet_file(source, *args, **kwargs)
 
     def counted_table(source, *args, **kwargs):
         opened.append(Path(source).resolve())
@@ -32,6 +36,7 @@ def _count_reads(monkeypatch) -> list:
 
     monkeypatch.setattr(pq, "read_table", counted_table)
     monkeypatch.setattr(pd, "read_parquet", counted_parquet)
+    monkeypatch.setattr(pq, "ParquetFile", counted_file)
     return opened
 
 
@@ -64,3 +69,82 @@ def test_the_synthetic_sweep_is_ccbench_rows(tmp_path):
     assert {"dataset.name", "method.name", "constraints.name", "noise.name", "status", "ari", "fit_time",
             "timestamp", "source"} <= set(data.columns)
     assert set(data["status"]) <= {"ok", "error", "timeout"}
+
+
+def _per_file(files) -> pd.DataFrame:
+    """The reference route: each file read alone (:func:`read_results`), concatenated in file order."""
+    frames = []
+    for f in files:
+        frame = read_results(f)
+        frame["source"] = str(f.parent)
+        frames.append(frame)
+    return pd.concat([f for f in frames if not f.empty], ignore_index=True)
+
+
+def _mixed_sweep(root: Path) -> list[Path]:
+    """Files of several schemas: synthetic jobs, a job with an extra column, one with a text column
+    that is all missing (another Arrow type), one with no rows."""
+    from ccbench.running.results import write_results
+
+    generate(root, n_jobs=12, rows_per_job=3)
+    extra = job_rows(100, 2).assign(tune_time=[0.5, 0.25])
+    write_results(extra, root / "dataset=syn_0,method=d" / RESULTS_FILE)  # amid the synthetic files
+    nulls = job_rows(101, 2).assign(error=[None, None])
+    write_results(nulls, root / "nulls" / RESULTS_FILE)
+    write_results(job_rows(102, 2).iloc[:0], root / "empty" / RESULTS_FILE)
+    return sorted(root.rglob(RESULTS_FILE))
+
+
+def test_the_bulk_read_equals_reading_file_by_file(tmp_path):
+    from ccbench.running.bulk_read import read_many
+
+    files = _mixed_sweep(tmp_path / "s")
+    bulk = read_many(files, on_damaged=lambda exc: (_ for _ in ()).throw(exc))
+    pd.testing.assert_frame_equal(bulk, _per_file(files))
+
+
+def _tamper(path: Path, column: str, value) -> None:
+    """Rewrite ``path`` with one value changed but the checksum metadata of the original kept: what a
+    flipped byte the page checksums do not see would leave."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    frame = table.to_pandas()
+    frame.loc[0, column] = value
+    changed = pa.Table.from_pandas(frame, preserve_index=False).replace_schema_metadata(table.schema.metadata)
+    pq.write_table(changed, path)
+
+
+def test_the_bulk_read_names_a_file_whose_content_no_longer_matches_its_checksum(tmp_path):
+    """One file of a group of identical schemas altered: only it is reported (by name), its rows left out,
+    every other file's rows kept. Fails if the group's row hashes are sliced at the wrong offsets."""
+    from ccbench.running.bulk_read import read_many
+
+    files = _mixed_sweep(tmp_path / "s")
+    bad = files[5]
+    _tamper(bad, "ari", 0.123456)
+    damaged: list = []
+    bulk = read_many(files, on_damaged=damaged.append)
+    assert [exc.path for exc in damaged] == [bad]
+    with __import__("pytest").raises(Exception, match="does not match the checksum"):
+        read_results(bad)
+    pd.testing.assert_frame_equal(bulk, _per_file([f for f in files if f != bad]))
+    collected: list = []
+    assert len(gather(tmp_path / "s", damaged=collected)) == len(bulk) and str(bad) in collected[0]
+
+
+def test_a_file_that_fails_the_schema_check_is_named_as_when_read_alone(tmp_path):
+    import pytest
+
+    from ccbench.running.results import ResultsSchemaError, write_results
+
+    files = _mixed_sweep(tmp_path / "s")
+    foreign = job_rows(7, 2).assign(status=["ok", "finished"])  # a status ccbench never writes
+    write_results(foreign, files[3])
+    with pytest.raises(ResultsSchemaError, match=str(files[3]).replace("/", ".")):
+        gather(tmp_path / "s")
+    collected: list = []
+    data = gather(tmp_path / "s", damaged=collected)
+    assert len(collected) == 1 and str(files[3]) in collected[0]
+    assert str(files[3].parent) not in set(data["source"])

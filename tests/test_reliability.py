@@ -403,6 +403,10 @@ def test_files_are_written_with_page_checksums(tmp_path):
     path.write_bytes(bytes(raw))
     with pytest.raises(Exception, match="(?i)crc|checksum"):
         pq.read_table(path, page_checksum_verification=True)
+    from ccbench.running.results import arrow_table
+
+    with pytest.raises(Exception, match="(?i)crc|checksum"):  # the route read_results and gather take
+        arrow_table(path)
 
 
 # -- 9. the docs' code blocks run verbatim in a fresh interpreter ------------------------------

