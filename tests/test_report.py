@@ -359,3 +359,31 @@ def test_one_colour_per_method_on_the_whole_page(monkeypatch):
     assert set(in_cd) == {"alpha", "beta", "gamma", "delta"}
     assert all(in_cd[m] == in_plot[m] for m in in_cd)
     assert len(set(in_plot.values())) == 5
+
+
+def test_summary_counts_only_ok_trials_in_means_and_in_not_converged(data):
+    """The grouped summary (one pass per quantity): a failed trial that still carries a metric value and a
+    fit time is left out of the mean, the std and the fit time; a failed trial whose method also said
+    it did not converge is not counted as a non-converged ok trial."""
+    extra = pd.DataFrame(_rows("iris", "kmeans", {"n_init": 10}, 10, [0.1, 0.9, 0.5, 0.7],
+                               status=["error", "ok", "ok", "ok"]))
+    extra["config_hash"] += "-extra"
+    extra["method.n_init"] = 20
+    extra.loc[0, ["modified_rand", "fit_time"]] = [0.1, 50.0]  # a value on a failed row
+    extra["converged"] = [False, False, True, None]
+    s = summarise(pd.concat([data, extra], ignore_index=True), "modified_rand", X)
+    row = s[s.method_label == "kmeans(n_init=20)"].iloc[0]
+    assert row["mean"] == pytest.approx(np.mean([0.9, 0.5, 0.7]))
+    assert row["std"] == pytest.approx(np.std([0.9, 0.5, 0.7], ddof=1))
+    assert row["fit_time_mean"] == pytest.approx(0.1)
+    assert (row["n_ok"], row["n_error"], row["n_trials"], row["n_not_converged"]) == (3, 1, 4, 1)
+    assert s[s.method_label == "kmeans(n_init=10)"]["n_not_converged"].eq(0).all()  # no converged column there
+
+
+def test_a_figure_of_many_data_sets_shows_the_first_ones_and_says_how_many_more(data):
+    many = pd.concat([data.assign(**{"dataset.name": f"set_{i:03d}"}) for i in range(rplots.MAX_PANELS + 5)],
+                     ignore_index=True)
+    fig = plot_metric(summarise(many, "modified_rand", X), "modified_rand", X)
+    titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
+    assert titles == [f"set_{i:03d}" for i in range(rplots.MAX_PANELS)]
+    assert "5 more are in the tables" in fig.get_suptitle()

@@ -36,6 +36,9 @@ _DODGE_PT = 2.5
 
 # More lines than this per panel get one legend beside the figure instead of one per panel.
 _LEGEND_PER_PANEL = 6
+#: data-set panels per figure: past this, the figure shows the first ones by name and says so (a
+#: 455-panel figure took most of a 1M-row report's time and could not be read); the tables hold all
+MAX_PANELS = 36
 
 
 #: Confidence level of the error bars (t interval of the mean over the ok trials).
@@ -96,10 +99,15 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     summary's labels: pass the page's mapping to share it with other figures); every
     line has its own marker and line style. With a single x value there is no
     curve to draw: a dot chart (one row per line, the metric along the axis).
-    Returns a :class:`matplotlib.figure.Figure` (no pyplot state involved).
+    At most :data:`MAX_PANELS` panels: the first data sets by name, the figure saying how many
+    more the tables hold. Returns a :class:`matplotlib.figure.Figure` (no pyplot state involved).
     """
     from matplotlib.figure import Figure
 
+    datasets = sorted(summary["dataset"].unique())
+    omitted = max(0, len(datasets) - MAX_PANELS)
+    if omitted:
+        summary = summary[summary["dataset"].isin(datasets[:MAX_PANELS])]
     s = summary.copy()
     s["line"] = line_label(s)
     colors = colors or method_colors(s["method_label"])
@@ -112,7 +120,7 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
     ncols = min(len(datasets), 3)
     nrows = math.ceil(len(datasets) / ncols)
     if summary.groupby("dataset")["x"].nunique(dropna=False).max() == 1:  # one x per panel: no curves
-        return _dot_chart(s, metric, x, datasets, ncols, nrows, lines, styles)
+        return _omitted_note(_dot_chart(s, metric, x, datasets, ncols, nrows, lines, styles), omitted)
     shared_legend = s["line"].nunique() > _LEGEND_PER_PANEL
     width = 4.6 * ncols + (3.2 if shared_legend else 0)
     fig = Figure(figsize=(width, 3.6 * nrows), layout="constrained")
@@ -155,6 +163,15 @@ def plot_metric(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DE
         names = sorted(handles)
         fig.legend([handles[n] for n in names], names, loc="outside right upper", fontsize="small")
     fig.ccbench_layout = "lines"
+    return _omitted_note(fig, omitted)
+
+
+def _omitted_note(fig, omitted: int):
+    """Say on the figure that data sets were left out (and where they are)."""
+    if omitted:
+        title = fig.get_suptitle() + "\n" if fig.get_suptitle() else ""
+        fig.suptitle(f"{title}the first {MAX_PANELS} data sets by name; {omitted} more are in the tables",
+                     fontsize="medium")
     return fig
 
 

@@ -300,14 +300,18 @@ def paired_tests(data: pd.DataFrame, metric: str, x: str | None = None, pool=(),
     out = []
     for cell, rows in wide.groupby(level=CELL, sort=True):
         recs = []
-        methods = sorted(rows.columns[rows.notna().any()])
-        for a, b in itertools.combinations(methods, 2):
-            both = rows[[a, b]].dropna()
-            va, vb = both[a].to_numpy(float), both[b].to_numpy(float)
+        present = rows.notna().any().to_numpy()
+        methods = sorted(rows.columns[present])
+        # one array per cell, numpy per pair: a pandas selection per pair cost more than the test itself
+        values = rows[methods].to_numpy(float)
+        seen = ~np.isnan(values)
+        for (i, a), (j, b) in itertools.combinations(enumerate(methods), 2):
+            both = seen[:, i] & seen[:, j]
+            va, vb = values[both, i], values[both, j]
             stat, p = _wilcoxon(va, vb)
             w, t, lo = _wtl(sign * (va - vb), margin) if ranked else (None, None, None)
-            recs.append(dict(zip(CELL, cell), A=a, B=b, n_pairs=len(both),
-                             mean_diff=float(np.mean(va - vb)) if len(both) else np.nan,
+            recs.append(dict(zip(CELL, cell), A=a, B=b, n_pairs=int(both.sum()),
+                             mean_diff=float(np.mean(va - vb)) if both.any() else np.nan,
                              wins=w, ties=t, losses=lo, statistic=stat, p=p))
         if not recs:
             continue

@@ -143,23 +143,25 @@ def summarise(data: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT
     data["setting"] = setting_labels(data, x, pool)
     data["x"] = data[x] if x in data else np.nan
     keys = ["dataset.name", "method_label", "setting", "x"]
-    out = []
-    for key, rows in data.groupby(keys, dropna=False, sort=True):
-        ok = rows[rows["status"] == "ok"]
-        rec = dict(zip(["dataset", "method_label", "setting", "x"], key))
-        values = pd.to_numeric(ok[metric], errors="coerce")
-        rec.update(
-            metric=metric,
-            mean=values.mean() if len(values) else np.nan,
-            std=values.std(),  # ddof=1: NaN for a single trial
-            n_trials=len(rows),
-            fit_time_mean=pd.to_numeric(ok.get("fit_time"), errors="coerce").mean() if len(ok) else np.nan,
-        )
-        for s in STATUSES:
-            rec[f"n_{s}"] = int((rows["status"] == s).sum())
-        rec["n_not_converged"] = _n_not_converged(ok)
-        out.append(rec)
-    return pd.DataFrame(out)
+    # one grouped pass per quantity (a Python loop over 100,000 groups took minutes at 1M rows)
+    ok = data["status"] == "ok"
+    cols = {"value": pd.to_numeric(data[metric], errors="coerce").where(ok),
+            "fit": pd.to_numeric(data["fit_time"], errors="coerce").where(ok) if "fit_time" in data
+            else pd.Series(np.nan, index=data.index),
+            "not_converged": ok & _not_converged(data)}
+    cols.update({f"n_{s}": data["status"] == s for s in STATUSES})
+    grouped = pd.DataFrame(cols).groupby([data[k] for k in keys], dropna=False, sort=True)
+    out = pd.DataFrame({
+        "metric": metric,
+        "mean": grouped["value"].mean(),
+        "std": grouped["value"].std(),  # ddof=1: NaN for a single trial
+        "n_trials": grouped.size(),
+        "fit_time_mean": grouped["fit"].mean(),
+        **{f"n_{s}": grouped[f"n_{s}"].sum().astype(int) for s in STATUSES},
+        "n_not_converged": grouped["not_converged"].sum().astype(int),
+    })
+    out.index = out.index.set_names(["dataset", "method_label", "setting", "x"])
+    return out.reset_index()
 
 
 def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str = DEFAULT_X) -> str:
@@ -193,10 +195,15 @@ def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
     return lines
 
 
-def _n_not_converged(rows: pd.DataFrame) -> int:
+def _not_converged(rows: pd.DataFrame) -> pd.Series:
+    """Per row: the method said it did not converge (``converged`` is False; missing is not)."""
     if "converged" not in rows:
-        return 0
-    return int(rows["converged"].astype("boolean").eq(False).fillna(False).sum())
+        return pd.Series(False, index=rows.index)
+    return rows["converged"].astype("boolean").eq(False).fillna(False).astype(bool)
+
+
+def _n_not_converged(rows: pd.DataFrame) -> int:
+    return int(_not_converged(rows).sum())
 
 
 def problems_table(data: pd.DataFrame, width: int = 160) -> str:

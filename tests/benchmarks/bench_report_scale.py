@@ -6,10 +6,20 @@ every file (:func:`ccbench.running.results.gather`: checksums verified, one fram
 ``time_report`` is the whole ``ccbench report DIR --metric ari`` (gather, labels, summary tables,
 plots, HTML); ``peakmem_report`` its peak memory. Divide by ``n_jobs x 10`` for the cost per row
 (docs/harness.md, "Gathering at scale", states the measured sizes, up to 1M rows).
+
+The 100,000-job size (1M rows) is opt-in: writing it takes about an hour of one core and 5 GB
+of disk, too much for every asv run. Generate it once, then point asv at its parent folder:
+
+    python tests/benchmarks/synthetic_results.py DIR/100000 --jobs 100000
+    CCBENCH_REPORT_SCALE_DIR=DIR asv run --python=same --bench ReportScale
+
+With ``CCBENCH_REPORT_SCALE_DIR`` set, the sizes are those of its ``<n_jobs>`` subfolders plus
+200 and 2,000, and ``setup_cache`` writes only the missing ones (into that folder, kept).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -18,22 +28,30 @@ from .common import smoke_or
 from .synthetic_results import generate
 
 ROWS_PER_JOB = 10
+#: a folder of pre-generated sweeps, one ``<n_jobs>`` subfolder each (see the module docstring)
+SWEEPS = os.environ.get("CCBENCH_REPORT_SCALE_DIR")
+
+
+def _sizes() -> list[int]:
+    given = sorted(int(p.name) for p in Path(SWEEPS).iterdir() if p.name.isdigit()) if SWEEPS else []
+    return sorted({200, 2000, *given})
 
 
 class ReportScale:
     param_names = ["n_jobs"]
-    params = (smoke_or([200, 2000], [20]),)
-    timeout = 1800
+    params = (smoke_or(_sizes(), [20]),)
+    timeout = 3600
     number = 1
     repeat = 1
 
     def setup_cache(self):
-        root = Path(tempfile.mkdtemp(prefix="ccbench-report-scale-"))
+        root = Path(SWEEPS) if SWEEPS else Path(tempfile.mkdtemp(prefix="ccbench-report-scale-"))
         for n_jobs in self.params[0]:
-            generate(root / str(n_jobs), n_jobs, ROWS_PER_JOB, processes=1)
+            if not (root / str(n_jobs)).is_dir():
+                generate(root / str(n_jobs), n_jobs, ROWS_PER_JOB, processes=1)
         return str(root)
 
-    setup_cache.timeout = 1800
+    setup_cache.timeout = 4 * 3600
 
     def setup(self, root, n_jobs):
         self.sweep = Path(root) / str(n_jobs)
