@@ -134,3 +134,28 @@ def test_report_command_writes_the_html_beside_summary_md(tmp_path):
     assert main(["report", str(tmp_path / "sweep"), "--metric", "ari", "--out", str(tmp_path / "o2"),
                  "--no-html"]) == 0
     assert not (tmp_path / "o2" / report_html.HTML_FILE).exists()
+
+
+def test_a_page_of_many_pairs_lists_the_ones_with_a_verdict_first_and_says_how_many(monkeypatch):
+    """Past MAX_PAIR_ROWS, the pairs table holds that many rows, every pair with a verdict before any
+    without, and says how many there are in all (a million-pair HTML table was a 1M-row report's cost)."""
+    from ccbench.reporting.stats import paired_tests
+
+    data = _data()
+    twin = data[data["method.name"] == "ap"].assign(**{"method.name": "ap_twin"})
+    twin["ari"] += 0.001  # below the margin: no verdict against ap
+    data = pd.concat([data, twin], ignore_index=True)
+    big = pd.concat([data.assign(**{"trial_seed": data["trial_seed"] + 100 * k, "trial": data["trial"] + 5 * k})
+                     for k in range(4)], ignore_index=True)  # 20 paired trials a cell: verdicts exist
+    tests = paired_tests(big, "ari", X)
+    decided = tests["verdict"].str.endswith(" better")
+    assert 0 < decided.sum() < len(tests)
+    monkeypatch.setattr(report_html, "MAX_PAIR_ROWS", int(decided.sum()) + 1)
+    text = report_html.html_page(big, metrics=["ari"], x=X)
+    parser = _Tables()
+    parser.feed(text)
+    (table,) = _find(parser.tables, "p_holm")
+    verdicts = [row[table[0].index("verdict")] for row in table[1:]]
+    assert len(verdicts) == decided.sum() + 1
+    assert all(v.endswith(" better") for v in verdicts[:-1]) and not verdicts[-1].endswith(" better")
+    assert f"of the {len(tests):,} pairs (those with a verdict first)" in text

@@ -167,8 +167,24 @@ def _stats_section(data: pd.DataFrame, metric: str, x: str, pool, margin: float,
                      f"{need} paired trials (a single Wilcoxon test needs {min_pairs(alpha)})"
                      + (f"; {too_few} pair(s) have too few trials to reach alpha and get no verdict" if too_few else "")
                      + ".</p>")
-        parts.append("<details><summary>All pairs</summary>" + _frame_html(tests, index=False) + "</details>")
+        parts.append(_pairs_table(tests))
     return "\n".join(parts)
+
+
+#: method pairs listed on the page: past this, the pairs with a verdict first, and where to get all
+MAX_PAIR_ROWS = 2000
+
+
+def _pairs_table(tests: pd.DataFrame) -> str:
+    """Every per-cell pair, or at most :data:`MAX_PAIR_ROWS` of them (those with a verdict first): a
+    sweep of 100,000 jobs has a million pairs, an HTML table nobody reads and the page's largest cost."""
+    if len(tests) <= MAX_PAIR_ROWS:
+        return "<details><summary>All pairs</summary>" + _frame_html(tests, index=False) + "</details>"
+    decided = tests["verdict"].str.endswith((" better", " higher"))
+    shown = pd.concat([tests[decided], tests[~decided]]).head(MAX_PAIR_ROWS)
+    return (f"<details><summary>{MAX_PAIR_ROWS:,} of the {len(tests):,} pairs (those with a verdict first)</summary>"
+            "<p class='note'>Every pair: <code>ccbench.reporting.stats.paired_tests(ccbench.running.results.gather("
+            "DIR), metric)</code>.</p>" + _frame_html(shown, index=False) + "</details>")
 
 
 def _block_verdicts(tests: pd.DataFrame, means: pd.DataFrame, at) -> pd.DataFrame:

@@ -215,22 +215,26 @@ def problems_table(data: pd.DataFrame, width: int = 160) -> str:
         msg = last_line(msg)
         lines.append(f"| {md_text(d)} | {md_text(m)} | {st} | {len(rows)} | {md_text(msg[:width])} |")
     ok = data[data["status"] == "ok"]
-    for (d, m), rows in ok.groupby(["dataset.name", "method_label"], sort=True):
-        not_converged = _n_not_converged(rows)
+    no = pd.Series(False, index=ok.index)
+    flags = pd.DataFrame({
+        "rows": 1,
+        "not_converged": _not_converged(ok),
+        "contradictory": ok["constraints_consistent"].astype("boolean").eq(False).fillna(False).astype(bool)
+        if "constraints_consistent" in ok else no,
+        "violated": ((pd.to_numeric(ok["n_violated"], errors="coerce") > 0) & ok["constraint_kind"].eq("hard"))
+        if "n_violated" in ok and "constraint_kind" in ok else no,
+    })
+    counts = flags.groupby([ok["dataset.name"], ok["method_label"]], sort=True).sum()
+    for (d, m), n, not_converged, contradictory, violated in counts.itertuples(name=None):
         if not_converged:
-            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, not converged | {not_converged} of {len(rows)} | "
+            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, not converged | {not_converged} of {n} | "
                          f"counted in the means; raise max_iter or see the method's warnings |")
-        if "constraints_consistent" in rows:
-            contradictory = int(rows["constraints_consistent"].astype("boolean").eq(False).fillna(False).sum())
-            if contradictory:
-                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, contradictory constraints | {contradictory} of {len(rows)} | "
-                             f"no clustering meets them all (noise can chain must-links across a cannot-link) |")
-        hard = rows["constraint_kind"].eq("hard") if "constraint_kind" in rows else None
-        if "n_violated" in rows and hard is not None and hard.any():
-            violated = int((pd.to_numeric(rows["n_violated"], errors="coerce") > 0)[hard].sum())
-            if violated:
-                lines.append(f"| {md_text(d)} | {md_text(m)} | ok, hard constraints violated | {violated} of {len(rows)} | "
-                             f"a hard-constraint method left given constraints unmet |")
+        if contradictory:
+            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, contradictory constraints | {contradictory} of {n} | "
+                         f"no clustering meets them all (noise can chain must-links across a cannot-link) |")
+        if violated:
+            lines.append(f"| {md_text(d)} | {md_text(m)} | ok, hard constraints violated | {violated} of {n} | "
+                         f"a hard-constraint method left given constraints unmet |")
     if len(lines) == 2:
         return f"All {len(data)} trials ok and converged where the method reports it."
     return "\n".join(lines)

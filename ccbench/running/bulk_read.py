@@ -35,8 +35,9 @@ from . import results as _results
 
 __all__ = ["read_many"]
 
-#: files read per thread batch: bounds the Arrow tables held before a group is converted
-CHUNK_FILES = 20_000
+#: files read before their groups are converted: bounds the Arrow tables held at once (a 10-row
+#: table costs far more memory as Arrow objects than as rows of the converted frame)
+CHUNK_FILES = 2_000
 
 
 def _read_table(path: Path):
