@@ -541,3 +541,22 @@ def test_tuned_vs_default_goes_on_past_a_variant_whose_default_did_not_run():
     versus = lb_ranks.tuned_vs_default(lb.long_frame(data, "ari"), "ari")
     assert versus["variant"].tolist() == ["pck_means+cvcp"] and versus["default"].tolist() == ["pck_means"]
     assert versus["mean_diff"].iloc[0] == pytest.approx(0.1)
+
+
+def test_differences_of_exactly_one_count_as_non_zero_pairs():
+    # ari 1.0 against 0.0 in 6 trials (either method ahead): six differences of exactly +-1, enough
+    # for the signed-rank test to reach alpha, so one win each way
+    one, zero = [1.0] * 6, [0.0] * 6
+    values = {("iris", 20, "pck_means"): one, ("iris", 20, "kmeans"): zero,
+              ("wine", 20, "pck_means"): zero, ("wine", 20, "kmeans"): one}
+    wtl = lb.win_tie_loss_cells(lb.long_frame(_rows(values), "ari"), "ari")
+    assert wtl["table"].loc["pck_means", "kmeans"] == "1/0/1"
+
+
+@pytest.mark.parametrize("metric", ["ari", "constraint_violations"])
+def test_a_failure_ranks_last_when_every_completed_method_has_one_value(metric):
+    # 0 violations (or ari 0) for both methods that completed: the failure must still rank below them
+    values = {("iris", 20, m): [0.0] for m in ("pck_means", "kmeans", "cop_kmeans")}
+    data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "timeout"}).rename(columns={"ari": metric})
+    ranks = lb.rank_table(lb.cell_means(lb.long_frame(data, metric)), metric)
+    assert ranks["rank_failed_last"].to_dict() == {"kmeans": 1.5, "pck_means": 1.5, "cop_kmeans": 3.0}
