@@ -418,12 +418,17 @@ def test_page_text_names_the_direction_the_failures_and_the_partial_variants(tmp
     values = {("iris", 20, m): v for m, v in (("pck_means", [1.0, 2.0]), ("kmeans", [3.0, 3.0]), ("ap", [2.0, 2.0]))}
     values |= {("wine", 20, m): v for m, v in (("pck_means", [1.0, 1.0]), ("kmeans", [2.0, 2.0]), ("ap", [0.0, 1.0]))}
     values[("iris", 20, "cop_kmeans")] = [5.0, 5.0]  # on one cell only: left out of the CD diagram
+    values |= {(d, 20, "cobs"): [4.0, 4.0] for d in ("iris", "wine")}  # no unconstrained reference: named
     data = _rows(values, statuses={("wine", 20, "ap"): "error"}).rename(columns={"ari": "constraint_violations"})
     data.loc[data["status"] == "error", "error"] = "RuntimeError: the solver exploded"
     text = lb.write_leaderboard(data, tmp_path, metric="constraint_violations")["pairs_md"].read_text()
     assert "(lower is better)" in text
     assert "the solver exploded" in text and "No failed trial." not in text
     assert "left out (run on some cells only, ranked in the table above on those): `cop_kmeans`." in text
+    assert "Left out, as their run without supervision is not the method: `cobs`: with no constraints" in text
+    plain = lb.write_leaderboard(data[data["method.name"] != "cobs"], tmp_path / "plain",
+                                 metric="constraint_violations")
+    assert "Left out, as their run" not in plain["pairs_md"].read_text()
 
 
 def test_bootstrap_interval_has_the_normal_width_on_a_large_sample():
@@ -560,3 +565,12 @@ def test_a_failure_ranks_last_when_every_completed_method_has_one_value(metric):
     data = _rows(values, statuses={("iris", 20, "cop_kmeans"): "timeout"}).rename(columns={"ari": metric})
     ranks = lb.rank_table(lb.cell_means(lb.long_frame(data, metric)), metric)
     assert ranks["rank_failed_last"].to_dict() == {"kmeans": 1.5, "pck_means": 1.5, "cop_kmeans": 3.0}
+
+
+def test_a_grid_file_that_is_no_hydra_multirun_is_left_out_with_a_warning(tmp_path):
+    import yaml
+
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"sweeper": "basic", "overrides": {}}}))
+    rows = pd.DataFrame({"config_hash": ["a"], "trial": [0], "n_trials": 1, "dataset.name": ["iris"]})
+    with pytest.warns(UserWarning, match=r"not a Hydra multirun.yaml \(AttributeError"):
+        assert lb.sweep_coverage([tmp_path], rows) is None
