@@ -470,6 +470,9 @@ def test_the_cd_diagram_keeps_the_main_methods_and_leaves_out_an_unfinished_data
     assert sorted(cd_cells.index[cd_cells].get_level_values("dataset")) == ["iris", "wine"]
     text = lb.write_leaderboard(_rows(values), tmp_path, metric="ari")["pairs_md"].read_text()
     assert "leaves out 1 cell(s) where not every one of those methods was run (an unfinished data set: glass)" in text
+    tables = pd.read_parquet(tmp_path / "leaderboard.parquet")  # iris and wine rank the four methods alike
+    ranks = tables[tables["table"] == "cd_blocks"].set_index("method")["rank_over_data_sets"]
+    assert ranks.to_dict() == {"pck_means": 1.0, "cop_kmeans": 2.0, "kmeans": 3.0, "ap": 4.0}
     # 2 data sets as blocks: Friedman cannot reach alpha with 4 methods, so no CD diagram, and the page says why
     assert ("No CD diagram: with 2 data sets and 4 methods the smallest p Friedman's test can give is 0.112, "
             "above alpha = 0.05.") in text
