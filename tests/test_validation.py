@@ -300,3 +300,17 @@ def test_size_refusal_by_hand_memory_in_gib_and_time_for_every_fit():
     slow = size_refusal(spec, {}, n, 4, available=2**32, time_budget=300, fits=2)
     assert slow.startswith("TimeModel: method 'pck_means' is predicted to take about 537 s for n=16384 (2 fits")
     assert "subsample to n <= 12,247" in slow
+
+
+def test_a_report_redraws_a_uci_set_exactly_when_its_files_are_in_the_data_directory(tmp_path, monkeypatch):
+    # an empty stand-in data directory, then one holding every file the manifest lists for balance
+    from ccbench.data._files import read_manifest
+    from ccbench.running.protocol import report_redraw_refusal
+
+    monkeypatch.setenv("CCBENCH_DATA_DIR", str(tmp_path))
+    entries = read_manifest()["balance"]
+    assert report_redraw_refusal({"name": "balance"}).startswith("UCI set 'balance' is not on this machine (")
+    for e in entries:
+        (tmp_path / e.name).mkdir(exist_ok=True)
+        (tmp_path / e.name / e.file).write_text("")
+    assert report_redraw_refusal({"name": "balance"}) is None
