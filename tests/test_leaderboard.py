@@ -426,6 +426,7 @@ def test_page_text_names_the_direction_the_failures_and_the_partial_variants(tmp
     assert "the solver exploded" in text and "No failed trial." not in text
     assert "left out (run on some cells only, ranked in the table above on those): `cop_kmeans`." in text
     assert "Left out, as their run without supervision is not the method: `cobs`: with no constraints" in text
+    assert re.search(r"\| method +\| quality +\| coverage +\| rank_failed_last +\|", text)  # section 6's columns
     plain = lb.write_leaderboard(data[data["method.name"] != "cobs"], tmp_path / "plain",
                                  metric="constraint_violations")
     assert "Left out, as their run" not in plain["pairs_md"].read_text()
