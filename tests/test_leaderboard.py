@@ -578,3 +578,9 @@ def test_a_grid_file_that_is_no_hydra_multirun_is_left_out_with_a_warning(tmp_pa
     rows = pd.DataFrame({"config_hash": ["a"], "trial": [0], "n_trials": 1, "dataset.name": ["iris"]})
     with pytest.warns(UserWarning, match=r"not a Hydra multirun.yaml \(AttributeError"):
         assert lb.sweep_coverage([tmp_path], rows) is None
+
+
+def test_a_run_without_constraints_has_budget_zero():
+    data = _rows({("iris", 20, "kmeans"): [0.5]}, budget0={("iris", "kmeans"): [0.4]})
+    data.loc[data[N] == 0, "constraints.name"] = "none"  # constraints=none: no budget column applies
+    assert lb.long_frame(data, "ari").set_index("kind")["budget"].to_dict() == {"pairs": 20.0, "both": 0.0}
