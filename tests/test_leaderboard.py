@@ -586,3 +586,11 @@ def test_a_run_without_constraints_has_budget_zero():
     data = _rows({("iris", 20, "kmeans"): [0.5]}, budget0={("iris", "kmeans"): [0.4]})
     data.loc[data[N] == 0, "constraints.name"] = "none"  # constraints=none: no budget column applies
     assert lb.long_frame(data, "ari").set_index("kind")["budget"].to_dict() == {"pairs": 20.0, "both": 0.0}
+
+
+def test_a_third_party_methods_family_is_its_top_level_package(monkeypatch):
+    from ccbench import registry
+
+    est = type("Est", (), {"__module__": "acme_clustering.models.spectral"})
+    monkeypatch.setattr(registry, "get_method_spec", lambda name: type("Spec", (), {"estimator": est}))
+    assert lb_frame._families(pd.Series(["acme"])) == {"acme": "acme_clustering"}
