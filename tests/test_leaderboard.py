@@ -594,3 +594,10 @@ def test_a_third_party_methods_family_is_its_top_level_package(monkeypatch):
     est = type("Est", (), {"__module__": "acme_clustering.models.spectral"})
     monkeypatch.setattr(registry, "get_method_spec", lambda name: type("Spec", (), {"estimator": est}))
     assert lb_frame._families(pd.Series(["acme"])) == {"acme": "acme_clustering"}
+
+
+def test_tie_rules_are_listed_by_method_name():
+    from ccbench.reporting.leaderboard import pages
+
+    rows = pd.DataFrame({"method.name": ["zz_method", "cobs", "zz_method"], "pool_tie_rule": ["b", "a", "c"]})
+    assert [line.split("`")[1] for line in pages._tie_rules(rows)] == ["cobs", "zz_method"]
