@@ -601,3 +601,12 @@ def test_tie_rules_are_listed_by_method_name():
 
     rows = pd.DataFrame({"method.name": ["zz_method", "cobs", "zz_method"], "pool_tie_rule": ["b", "a", "c"]})
     assert [line.split("`")[1] for line in pages._tie_rules(rows)] == ["cobs", "zz_method"]
+
+
+def test_main_methods_without_variant_columns_and_k_free_decided_at_the_default_alpha():
+    assert lb_frame.main_methods(pd.DataFrame({"method": ["b", "a", "b"]})) == ["a", "b"]  # no tuned column
+    # ap[k-free] 0.3 below ap in 6 trials: p = 2/2**6 <= alpha = 0.05 (the default), a loss
+    data = _rows({("iris", 20, "ap"): [0.8] * 6, ("iris", 20, "ap[k-free]"): [0.5] * 6})
+    data["method_label"], data["method.name"] = data["method.name"], "ap"
+    versus = lb_ranks.k_free_vs_given(lb.long_frame(data, "ari"), "ari")
+    assert versus[["variant", "default", "losses"]].to_numpy().tolist() == [["ap[k-free]", "ap", 1]]
