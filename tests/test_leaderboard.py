@@ -11,7 +11,9 @@ import pytest
 
 from ccbench.reporting import _format as rfmt
 from ccbench.reporting import leaderboard as lb
+from ccbench import registry
 from ccbench.reporting.leaderboard import _frame as lb_frame
+from ccbench.reporting.leaderboard import pages as lb_pages
 from ccbench.reporting.leaderboard import ranks as lb_ranks
 from ccbench.reporting import summary as rsummary
 from ccbench.running.cli import main
@@ -328,6 +330,10 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     text = lb.sweep_coverage([tmp_path], done)
     assert "4 of the 4 jobs of the experiment's grid have every trial recorded (100%)." in text
     assert "and 2 job(s) found in the rows outside them" in text
+    # a grid file that is no Hydra multirun.yaml (its sweeper not a mapping) is left out with a warning
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"sweeper": "basic", "overrides": {}}}))
+    with pytest.warns(UserWarning, match=r"not a Hydra multirun.yaml \(AttributeError"):
+        assert lb.sweep_coverage([tmp_path], done) is None
 
 
 def test_unbeaten_cells_and_sets_by_hand():
@@ -555,8 +561,7 @@ def test_tuned_vs_default_goes_on_past_a_variant_whose_default_did_not_run():
 
 
 def test_differences_of_exactly_one_count_as_non_zero_pairs():
-    # ari 1.0 against 0.0 in 6 trials (either method ahead): six differences of exactly +-1, enough
-    # for the signed-rank test to reach alpha, so one win each way
+    # ari 1.0 against 0.0 in 6 trials, either method ahead: six differences of +-1 reach alpha, a win each way
     one, zero = [1.0] * 6, [0.0] * 6
     values = {("iris", 20, "pck_means"): one, ("iris", 20, "kmeans"): zero,
               ("wine", 20, "pck_means"): zero, ("wine", 20, "kmeans"): one}
@@ -573,37 +578,18 @@ def test_a_failure_ranks_last_when_every_completed_method_has_one_value(metric):
     assert ranks["rank_failed_last"].to_dict() == {"kmeans": 1.5, "pck_means": 1.5, "cop_kmeans": 3.0}
 
 
-def test_a_grid_file_that_is_no_hydra_multirun_is_left_out_with_a_warning(tmp_path):
-    import yaml
-
-    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"sweeper": "basic", "overrides": {}}}))
-    rows = pd.DataFrame({"config_hash": ["a"], "trial": [0], "n_trials": 1, "dataset.name": ["iris"]})
-    with pytest.warns(UserWarning, match=r"not a Hydra multirun.yaml \(AttributeError"):
-        assert lb.sweep_coverage([tmp_path], rows) is None
-
-
-def test_a_run_without_constraints_has_budget_zero():
+def test_a_run_without_constraints_has_budget_zero_and_a_third_party_family_its_package(monkeypatch):
     data = _rows({("iris", 20, "kmeans"): [0.5]}, budget0={("iris", "kmeans"): [0.4]})
     data.loc[data[N] == 0, "constraints.name"] = "none"  # constraints=none: no budget column applies
     assert lb.long_frame(data, "ari").set_index("kind")["budget"].to_dict() == {"pairs": 20.0, "both": 0.0}
-
-
-def test_a_third_party_methods_family_is_its_top_level_package(monkeypatch):
-    from ccbench import registry
-
-    est = type("Est", (), {"__module__": "acme_clustering.models.spectral"})
+    est = type("Est", (), {"__module__": "acme_clustering.models.spectral"})  # a third-party package's
     monkeypatch.setattr(registry, "get_method_spec", lambda name: type("Spec", (), {"estimator": est}))
     assert lb_frame._families(pd.Series(["acme"])) == {"acme": "acme_clustering"}
 
 
-def test_tie_rules_are_listed_by_method_name():
-    from ccbench.reporting.leaderboard import pages
-
+def test_tie_rules_and_main_methods_by_name_and_k_free_decided_at_the_default_alpha():
     rows = pd.DataFrame({"method.name": ["zz_method", "cobs", "zz_method"], "pool_tie_rule": ["b", "a", "c"]})
-    assert [line.split("`")[1] for line in pages._tie_rules(rows)] == ["cobs", "zz_method"]
-
-
-def test_main_methods_without_variant_columns_and_k_free_decided_at_the_default_alpha():
+    assert [line.split("`")[1] for line in lb_pages._tie_rules(rows)] == ["cobs", "zz_method"]
     assert lb_frame.main_methods(pd.DataFrame({"method": ["b", "a", "b"]})) == ["a", "b"]  # no tuned column
     # ap[k-free] 0.3 below ap in 6 trials: p = 2/2**6 <= alpha = 0.05 (the default), a loss
     data = _rows({("iris", 20, "ap"): [0.8] * 6, ("iris", 20, "ap[k-free]"): [0.5] * 6})
