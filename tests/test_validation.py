@@ -240,6 +240,10 @@ def test_a_cell_asking_more_pairs_than_the_data_set_has_is_refused():
     assert check_cell({**cell(n_constraints=11_176), "dataset": {"name": "iris", "missing": "mean"}}) == []
     assert check_cell({**cell(n_constraints=10), "n_trials": 0, "seed": 0.5}) == [
         "n_trials must be a positive int, got 0", "seed must be an int, got 0.5"]
+    # the groups' values are checked under their dotted keys
+    bad = check_cell({**cell(n_constraints=10), "noise": {"name": "none", "rate": 1.5}, "method": {"name": "nope"}})
+    assert [p.split(";")[0] for p in bad] == ["method.name unknown method 'nope'",
+                                              "noise.rate must be a number in [0, 1], got 1.5"]
 
 
 def test_a_name_whose_plugin_fails_to_import_is_a_refused_value_not_a_crash():
