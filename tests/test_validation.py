@@ -318,3 +318,14 @@ def test_a_report_redraws_a_uci_set_exactly_when_its_files_are_in_the_data_direc
         (tmp_path / e.name).mkdir(exist_ok=True)
         (tmp_path / e.name / e.file).write_text("")
     assert report_redraw_refusal({"name": "balance"}) is None
+
+
+@pytest.mark.parametrize("value", [{"method": "scssap"}, "use from_method=scssap", 2.5])
+def test_an_n_clusters_that_is_no_form_of_k_is_refused_naming_the_forms(value):
+    # a mapping without from_method, or a string that only contains it, is neither form of from_method
+    from ccbench import registry
+    from ccbench.running.protocol import resolve_n_clusters
+
+    with pytest.raises(ValueError, match="is not understood; use true_k, an int, from_method=<name> or"):
+        resolve_n_clusters(value, spec=registry.get_method_spec("kmeans"), n_classes=3, X=None, constraints=None,
+                           random_state=0)
