@@ -303,6 +303,7 @@ def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_poolin
     with pytest.raises(ValueError, match="choose one with --at"):
         stats.block_means(schemes, "ari")
     assert stats.block_means(schemes, "ari", at="pairs").attrs["at"] == "pairs"
+    assert stats.block_means(schemes[schemes[X] == "pairs"], "ari").attrs["at"] == "pairs"  # one non-numeric x
     # a budget per data set (NNC: 5 labeled points per class, 2 on ecoli): each at its own largest x
     per_set = data[~((data["dataset.name"] == "d4") & (data[X] == 200))]
     means = stats.block_means(per_set, "ari")
