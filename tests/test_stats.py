@@ -239,6 +239,7 @@ def test_the_smallest_attainable_p_two_routes():
         assert stats.wilcoxon_min_p(n) == pytest.approx(2.0 / 2**n)
     assert stats.min_pairs(0.05) == 6  # 2/2**5 = 0.0625 > 0.05 >= 2/2**6
     assert stats.min_pairs(0.05, n_tests=3) == 7  # Holm over 3: 3 * 2/2**6 = 0.094 > 0.05
+    assert stats.min_pairs(1.0) == 1  # at a level every p meets, still one pair: a test of none is no test
     # Friedman: every block ranks the methods alike; scipy's p on such blocks is the floor
     for n_blocks, k in ((2, 3), (3, 3), (8, 8)):
         concordant = np.tile(np.arange(k, dtype=float), (n_blocks, 1))
@@ -302,6 +303,7 @@ def test_ranks_across_data_sets_are_per_x_defaulting_to_the_largest_never_poolin
     with pytest.raises(ValueError, match="choose one with --at"):
         stats.block_means(schemes, "ari")
     assert stats.block_means(schemes, "ari", at="pairs").attrs["at"] == "pairs"
+    assert stats.block_means(schemes[schemes[X] == "pairs"], "ari").attrs["at"] == "pairs"  # one non-numeric x
     # a budget per data set (NNC: 5 labeled points per class, 2 on ecoli): each at its own largest x
     per_set = data[~((data["dataset.name"] == "d4") & (data[X] == 200))]
     means = stats.block_means(per_set, "ari")
@@ -444,6 +446,8 @@ def test_fast_signed_rank_test_gives_scipys_answer_with_ties_zeros_and_without(s
             ours, theirs = stats._wilcoxon(a, b), scipy.stats.wilcoxon(a, b)
             assert ours[0] == pytest.approx(float(theirs.statistic))
             assert ours[1] == pytest.approx(float(theirs.pvalue), rel=1e-12, abs=1e-15), (a - b)
+    a, b = rng.normal(size=60), rng.normal(size=60)  # above 13 pairs: scipy's answer (2**60 patterns are no option)
+    assert stats._wilcoxon(a, b) == pytest.approx(tuple(map(float, scipy.stats.wilcoxon(a, b))))
 
 
 def test_signed_rank_p_value_known_answer():
@@ -538,3 +542,15 @@ def test_a_difference_of_exactly_one_on_every_trial_is_tested_not_taken_for_zero
     assert stats._wilcoxon(np.ones(8), np.zeros(8)) == (0.0, pytest.approx(scipy.stats.wilcoxon(np.ones(8)).pvalue))
     assert stats._wilcoxon(np.ones(8), np.zeros(8))[1] == pytest.approx(2 / 2**8)
     assert stats._wilcoxon(np.zeros(20), np.zeros(20)) == (0.0, 1.0)
+
+
+def test_iman_davenport_by_hand_and_infinite_on_blocks_that_all_agree():
+    # Demsar eq. 4: F_F = (n - 1) chi2 / (n (k - 1) - chi2), F-distributed with k - 1, (k - 1)(n - 1) df
+    means = pd.DataFrame(np.random.default_rng(3).random((6, 4)), columns=list("abcd"))
+    res, chi2 = stats.friedman(means), scipy.stats.friedmanchisquare(*(means[c] for c in means)).statistic
+    ff = 5 * chi2 / (6 * 3 - chi2)
+    assert res["iman_davenport"] == pytest.approx(ff)
+    assert res["pvalue_iman_davenport"] == pytest.approx(scipy.stats.f.sf(ff, 3, 15))
+    # two data sets (the fewest) ranking three methods alike: chi2 = n (k - 1), F_F infinite, p 0
+    agree = stats.friedman(pd.DataFrame([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], columns=list("abc")))
+    assert agree["iman_davenport"] == np.inf and agree["pvalue_iman_davenport"] == 0.0

@@ -240,6 +240,10 @@ def test_a_cell_asking_more_pairs_than_the_data_set_has_is_refused():
     assert check_cell({**cell(n_constraints=11_176), "dataset": {"name": "iris", "missing": "mean"}}) == []
     assert check_cell({**cell(n_constraints=10), "n_trials": 0, "seed": 0.5}) == [
         "n_trials must be a positive int, got 0", "seed must be an int, got 0.5"]
+    # the groups' values are checked under their dotted keys
+    bad = check_cell({**cell(n_constraints=10), "noise": {"name": "none", "rate": 1.5}, "method": {"name": "nope"}})
+    assert [p.split(";")[0] for p in bad] == ["method.name unknown method 'nope'",
+                                              "noise.rate must be a number in [0, 1], got 1.5"]
 
 
 def test_a_name_whose_plugin_fails_to_import_is_a_refused_value_not_a_crash():
@@ -300,3 +304,28 @@ def test_size_refusal_by_hand_memory_in_gib_and_time_for_every_fit():
     slow = size_refusal(spec, {}, n, 4, available=2**32, time_budget=300, fits=2)
     assert slow.startswith("TimeModel: method 'pck_means' is predicted to take about 537 s for n=16384 (2 fits")
     assert "subsample to n <= 12,247" in slow
+
+
+def test_a_report_redraws_a_uci_set_exactly_when_its_files_are_in_the_data_directory(tmp_path, monkeypatch):
+    # an empty stand-in data directory, then one holding every file the manifest lists for balance
+    from ccbench.data._files import read_manifest
+    from ccbench.running.protocol import report_redraw_refusal
+
+    monkeypatch.setenv("CCBENCH_DATA_DIR", str(tmp_path))
+    entries = read_manifest()["balance"]
+    assert report_redraw_refusal({"name": "balance"}).startswith("UCI set 'balance' is not on this machine (")
+    for e in entries:
+        (tmp_path / e.name).mkdir(exist_ok=True)
+        (tmp_path / e.name / e.file).write_text("")
+    assert report_redraw_refusal({"name": "balance"}) is None
+
+
+@pytest.mark.parametrize("value", [{"method": "scssap"}, "use from_method=scssap", 2.5])
+def test_an_n_clusters_that_is_no_form_of_k_is_refused_naming_the_forms(value):
+    # a mapping without from_method, or a string that only contains it, is neither form of from_method
+    from ccbench import registry
+    from ccbench.running.protocol import resolve_n_clusters
+
+    with pytest.raises(ValueError, match="is not understood; use true_k, an int, from_method=<name> or"):
+        resolve_n_clusters(value, spec=registry.get_method_spec("kmeans"), n_classes=3, X=None, constraints=None,
+                           random_state=0)
