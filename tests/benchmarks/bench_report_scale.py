@@ -43,6 +43,7 @@ class ReportScale:
     timeout = 3600
     number = 1
     repeat = 1
+    rounds = 1  # at 100,000 jobs one report is minutes; asv's default of two rounds doubles it
 
     def setup_cache(self):
         root = Path(SWEEPS) if SWEEPS else Path(tempfile.mkdtemp(prefix="ccbench-report-scale-"))
