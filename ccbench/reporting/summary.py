@@ -210,10 +210,12 @@ def problems_table(data: pd.DataFrame, width: int = 160) -> str:
     """What the means hide, per (dataset, method label): failed trials with their first message,
     ``ok`` trials that did not converge, and hard-constraint methods that violated given constraints."""
     lines = ["| dataset | method | status | rows | first message |", "|---|---|---|---|---|"]
-    for (d, m, st), rows in data[data["status"] != "ok"].groupby(["dataset.name", "method_label", "status"], sort=True):
-        msg = str(rows["error"].dropna().iloc[0]) if rows["error"].notna().any() else ""
-        msg = last_line(msg)
-        lines.append(f"| {md_text(d)} | {md_text(m)} | {st} | {len(rows)} | {md_text(msg[:width])} |")
+    failed = data[data["status"] != "ok"]
+    errors = failed["error"] if "error" in failed else pd.Series(None, index=failed.index, dtype=object)
+    firsts = errors.groupby([failed["dataset.name"], failed["method_label"], failed["status"]], sort=True)
+    for (d, m, st), n, first in zip(firsts.size().index, firsts.size(), firsts.first()):  # first: the first non-missing
+        msg = last_line("" if pd.isna(first) else str(first))
+        lines.append(f"| {md_text(d)} | {md_text(m)} | {st} | {n} | {md_text(msg[:width])} |")
     ok = data[data["status"] == "ok"]
     no = pd.Series(False, index=ok.index)
     flags = pd.DataFrame({
