@@ -43,7 +43,8 @@ class ReportScale:
     timeout = 3600
     number = 1
     repeat = 1
-    rounds = 1  # at 100,000 jobs one report is minutes; asv's default of two rounds doubles it
+    rounds = 1  # at 100,000 jobs one report is minutes: no second round,
+    warmup_time = 0  # and no untimed warm-up call (asv made one: two reports per measurement)
 
     def setup_cache(self):
         root = Path(SWEEPS) if SWEEPS else Path(tempfile.mkdtemp(prefix="ccbench-report-scale-"))
