@@ -96,7 +96,7 @@ def _mixed_sweep(root: Path) -> list[Path]:
 
 
 def test_the_bulk_read_equals_reading_file_by_file(tmp_path):
-    from ccbench.running.bulk_read import read_many
+    from ccbench.running.results import read_many
 
     files = _mixed_sweep(tmp_path / "s")
     bulk = read_many(files, on_damaged=lambda exc: (_ for _ in ()).throw(exc))
@@ -119,7 +119,7 @@ def _tamper(path: Path, column: str, value) -> None:
 def test_the_bulk_read_names_a_file_whose_content_no_longer_matches_its_checksum(tmp_path):
     """One file of a group of identical schemas altered: only it is reported (by name), its rows left out,
     every other file's rows kept. Fails if the group's row hashes are sliced at the wrong offsets."""
-    from ccbench.running.bulk_read import read_many
+    from ccbench.running.results import read_many
 
     files = _mixed_sweep(tmp_path / "s")
     bad = files[5]
