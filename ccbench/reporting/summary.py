@@ -202,10 +202,6 @@ def _not_converged(rows: pd.DataFrame) -> pd.Series:
     return rows["converged"].astype("boolean").eq(False).fillna(False).astype(bool)
 
 
-def _n_not_converged(rows: pd.DataFrame) -> int:
-    return int(_not_converged(rows).sum())
-
-
 def problems_table(data: pd.DataFrame, width: int = 160) -> str:
     """What the means hide, per (dataset, method label): failed trials with their first message,
     ``ok`` trials that did not converge, and hard-constraint methods that violated given constraints."""
