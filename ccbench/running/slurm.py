@@ -6,7 +6,8 @@ declare (``scontrol show partition`` / ``scontrol show node``), so a request no 
 can ever satisfy stops the sweep before submission with one line per problem, instead
 of being refused by ``sbatch`` with a terse message or, for a time limit above the
 partition's ``MaxTime`` or a partition whose nodes are all down, left pending forever.
-:func:`failure_report` words the tasks that did not finish (killed, cancelled, out of
+:func:`array_problems` does the same for an array longer than the cluster's ``MaxArraySize``
+(``sbatch`` refuses it after the whole grid was pickled). :func:`failure_report` words the tasks that did not finish (killed, cancelled, out of
 memory, timed out too often) with the cells they were running.
 """
 
@@ -17,7 +18,7 @@ import shutil
 import subprocess
 from typing import Iterable, Sequence
 
-__all__ = ["request_problems", "failure_report", "parse_slurm_minutes", "default_mem_gb", "DEFAULT_MEM_GB"]
+__all__ = ["request_problems", "array_problems", "failure_report", "parse_slurm_minutes", "default_mem_gb", "DEFAULT_MEM_GB"]
 
 #: memory per task when ``mem_gb`` is null: this, or the largest node's when that is smaller
 DEFAULT_MEM_GB = 4
@@ -140,6 +141,27 @@ def request_problems(params: dict) -> list[str]:
         problems.append(f"hydra.launcher.mem_gb={params.get('mem_gb')}: partition {name} allows at most "
                         f"{max_mem} MB per node (MaxMemPerNode)")
     return problems
+
+
+def _max_array_size() -> int | None:
+    out = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True, timeout=60)
+    found = re.search(r"^MaxArraySize\s*=\s*(\d+)", out.stdout, flags=re.M) if out.returncode == 0 else None
+    return int(found.group(1)) if found else None
+
+
+def array_problems(n_tasks: int) -> list[str]:
+    """Whether one job array of ``n_tasks`` tasks (indices 0 to n_tasks - 1) exceeds the cluster's
+    ``MaxArraySize`` (SLURM's default 1001: at most 1,001 tasks); empty when it fits or nothing can
+    be asked."""
+    if shutil.which("scontrol") is None:
+        return []
+    limit = _max_array_size()
+    if limit is None or n_tasks <= limit:
+        return []
+    return [f"the sweep is {n_tasks:,} array tasks and this cluster's MaxArraySize is {limit} (at most {limit:,} "
+            f"tasks, indices 0-{limit - 1}): pack several cells into each task with "
+            f"hydra.sweeper.max_tasks={min(limit, 1000)}, or submit batches one after another with "
+            f"hydra.sweeper.max_batch_size={min(limit, 1000)}"]
 
 
 def failure_report(failed: Sequence[tuple[str, str, Iterable[str]]]) -> str:

@@ -182,7 +182,6 @@ JobCompType=jobcomp/none
 ReturnToService=2
 SchedulerType=sched/backfill
 SchedulerParameters=sched_interval=2
-MaxArraySize=10001
 MinJobAge=600
 KillWait=5
 InactiveLimit=0

@@ -4,6 +4,7 @@ finished, an impossible request refused before submission, packed cells."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,6 +86,19 @@ def test_an_impossible_request_is_refused_before_submission(slurm_cluster, tmp_p
     assert f"hydra.launcher.mem_gb={mem}" in run.stderr and f"declares {slurm_cluster.memory_mb} MB" in run.stderr
     assert "hydra.launcher.cpus_per_task=64" in run.stderr
     assert slurm_cluster.run("squeue", "-h").stdout.strip() == ""  # nothing was submitted
+
+
+def test_an_array_longer_than_max_array_size_is_refused_before_submission(slurm_cluster, tmp_path):
+    """1,002 cells, one task each, on a cluster with SLURM's default MaxArraySize (1001): refused with
+    the fix named, before anything is pickled or submitted (sbatch would reject it with
+    "Invalid job array specification")."""
+    run = _ccbench(["hydra/launcher=slurm", "method=kmeans", "n_trials=1", "constraints.n_constraints=range(1,1003)",
+                    f"hydra.sweep.dir={tmp_path / 's'}"], cwd=tmp_path, env=slurm_cluster.env, timeout=600)
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert "the sweep is 1,002 array tasks and this cluster's MaxArraySize is 1001" in run.stderr, run.stderr[-3000:]
+    assert "hydra.sweeper.max_tasks=1000" in run.stderr
+    assert slurm_cluster.run("squeue", "-h").stdout.strip() == ""
+    assert not list((tmp_path / "s").glob(".submitit/*/*.pkl"))
 
 
 @pytest.mark.slow
@@ -270,3 +284,53 @@ def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluste
     kept = before.merge(after, on=["config_hash", "trial"], suffixes=("", "_after"))
     assert len(kept) == len(before)
     assert (kept["timestamp"] == kept["timestamp_after"]).all()  # no finished trial ran again
+
+
+@pytest.mark.slow
+def test_the_leaderboard_is_one_array_of_at_most_1000_tasks(slurm_cluster, tmp_path):
+    """The whole leaderboard submitted with ``hydra.sweeper.max_tasks=1000``: sbatch accepts it (SLURM's
+    default MaxArraySize is 1001; the unpacked grid is rejected) as one array whose tasks cover every
+    cell of the grid once. Submitted held (``--hold``), so nothing runs; cancelled afterwards."""
+    experiment = yaml.safe_load((ROOT / "conf" / "experiment" / "leaderboard.yaml").read_text())
+    grid = experiment["hydra"]["sweeper"]["params"]
+    n_cells = 1
+    for values in grid.values():
+        n_cells *= len(str(values).split(","))
+    config = slurm_cluster.run("scontrol", "show", "config").stdout
+    assert "MaxArraySize            = 1001" in config  # SLURM's default, as on most clusters
+    assert n_cells > 1001  # else this proves nothing about packing
+    sweep = tmp_path / "s"
+    start = time.monotonic()
+    proc = subprocess.Popen([sys.executable, "-m", "ccbench.running.cli", "experiment=leaderboard",
+                             "hydra/launcher=slurm", "hydra.sweeper.max_tasks=1000",
+                             "+hydra.launcher.additional_parameters={hold:true}", f"hydra.sweep.dir={sweep}"],
+                            cwd=tmp_path, env={**slurm_cluster.env, "MPLBACKEND": "Agg"},
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    queued: list[str] = []
+    try:
+        end = time.monotonic() + 900
+        while not queued and time.monotonic() < end:
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            time.sleep(1)
+            queued = slurm_cluster.run("squeue", "-h", "-o", "%F %K %T %r", check=False).stdout.split("\n")
+            queued = [q for q in queued if q.strip()]
+        submitted_after = time.monotonic() - start
+    finally:
+        for array in {q.split()[0] for q in queued}:
+            slurm_cluster.run("scancel", array, check=False)
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+        proc.wait()
+    assert len(queued) == 1, queued  # one array, no batches after it
+    array, tasks, state, reason = queued[0].split()
+    assert (state, reason) == ("PENDING", "JobHeldUser")
+    first, last = map(int, tasks.split("%")[0].split("-"))
+    n_tasks = last - first + 1
+    assert first == 0 and n_tasks <= 1000
+    packs = json.loads((sweep / ".ccbench_packs.json").read_text())
+    assert len(packs) == n_tasks
+    per_task = 1 + len(packs["0"])  # a task runs cell task x per_task, then the cells packed with it
+    cells = [int(task) * per_task for task in packs] + [cell for packed in packs.values() for cell, _ in packed]
+    assert sorted(cells) == list(range(n_cells))  # every cell once
+    print(f"\nleaderboard: {n_cells} cells in one array of {n_tasks} tasks, submitted after {submitted_after:.0f} s",
+          file=sys.stderr)
