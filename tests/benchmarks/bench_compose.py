@@ -4,8 +4,8 @@
 config to the launcher. Hydra composes one job in about 0.1 s (YAML, defaults list, merges);
 the sweeper composes once per distinct set of group choices and copies that template for
 each job, applying its value overrides (``ComposeOnceLoader.compose``). ``time_compose``
-composes ``n_jobs`` jobs of the leaderboard's grid (24 data sets x 9 supervisions x 22
-methods: 53 templates), repeated over ``seed``; ``time_compose_hydra`` is Hydra's own, per
+composes ``n_jobs`` jobs of the leaderboard's grid (24 data sets x 12 supervisions x 22
+methods: 56 templates), repeated over ``seed``; ``time_compose_hydra`` is Hydra's own, per
 job, on a few jobs (the baseline; divide by its ``n_jobs``).
 """
 
@@ -27,7 +27,7 @@ def _leaderboard_grid() -> tuple[list[str], ...]:
 
 
 def _grid(n_jobs: int) -> list[list[str]]:
-    """The leaderboard's grid (24 data sets x 9 supervisions x 22 methods), repeated with
+    """The leaderboard's grid (24 data sets x 12 supervisions x 22 methods), repeated with
     another ``seed`` until it has ``n_jobs`` jobs."""
     datasets, supervisions, methods = _leaderboard_grid()
     per_seed = len(datasets) * len(supervisions) * len(methods)

@@ -1,0 +1,112 @@
+"""The leaderboard's wall time on many cores, projected from a sweep's measured per-cell times.
+
+    python tests/benchmarks/project_cores.py SWEEP_DIR [--cores 100 1000] [--max-tasks 1000]
+        [--task-fixed 28] [--cell-fixed 1] [--experiment leaderboard]
+
+An extrapolation, not a measurement: each cell's time is the sum of its trials' measured
+``trial_wall_time`` (``fit_time`` plus ``tune_time`` in rows from before it was recorded; on the machine that ran the sweep, one core per job) plus ``--cell-fixed``
+seconds of harness work per cell; the cells are packed as ``hydra.sweeper.max_tasks`` packs them
+(consecutive cells of the experiment's grid, ``ceil(n / max_tasks)`` to a task); each task costs
+``--task-fixed`` seconds before its first cell (SLURM's start-up and the imports, measured on the
+test cluster: docs/harness.md); tasks start in index order as cores free up, as an array with
+``array_parallelism`` at least the core count runs. Prints, per core count, the projected wall
+time with packing and with one cell per task (batches of ``max_tasks`` one after another, since
+one array cannot hold more), and the lower bounds (total work / cores; the longest task).
+Cells of the grid without rows (a sweep still running) are listed and left out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import math
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+GRID_KEYS = ("dataset", "supervision", "method")
+
+
+def _grid(experiment: str) -> list[tuple[str, ...]]:
+    conf = Path(__file__).resolve().parents[2] / "conf" / "experiment" / f"{experiment}.yaml"
+    params = yaml.safe_load(conf.read_text())["hydra"]["sweeper"]["params"]
+    lists = [str(params[k]).split(",") for k in GRID_KEYS]
+    return [(d, s, m) for d in lists[0] for s in lists[1] for m in lists[2]]
+
+
+def _cell_times(sweep: Path, experiment: str) -> dict[tuple[str, ...], float]:
+    times = {}
+    for results in sweep.glob("*/results.parquet"):
+        if results.is_symlink() or results.parent.is_symlink():
+            continue
+        keys = dict(part.split("=", 1) for part in results.parent.name.split(",") if "=" in part)
+        if keys.get("experiment", experiment) != experiment:
+            continue
+        names = pq.read_schema(results).names
+        # trial_wall_time where recorded; rows written before it was: the fit (and tuning) time
+        columns = [c for c in (("trial_wall_time",) if "trial_wall_time" in names else ("fit_time", "tune_time"))
+                   if c in names]
+        table = pq.read_table(results, columns=columns)
+        times[tuple(keys.get(k) for k in GRID_KEYS)] = float(sum(
+            t or 0.0 for column in table.columns for t in column.to_pylist() if t == t))
+    return times
+
+
+def makespan(task_times: list[float], cores: int) -> float:
+    """Wall time of tasks started in index order, each on the first core to free up."""
+    free = [0.0] * min(cores, len(task_times))
+    for t in task_times:
+        heapq.heapreplace(free, free[0] + t)
+    return max(free)
+
+
+def project(cells: list[float | None], cores: int, max_tasks: int, task_fixed: float, cell_fixed: float) -> dict:
+    """``cells``: the grid's cells in sweep order, each its measured seconds, or None (not measured:
+    it keeps its place in the packing and costs nothing)."""
+    per_task = max(1, math.ceil(len(cells) / max_tasks))
+    packed = [task_fixed + sum(c + cell_fixed for c in cells[i:i + per_task] if c is not None)
+              for i in range(0, len(cells), per_task)]
+    single = [task_fixed + cell_fixed + c for c in cells if c is not None]
+    batches = [single[i:i + max_tasks] for i in range(0, len(single), max_tasks)]
+    return {"cores": cores, "tasks": len(packed), "cells_per_task": per_task,
+            "packed_s": makespan(packed, cores), "unpacked_s": sum(makespan(b, cores) for b in batches),
+            "bound_work_s": sum(packed) / cores, "bound_longest_s": max(packed)}
+
+
+def _hms(seconds: float) -> str:
+    return f"{int(seconds // 3600)} h {int(seconds % 3600 // 60):02d} min" if seconds >= 3600 else f"{seconds / 60:.1f} min"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("sweep", type=Path)
+    parser.add_argument("--cores", type=int, nargs="+", default=[100, 1000])
+    parser.add_argument("--max-tasks", type=int, default=1000)
+    parser.add_argument("--task-fixed", type=float, default=28.0)
+    parser.add_argument("--cell-fixed", type=float, default=1.0)
+    parser.add_argument("--experiment", default="leaderboard")
+    args = parser.parse_args(argv)
+    grid = _grid(args.experiment)
+    measured = _cell_times(args.sweep, args.experiment)
+    missing = [cell for cell in grid if cell not in measured]
+    cells = [measured.get(cell) for cell in grid]
+    times = [c for c in cells if c is not None]
+    if not times:
+        raise SystemExit(f"no rows of experiment={args.experiment} in {args.sweep}")
+    print(f"{len(times):,} of {len(grid):,} cells measured; their trials took {sum(times) / 3600:.2f} core-hours "
+          f"(longest cell {max(times):.0f} s). AN EXTRAPOLATION: task fixed cost {args.task_fixed:g} s, "
+          f"{args.cell_fixed:g} s per cell, cells packed {args.max_tasks} tasks at most.")
+    if missing:
+        sets = sorted({d for d, _, _ in missing}, key=[d for d, _, _ in grid].index)
+        print(f"not measured ({len(missing):,} cells, left out): data sets {', '.join(sets)}")
+    print("| cores | tasks (cells each) | packed | one cell per task | bound: work / cores | bound: longest task |")
+    print("|---|---|---|---|---|---|")
+    for cores in args.cores:
+        p = project(cells, cores, args.max_tasks, args.task_fixed, args.cell_fixed)
+        print(f"| {cores:,} | {p['tasks']:,} ({p['cells_per_task']}) | {_hms(p['packed_s'])} | {_hms(p['unpacked_s'])} "
+              f"| {_hms(p['bound_work_s'])} | {_hms(p['bound_longest_s'])} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The many-cores projection (issue 40, item 3; tests/benchmarks/project_cores.py): hand-sized known
+answers for the array's schedule and the packing, and a sweep directory read as the sweeper packs it."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
+
+from benchmarks.project_cores import _cell_times, _grid, makespan, project  # noqa: E402
+
+
+def test_tasks_start_in_index_order_on_the_first_free_core():
+    assert makespan([5, 1, 1, 1, 1], cores=2) == 5  # the long task first: the others share core two
+    assert makespan([1, 1, 1, 1, 5], cores=2) == 7  # the long task last starts at 2
+    assert makespan([3, 3, 3], cores=10) == 3
+    assert makespan([3, 3, 3], cores=1) == 9
+
+
+def test_cells_are_packed_consecutively_with_the_fixed_costs():
+    cells = [10.0, 10.0, 10.0, 10.0, None]  # the last cell not measured: its place kept, no cost
+    p = project(cells, cores=1, max_tasks=2, task_fixed=28, cell_fixed=1)
+    assert (p["tasks"], p["cells_per_task"]) == (2, 3)
+    assert p["packed_s"] == (28 + 33) + (28 + 11)
+    assert p["unpacked_s"] == 4 * (28 + 11)  # two batches of two tasks, one after another
+    assert p["bound_longest_s"] == 61
+    two = project(cells, cores=2, max_tasks=2, task_fixed=28, cell_fixed=1)
+    assert two["packed_s"] == 61 and two["unpacked_s"] == 2 * 39
+    assert two["bound_work_s"] == pytest.approx(100 / 2)
+
+
+def test_a_sweep_dir_gives_each_cell_its_trials_time(tmp_path):
+    grid = _grid("leaderboard")
+    assert len(grid) > 1001 and grid[0] == ("soybean_small", "pairs_low", "ap_k")
+    job = tmp_path / "dataset=zoo,experiment=leaderboard,method=kmeans,supervision=labels"
+    job.mkdir()
+    pd.DataFrame({"trial_wall_time": [1.5, 2.0, None]}).to_parquet(job / "results.parquet")
+    old = tmp_path / "dataset=zoo,experiment=leaderboard,method=ap_k,supervision=labels"
+    old.mkdir()  # written before trial_wall_time was recorded
+    pd.DataFrame({"fit_time": [1.0, 1.0], "tune_time": [0.5, None]}).to_parquet(old / "results.parquet")
+    other = tmp_path / "dataset=zoo,experiment=leaderboard_k_free,method=ap,supervision=labels"
+    other.mkdir()
+    pd.DataFrame({"trial_wall_time": [9.0]}).to_parquet(other / "results.parquet")
+    times = _cell_times(tmp_path, "leaderboard")
+    assert times == {("zoo", "labels", "kmeans"): 3.5, ("zoo", "labels", "ap_k"): 2.5}
