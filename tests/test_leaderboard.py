@@ -154,6 +154,17 @@ def test_gains_are_paired_differences_from_the_best_unsupervised_baseline():
     assert width(more) < width(g.reset_index())
 
 
+def test_gains_fall_back_to_the_baselines_run_of_another_cell_by_trial():
+    # kmeans fitted once per data set (its unconstrained cell only): pck_means' cell pairs each trial with
+    # kmeans' same trial there (pandas 3's to_numpy views are read-only: the fallback must copy)
+    kmeans = [0.5, 0.6, 0.4, 0.5, 0.7, 0.3]
+    values = {("iris", 20, "pck_means"): [0.9] * 6}
+    frame = lb.long_frame(_rows(values, budget0={("iris", "kmeans"): kmeans}), "ari")
+    g = lb.gains(frame, "ari").set_index(["dataset", "budget", "method"])
+    assert g.loc[("iris", 20, "pck_means"), "n_pairs"] == 6
+    assert g.loc[("iris", 20, "pck_means"), "gain"] == pytest.approx(0.9 - np.mean(kmeans))
+
+
 def test_hurt_share_equals_a_direct_count():
     data = _random_sweep(10)
     frame = lb.long_frame(data, "ari")
@@ -334,6 +345,19 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"sweeper": "basic", "overrides": {}}}))
     with pytest.warns(UserWarning, match=r"not a Hydra multirun.yaml \(AttributeError"):
         assert lb.sweep_coverage([tmp_path], done) is None
+
+
+def test_sweep_coverage_knows_a_method_config_by_the_method_it_runs(tmp_path):
+    # method=ap_k runs ap (given k): its rows say method.name=ap and are the grid's, not "outside" it
+    import yaml
+
+    conf = {"hydra": {"sweeper": {"params": {"dataset": "iris", "method": "ap_k,kmeans,../../x"}},
+                      "overrides": {"task": [], "hydra": []}}}
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b"], "trial": [0, 1, 0, 1], "n_trials": 2,
+                         "dataset.name": "iris", "method.name": ["ap", "ap", "kmeans", "kmeans"]})
+    text = lb.sweep_coverage([tmp_path], rows)
+    assert "2 of the 3 jobs of the experiment's grid" in text and "outside" not in text
 
 
 def test_unbeaten_cells_and_sets_by_hand():
@@ -558,6 +582,20 @@ def test_tuned_vs_default_goes_on_past_a_variant_whose_default_did_not_run():
     versus = lb_ranks.tuned_vs_default(lb.long_frame(data, "ari"), "ari")
     assert versus["variant"].tolist() == ["pck_means+cvcp"] and versus["default"].tolist() == ["pck_means"]
     assert versus["mean_diff"].iloc[0] == pytest.approx(0.1)
+
+
+def test_tuned_vs_default_reports_a_variant_refused_everywhere_as_no_cells():
+    # scssap_ml+cvcp predicted over the time budget on every set (the regenerated leaderboard's small sets):
+    # a row with 0 cells, not a crash of the whole report
+    values = {("iris", 20, "pck_means+cvcp"): [0.5] * 6, ("iris", 20, "pck_means"): [0.8] * 6,
+              ("iris", 20, "kmeans"): [0.4] * 6}
+    data = _rows(values, statuses={("iris", 20, "pck_means+cvcp"): "refused"})
+    data["tune"] = [m.split("+")[1] if "+" in m else "none" for m in data["method.name"]]
+    data["method.name"] = data["method.name"].str.split("+").str[0]
+    data["method_label"] = rfmt.method_labels(data)
+    versus = lb_ranks.tuned_vs_default(lb.long_frame(data, "ari"), "ari").set_index("variant")
+    row = versus.loc["pck_means+cvcp"]
+    assert (row["cells"], row["wins"], row["ties"], row["losses"], row["tuned_trials"]) == (0, 0, 0, 0, 0)
 
 
 def test_differences_of_exactly_one_count_as_non_zero_pairs():

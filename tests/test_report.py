@@ -230,6 +230,35 @@ def test_many_lines_share_one_legend_with_colour_by_method_and_marker_by_setting
     assert to_hex(a.get_color()) == to_hex(b.get_color()) and a.get_marker() != b.get_marker()
 
 
+def test_a_bug_in_the_report_is_a_traceback_not_a_user_error(monkeypatch, tmp_path):
+    # numpy's ValueError from an assignment inside ccbench is no message for the user: it must not become
+    # "ccbench report: error: assignment destination is read-only" with exit status 2 and no location
+    from ccbench.running import cli
+
+    def buggy(args):
+        values = pd.Series([1.0, 2.0]).to_numpy()
+        values[0] = 0.0  # pandas 3: read-only
+        return 0
+
+    monkeypatch.setattr(cli, "_parser", _parser_with(cli, buggy))
+    with pytest.raises(ValueError, match="read-only"):
+        cli.main(["report", str(tmp_path)])
+    # a ValueError ccbench raises for the user stays one line, exit 2: test_report_export's unknown --format
+
+
+def _parser_with(cli, func):
+    original = cli._parser
+
+    def parser():
+        p = original()
+        p.set_defaults(func=func)
+        for action in p._subparsers._group_actions:
+            for sub in action.choices.values():
+                sub.set_defaults(func=func)
+        return p
+    return parser
+
+
 def test_report_on_a_missing_directory_is_one_clear_line(capsys, tmp_path):
     from ccbench.running.cli import main
 

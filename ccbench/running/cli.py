@@ -320,6 +320,24 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _raised_on_purpose(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from a ``raise`` statement of ccbench's own code (a message written for
+    the user), not from inside a library or from an operation that failed (an assignment, a call)."""
+    import traceback
+    from pathlib import Path
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return True
+    last = frames[-1]
+    root = Path(__file__).resolve().parents[1]  # the ccbench package
+    try:
+        ours = Path(last.filename).resolve().is_relative_to(root)
+    except OSError:
+        ours = False
+    return ours and (last.line or "").lstrip().startswith("raise")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ccbench`` console script."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -328,6 +346,8 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return parsed.func(parsed)
         except (FileNotFoundError, ValueError, ImportError) as exc:
+            if isinstance(exc, ValueError) and not _raised_on_purpose(exc):
+                raise  # a bug, not a user error (e.g. numpy's "assignment destination is read-only"): the traceback
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2

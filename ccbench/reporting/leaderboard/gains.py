@@ -94,7 +94,7 @@ def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
         rows = cells[(cells["dataset"] == dataset) & ~cells["unsupervised"] & cells["value"].notna()]
         for key, g in rows.groupby([*CELL, "method"], sort=True):
             idx = pd.MultiIndex.from_frame(g[[*CELL, "trial"]])
-            ref = same_cell.reindex(idx).to_numpy(float)
+            ref = np.array(same_cell.reindex(idx), dtype=float)  # a copy: pandas 3's to_numpy is read-only
             missing = np.isnan(ref)
             if missing.any():
                 by_trial = fallback.reindex(pd.MultiIndex.from_frame(g[["data_setting", "trial"]]))

@@ -441,6 +441,24 @@ def _value_in(conf: dict, key: str) -> str | None:
     return None if isinstance(node, (dict, list)) else str(node)
 
 
+def _method_name(choice: str) -> str:
+    """The method a ``method=<choice>`` config runs (its ``name``): ``ap_k`` (ap given k) runs ``ap``. A
+    choice ccbench does not ship (a plugin's) is its own name."""
+    import re
+    from importlib import resources
+
+    import yaml
+
+    if not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", choice) or ".." in choice:
+        return choice  # the grid file may be a stranger's: never a path
+    try:
+        text = resources.files("ccbench_conf").joinpath("method", f"{choice}.yaml").read_text()
+        name = (yaml.safe_load(text) or {}).get("name")
+    except (OSError, ValueError, yaml.YAMLError, AttributeError):
+        return choice
+    return name if isinstance(name, str) and name else choice
+
+
 def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     """One line on how much of the experiment's grid the rows cover, or None when no directory holds a
     grid file. The experiment's grid is the union of every grid recorded under the directories
@@ -475,7 +493,7 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     for job in jobs:
         for key, value in job:
             if key in ("dataset", "method"):
-                grid.setdefault(f"{key}.name", set()).add(value)
+                grid.setdefault(f"{key}.name", set()).add(_method_name(value) if key == "method" else value)
     trials = pd.to_numeric(data.get("n_trials"), errors="coerce")
     counts = data.groupby("config_hash")["trial"].nunique()
     wanted = trials.groupby(data["config_hash"]).max()

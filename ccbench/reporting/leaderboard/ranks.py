@@ -222,9 +222,11 @@ def _variant_vs_default(frame, flag, default_column, metric, margin, alpha, seed
         rows = frame[(frame["method"] == variant) & (frame["status"] == "ok")]
         kept = kept_default(rows).dropna() if flag == "tuned" else pd.Series(dtype=float)
         lo, hi = bootstrap_ci(d.to_numpy(float), seed=seed)
+        # a variant (or default) with no ok trial anywhere (every trial refused) is in no matrix: 0 cells
+        counted = {k: int(wtl[k].loc[variant, default]) if variant in wtl[k].index and default in wtl[k].columns
+                   else 0 for k in ("wins", "ties", "losses")}
         out.append(dict(variant=variant, default=default, cells=int(both.sum()),
                         mean_diff=float(d.mean()) if len(d) else np.nan, ci_low=lo, ci_high=hi,
-                        wins=int(wtl["wins"].loc[variant, default]), ties=int(wtl["ties"].loc[variant, default]),
-                        losses=int(wtl["losses"].loc[variant, default]), tuned_trials=len(rows),
+                        **counted, tuned_trials=len(rows),
                         kept_default=float(kept.astype(bool).mean()) if len(kept) else np.nan))
     return pd.DataFrame(out, columns=cols).sort_values("variant").reset_index(drop=True)
