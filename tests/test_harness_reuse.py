@@ -103,6 +103,18 @@ def test_an_unsupervised_fit_runs_once_per_trial_across_budgets_and_noise(plugin
     assert len(plugin()) - before == 12 and "fit_reused" not in off[(0, "none")]
 
 
+def test_a_tuned_unsupervised_method_tunes_and_is_not_shared(tmp_path):
+    """kmeans+cvcp chooses k among k-1, k, k+1 from the constraints (issue 38, item 5): with shared fits on
+    it must still tune (the shared path fits the defaults), and its fit is not the default cell's."""
+    plain = run_job(_cell("kmeans", 60, plugins=[], share_unsupervised_fits=True), out_dir=tmp_path / "sweep" / "a")
+    tuned = run_job(_cell("kmeans", 60, plugins=[], share_unsupervised_fits=True, tune="cvcp", tune_folds=3),
+                    out_dir=tmp_path / "sweep" / "b")
+    assert (tuned["status"] == "ok").all()
+    assert tuned["tuned_params"].str.contains('"n_clusters"').all() and (tuned["tune_fits"] > 1).all()
+    assert not tuned["fit_reused"].any() and tuned["fit_key"].isna().all()
+    assert plain["fit_key"].notna().all()
+
+
 def test_a_shared_fit_is_rescored_with_each_cells_constraints(tmp_path):
     """kmeans on iris: the reused labels equal a fresh fit with the shared seed, and every cell's
     constraint metric is computed from its own constraints."""

@@ -154,6 +154,20 @@ def test_gains_are_paired_differences_from_the_best_unsupervised_baseline():
     assert width(more) < width(g.reset_index())
 
 
+def test_a_tuned_unsupervised_variant_is_no_baseline():
+    # kmeans+cvcp chose k from the constraints: supervised, however much better it is than kmeans
+    values = {("iris", 20, "kmeans+cvcp"): [0.9] * 6, ("iris", 20, "kmeans"): [0.5] * 6,
+              ("iris", 20, "pck_means"): [0.7] * 6}
+    data = _rows(values)
+    data["tune"] = [m.split("+")[1] if "+" in m else "none" for m in data["method.name"]]
+    data["method.name"] = data["method.name"].str.split("+").str[0]
+    data["method_label"] = rfmt.method_labels(data)
+    frame = lb.long_frame(data, "ari")
+    assert lb.best_baseline(frame, "ari").to_dict() == {"iris": "kmeans"}
+    g = lb.gains(frame, "ari").set_index("method")
+    assert g.loc["pck_means", "gain"] == pytest.approx(0.2)
+
+
 def test_gains_fall_back_to_the_baselines_run_of_another_cell_by_trial():
     # kmeans fitted once per data set (its unconstrained cell only): pck_means' cell pairs each trial with
     # kmeans' same trial there (pandas 3's to_numpy views are read-only: the fallback must copy)

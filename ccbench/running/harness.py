@@ -359,7 +359,10 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         rng, method_seed = protocol.trial_streams(seed)
         cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
         n_conflicts = cons.n_conflicts()
-        shared = bool(cell.get("share_unsupervised_fits")) and protocol.fit_is_unsupervised(spec, cons)
+        # a tuned fit is chosen from the constraints (CVCP): never unsupervised, never shared with the
+        # default's (the shared path fits the defaults: kmeans+cvcp was kmeans with another label)
+        shared = (bool(cell.get("share_unsupervised_fits")) and cell.get("tune", "none") == "none"
+                  and protocol.fit_is_unsupervised(spec, cons))
         if shared:  # one seed for every budget and noise level of this trial: one fit serves them all
             _, method_seed = protocol.trial_streams(protocol.fit_seed(cell, t))
         if cell.get("share_unsupervised_fits"):

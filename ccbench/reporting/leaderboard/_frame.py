@@ -170,7 +170,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["row"] = data.index  # back to the full row (provenance, error messages)
     out["seed"] = pd.to_numeric(data["seed"], errors="coerce").fillna(0).astype(int) if "seed" in data else 0
     flags = _unsupervised(labels, data["method.name"])
-    out["unsupervised"] = out["method"].map(flags).astype(bool)
+    # a tuned variant chose its parameters from the supervision (CVCP): no unsupervised baseline
+    out["unsupervised"] = out["method"].map(flags).astype(bool) & ~out["tuned"]
     out["family"] = data["method.name"].astype(str).map(_families(data["method.name"]))
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
