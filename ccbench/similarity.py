@@ -16,6 +16,7 @@ __all__ = [
     "negative_sq_euclidean",
     "median_preference",
     "similarity_range",
+    "preference_bracket",
     "PreferenceSearch",
     "bisect_preference",
 ]
@@ -89,6 +90,51 @@ def similarity_range(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float, 
     return lo, hi
 
 
+def preference_bracket(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float, float]:
+    """``(low, high)``: the preference interval the AP family's search for k bisects.
+
+    ``high = s_max``, the greatest off-diagonal similarity. ``low`` is a preference at or below
+    which one exemplar is optimal, from the net similarity (Frey & Dueck 2007: the points'
+    similarities to their exemplars plus the preference once per exemplar), as R apcluster's
+    ``preferenceRange(method="bound")``::
+
+        low = dpsim1 - B,   dpsim1 = max_j sum_{i != j} s_ij    (the best single exemplar)
+                            B = sum_i m_i - m_(1) - m_(2),  m_i = max_{j != i} s_ij
+
+    ``B`` bounds the best data similarity of two exemplars from above (an exemplar's own term is
+    0, any other point's at most ``m_i``; ``m_(1) <= m_(2)`` the two least ``m_i``), and of any
+    ``k > 2`` too, so ``k`` exemplars beat one only when ``(k - 1) p > dpsim1 - B``. The older
+    bracket end ``N s_min`` is valid but far lower (ecoli: -132,600), and affinity propagation
+    does not converge in 1,000 iterations that far below the similarities: at -66,000 it
+    returned every point as its own exemplar, so the bisection moved away from k (issue 38's
+    regenerated leaderboard: AP given k found 1 cluster on ecoli and voting). ``kind`` as
+    :func:`similarity_range`; computed in blocks of ``block_rows`` rows, never the whole matrix.
+    """
+    X = np.asarray(X, dtype=np.float64)
+    n = X.shape[0]
+    if n < 2:
+        raise ValueError("a preference bracket needs at least 2 points")
+    column_sums = np.zeros(n)
+    row_max = np.empty(n)
+    for start in range(0, n, block_rows):
+        rows = np.arange(start, min(start + block_rows, n))
+        if kind == "precomputed":
+            S = np.array(X[rows], dtype=np.float64)
+        else:
+            S = negative_sq_euclidean(X[rows], X)
+            if kind == "euclidean":
+                S = -np.sqrt(-S)
+        S[np.arange(len(rows)), rows] = np.nan
+        column_sums += np.nansum(S, axis=0)
+        row_max[rows] = np.nanmax(S, axis=1)
+    high = float(row_max.max())
+    least_two = np.partition(row_max, 1)[:2] if n > 2 else row_max
+    low = float(column_sums.max() - (row_max.sum() - least_two.sum()))
+    if not low < high:  # two points: one exemplar is optimal up to s_12 itself
+        low = high - max(abs(high), 1.0)
+    return low, high
+
+
 @dataclass(frozen=True)
 class PreferenceSearch:
     """Outcome of :func:`bisect_preference`."""
@@ -99,16 +145,23 @@ class PreferenceSearch:
     exact: bool
 
 
-def bisect_preference(fit, n_clusters, low, high, *, max_iter=20) -> PreferenceSearch:
-    """The preference at which an exemplar method finds ``n_clusters`` clusters.
+def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05) -> PreferenceSearch:
+    """The highest preference at which an exemplar method finds ``n_clusters`` clusters.
 
     Bisection on the preference, as R's ``apcluster::apclusterK`` (Bodenhofer et al.
-    2011) does: the bracket starts at ``[low, high]`` (the least and greatest
-    similarity: a higher preference gives more exemplars); each step fits at the
-    midpoint ``p``, and when it finds fewer clusters than ``n_clusters`` the bracket
-    becomes ``[p, high]``, else ``[low, p]``. It stops as soon as ``n_clusters`` is
-    found, or after ``max_iter`` fits; then it returns the preference whose count was
-    closest (ties: the first found), with ``exact=False``.
+    2011): the bracket starts at ``[low, high]`` (:func:`preference_bracket`: a higher
+    preference gives more exemplars); each step fits at the midpoint ``p``, and when it
+    finds at most ``n_clusters`` clusters the bracket becomes ``[p, high]``, else
+    ``[low, p]``. apclusterK stops at the first ``p`` that gives ``n_clusters``; this
+    search goes on to the **upper end of that plateau**: it stops once a preference gave
+    ``n_clusters`` and the bracket above it is narrower than ``rtol`` of it, or after
+    ``max_iter`` fits, and returns the highest preference that gave ``n_clusters``. The
+    choice matters for the constrained variants: labels or cannot-links already force
+    ``n_clusters`` clusters at a low preference, where every unlabeled point joins one of
+    them (SSAP-L on iris with 5 labels per class: 3 clusters of 140, 5 and 5 points, ARI
+    0.005, at the bracket's midpoint); at the plateau's upper end the data, not the
+    constraints, decide the partition (ARI 0.80 there). Without an exact count it returns
+    the preference whose count was closest (ties: the first found), with ``exact=False``.
 
     Parameters
     ----------
@@ -120,6 +173,9 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20) -> PreferenceS
     max_iter : int, default=20
         Most fits (bisection steps). After ``m`` steps the bracket is
         ``(high - low) / 2^m`` wide.
+    rtol : float, default=0.05
+        How close to the plateau's upper end the returned preference must be: the bracket
+        above it at most ``rtol * |preference|`` wide.
 
     Returns
     -------
@@ -127,25 +183,30 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20) -> PreferenceS
         ``preference``, the ``n_clusters`` it gave, ``n_fits`` (calls of ``fit``) and
         ``exact`` (whether that is the count asked for).
     """
-    best = None
+    closest, exact = None, None
     for step in range(1, int(max_iter) + 1):
         p = 0.5 * (low + high)
         found = int(fit(p))
-        if best is None or abs(found - n_clusters) < abs(best[1] - n_clusters):
-            best = (p, found)
         if found == n_clusters:
-            return PreferenceSearch(p, found, step, True)
-        if found < n_clusters:
+            exact = p  # the bracket only rises past an exact count: the latest is the highest
+        elif closest is None or abs(found - n_clusters) < abs(closest[1] - n_clusters):
+            closest = (p, found)
+        if found <= n_clusters:
             low = p
         else:
             high = p
-    return PreferenceSearch(best[0], best[1], int(max_iter), False)
+        if exact is not None and high - low <= rtol * abs(exact):
+            return PreferenceSearch(exact, int(n_clusters), step, True)
+    if exact is not None:
+        return PreferenceSearch(exact, int(n_clusters), int(max_iter), True)
+    return PreferenceSearch(closest[0], closest[1], int(max_iter), False)
 
 
 def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: float, *,
                        max_iter: int = 20) -> PreferenceSearch:
     """Fit ``estimator`` at the preference that gives ``n_clusters`` (:func:`bisect_preference`) and
-    leave it in the state of the kept fit: the exact one, else the closest (ties: the first found).
+    leave it in the state of the kept fit: the exact one at the highest preference, else the closest
+    (ties: the first found).
 
     ``fit_at(preference) -> int`` fits the estimator at that preference (setting its fitted,
     ``_``-suffixed attributes) and returns the clusters found. The search's own fits do not warn (a
@@ -158,9 +219,10 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
 
     best = {}
 
-    def fit_and_keep(preference):
+    def fit_and_keep(preference):  # the fit bisect_preference returns: the last exact, else the first closest
         found = int(fit_at(preference))
-        if "found" not in best or abs(found - n_clusters) < abs(best["found"] - n_clusters):
+        if found == n_clusters or ("found" not in best or
+                                   (best["found"] != n_clusters and abs(found - n_clusters) < abs(best["found"] - n_clusters))):
             best.update(found=found, state={k: v for k, v in vars(estimator).items() if k.endswith("_")})
         return found
 

@@ -49,9 +49,20 @@ def test_bisection_finds_every_count_of_a_monotone_fit(k):
     out = bisect_preference(fit, k, -1.0, 10.0, max_iter=30)
     assert out.exact and out.n_clusters == k and fit(out.preference) == k
     assert out.n_fits == len(calls) - 1  # the check above is one more call
-    # the bracket only shrinks towards the answer: a call finding too few moves up next
+    # the bracket only shrinks towards the plateau's upper end: a call finding at most k moves up next
     for before, after in zip(calls[:-2], calls[1:-1]):
-        assert (after > before) == (fit(before) < k)
+        assert (after > before) == (fit(before) <= k)
+    # k clusters on [k - 1, k): the preference returned is the plateau's upper end, within rtol = 5 %
+    assert k - 0.05 * abs(out.preference) <= out.preference < k
+
+
+def test_the_search_keeps_the_highest_preference_of_the_plateau_not_the_first_hit():
+    # 3 clusters on a wide plateau [-100, 5): labels force 3 at any low preference (SSAP-L); the first
+    # midpoint (-47.5) already gives 3, but the data decide only near its upper end
+    fit = lambda p: 3 if p < 5 else 4  # noqa: E731
+    out = bisect_preference(fit, 3, -100.0, 5.0, max_iter=20)
+    assert out.exact and 5 - 0.05 * abs(out.preference) <= out.preference < 5
+    assert out.n_fits > 1  # not the first exact hit
 
 
 def test_bisection_direction_higher_preference_more_clusters():
@@ -211,3 +222,65 @@ def test_the_time_budget_charges_the_preference_search(tmp_path):
     free = run_job({**cell, "method": {"name": "ap"}}, out_dir=tmp_path / "free")
     assert given["status"].tolist() == ["refused"] and "searching for n_clusters" in given["error"].iloc[0]
     assert free["status"].tolist() == ["ok"]
+
+
+# -- the bracket and the plateau's upper end on real data (issue 38's regenerated leaderboard) -----
+
+
+def test_preference_bracket_low_end_makes_one_exemplar_optimal():
+    """Brute force on 9 points: at the bracket's low end no choice of 2 (or 3) exemplars has a higher net
+    similarity (data similarities plus the preference per exemplar) than the best single one; it is
+    far tighter than N s_min; blocks change nothing."""
+    from itertools import combinations
+
+    from ccbench.similarity import preference_bracket
+
+    X = np.random.default_rng(1).normal(size=(9, 2)) * [1.0, 3.0]
+    S = negative_sq_euclidean(X)
+    n = len(X)
+
+    def net(exemplars, p):
+        others = [i for i in range(n) if i not in exemplars]
+        return S[np.ix_(others, list(exemplars))].max(axis=1).sum() + p * len(exemplars)
+
+    low, high = preference_bracket(X)
+    assert preference_bracket(X, block_rows=4) == pytest.approx((low, high))
+    assert high == pytest.approx(similarity_range(X)[1])
+    one = max(net((j,), low) for j in range(n))
+    for size in (2, 3):
+        assert max(net(c, low) for c in combinations(range(n), size)) <= one + 1e-9
+    exact = max(net((j,), 0) for j in range(n)) - max(net(c, 0) for c in combinations(range(n), 2))
+    assert low <= exact < 0  # the exact 1-vs-2 threshold (apcluster's method="exact") lies above it
+    assert low > n * similarity_range(X)[0]
+
+
+def _standardised(name):
+    from ccbench.datasets import load_dataset
+
+    ds = load_dataset(name)
+    sd = ds.X.std(0)
+    return (ds.X - ds.X.mean(0)) / np.where(sd > 0, sd, 1.0), ds
+
+
+def test_ap_finds_k_on_ecoli():
+    # with the bracket's end at N s_min (-132,600) AP did not converge at the first midpoints and returned
+    # every point as its own exemplar: the search moved away from k and kept 1 cluster (ARI 0)
+    X, ds = _standardised("ecoli")
+    est = make_method("ap", n_clusters=8, random_state=0).fit(X)
+    assert est.n_clusters_exact_ and _n_found(est.labels_) == 8
+
+
+def test_ssap_l_given_k_with_labels_keeps_the_data_partition_not_the_forced_one():
+    # 5 labels per class force 3 clusters at any low preference (140 + 5 + 5 points, ARI 0.005 when the
+    # first hit was kept); the plateau's upper end is where the data decide
+    from sklearn.metrics import adjusted_rand_score
+
+    from ccbench import constraints as cgen
+
+    X, ds = _standardised("iris_uci")
+    labels = cgen.labeled_subsets(ds.y, per_class=5, rng=np.random.default_rng(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = make_method("ssap_l", n_clusters=3, random_state=0).fit(X, constraints=labels)
+    assert est.n_clusters_exact_ and np.bincount(est.labels_).min() > 5
+    assert adjusted_rand_score(ds.y, est.labels_) > 0.6

@@ -34,8 +34,8 @@ def test_scap_n_clusters_is_met_exactly(k):
 
 
 def test_unreachable_n_clusters_warning_names_the_searched_interval_of_p():
-    # scap.py fit: p is a penalty, searched in [-s_max, -N s_min] (both ends >= 0 for
-    # negative squared distances); the warning must print that interval, not its mirror.
+    # scap.py fit: p is a penalty, searched in [-s_max, -low] (preference_bracket; both ends >= 0
+    # for negative squared distances); the warning must print that interval, not its mirror.
     # Ten points of one blob cannot be ten clusters here (the search runs out of steps)
     X = _four_blobs()[:10]
     with pytest.warns(ConvergenceWarning, match="no p in") as rec:
@@ -46,7 +46,9 @@ def test_unreachable_n_clusters_warning_names_the_searched_interval_of_p():
     d2 = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
     off = d2[~np.eye(10, dtype=bool)]
     assert a == pytest.approx(off.min(), rel=1e-3)
-    assert b == pytest.approx(10 * off.max(), rel=1e-3)
+    from ccbench.similarity import preference_bracket
+
+    assert b == pytest.approx(-preference_bracket(X)[0], rel=1e-3) and b > a
 
 
 def test_only_dense_memory_is_checked_against_the_available_memory(monkeypatch):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ccbench.base import ConstrainedClusterer, Options, check_random_state
-from ccbench.similarity import similarity_range
+from ccbench.similarity import preference_bracket
 
 from .core import (
     AP_PARAMETER_CONSTRAINTS,
@@ -25,18 +25,16 @@ class AffinityPropagationClusterer(PreferenceSearchMixin, ConstrainedClusterer):
     n_clusters : int or None, default=None
         ``None``: one fit at ``preference`` (unchanged behaviour). An int: the
         preference is searched by bisection (R apcluster's ``apclusterK``;
-        :func:`ccbench.similarity.bisect_preference`) on ``[N s_min, s_max]``,
-        ``s_min``/``s_max`` the least/greatest off-diagonal similarity (below
-        ``N s_min`` one exemplar is optimal), each step a whole fit at the midpoint
-        (fewer clusters than asked: the midpoint becomes the lower end, else the
-        upper). It stops when ``n_clusters`` clusters are found or after
-        ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
-        ``2^-20`` of its first width wide): a search costs at most 20 fits.
-        If the count is never hit, the closest fit is kept,
-        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so. The
-        steps are linear (as ``apclusterK``): the resolution after 20 fits is
-        ``(s_max - N s_min) / 2^20``, so a count that needs a preference finer
-        than that (tight groups far apart) may be missed.
+        :func:`ccbench.similarity.bisect_preference`) on
+        :func:`ccbench.similarity.preference_bracket` (``[low, s_max]``: at or below
+        ``low`` one exemplar is optimal, apcluster's ``preferenceRange`` bound), each
+        step a whole fit at the midpoint (at most ``n_clusters`` clusters: the
+        midpoint becomes the lower end, else the upper). It goes on past the first
+        preference that gives ``n_clusters`` to the upper end of that plateau
+        (within 5 %: where the data, not the constraints, decide the partition) and
+        stops there or after ``core.PREFERENCE_SEARCH_FITS`` = 20 fits: a search
+        costs at most 20 fits. If the count is never hit, the closest fit is kept,
+        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
         Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (the SCSSAP paper's value; scikit-learn's default is 0.5).
@@ -159,9 +157,9 @@ asv blobs; only a point tied between two exemplars may fall the other way
                 f"similarity='precomputed' needs a square (N, N) similarity matrix, got shape {X.shape}"
             )
 
-    def _similarity_bounds(self, X):
+    def _preference_bracket(self, X):
         self._check_similarity_input(X)
-        return similarity_range(X, kind=self.similarity)
+        return preference_bracket(X, kind=self.similarity)
 
     def _fit(self, X, constraints, preference):
         X, _ = self._validate_fit(X, constraints)

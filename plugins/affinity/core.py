@@ -62,7 +62,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ccbench.base import ConvergenceWarning, Interval, Options, check_memory
-from ccbench.similarity import fit_for_n_clusters, median_preference, negative_sq_euclidean, similarity_range
+from ccbench.similarity import fit_for_n_clusters, median_preference, negative_sq_euclidean, preference_bracket
 
 __all__ = [
     "AP_PARAMETER_CONSTRAINTS",
@@ -689,16 +689,14 @@ class PreferenceSearchMixin:
     The estimator implements ``_fit(X, constraints, preference)`` (one fit, setting the
     fitted attributes and ``preference_``); ``n_clusters=None`` runs it once at
     ``self.preference``, an int runs :func:`ccbench.similarity.bisect_preference`
-    on ``[N s_min, s_max]`` (``s_min``, ``s_max``: the least and greatest off-diagonal
-    similarity, :meth:`_similarity_bounds`; below ``N s_min`` a single exemplar is
-    optimal, since a second one raises the similarity sum by at most
-    ``N (s_max - s_min) <= -N s_min``) and keeps
-    the fit at the preference it returns. Fitted: ``preference_``,
+    on :meth:`_preference_bracket` (:func:`ccbench.similarity.preference_bracket`: at or
+    below its lower end one exemplar is optimal) and keeps the fit at the preference it
+    returns (the upper end of the plateau that gives ``n_clusters``). Fitted: ``preference_``,
     ``n_preference_fits_`` (fits run: 1 without a search), ``n_clusters_exact_``.
     """
 
-    def _similarity_bounds(self, X):
-        return similarity_range(X)
+    def _preference_bracket(self, X):
+        return preference_bracket(X)
 
     def fit(self, X, y=None, *, constraints=None):
         if self.n_clusters is None:
@@ -711,9 +709,7 @@ class PreferenceSearchMixin:
                 f"{self.n_clusters!r} searches the preference; preference={self.preference!r} fixes it)"
             )
         X_checked, _ = self._validate_fit(X, constraints)
-        s_min, high = self._similarity_bounds(X_checked)
-        # below N s_min one exemplar is optimal: a second one gains at most N (s_max - s_min) <= -N s_min
-        low = X_checked.shape[0] * s_min
+        low, high = self._preference_bracket(X_checked)  # at or below low one exemplar is optimal
         def fit_at(preference):
             self._fit(X, constraints, preference)
             return n_clusters_found(self.labels_)

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from ccbench.base import ConstrainedClusterer, Interval, Options, check_random_state
-from ccbench.similarity import similarity_range
+from ccbench.similarity import preference_bracket
 
 from .core import (
     AP_PARAMETER_CONSTRAINTS,
@@ -118,16 +118,16 @@ class SCSSAP(PreferenceSearchMixin, ConstrainedClusterer):
     n_clusters : int or None, default=None
         ``None``: one fit at ``preference`` (unchanged behaviour). An int: the
         preference is searched by bisection (R apcluster's ``apclusterK``;
-        :func:`ccbench.similarity.bisect_preference`) on ``[N s_min, s_max]``,
-        ``s_min``/``s_max`` the least/greatest off-diagonal similarity (below
-        ``N s_min`` one exemplar is optimal), each step a whole fit at the midpoint
-        (fewer clusters than asked: the midpoint becomes the lower end, else the
-        upper). It stops when ``n_clusters`` clusters are found or after
-        ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
-        ``2^-20`` of its first width wide): a search costs at most 20 fits.
-        If the count is never hit, the closest fit is kept,
+        :func:`ccbench.similarity.bisect_preference`) on
+        :func:`ccbench.similarity.preference_bracket` (``[low, s_max]``: at or below
+        ``low`` one exemplar is optimal, apcluster's ``preferenceRange`` bound), each
+        step a whole fit at the midpoint (at most ``n_clusters`` clusters: the
+        midpoint becomes the lower end, else the upper). It goes on past the first
+        preference that gives ``n_clusters`` to the upper end of that plateau
+        (within 5 %: where the data, not the constraints, decide the partition) and
+        stops there or after ``core.PREFERENCE_SEARCH_FITS`` = 20 fits: a search
+        costs at most 20 fits. If the count is never hit, the closest fit is kept,
         ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
-        Linear steps, as ``apclusterK``: resolution ``(s_max - N s_min) / 2^20``.
         Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (Section 4.1).
@@ -447,9 +447,9 @@ class SCSSAPMetricLearning(SCSSAP):
         self.metric = metric
         self.max_outer_iter = max_outer_iter
 
-    def _similarity_bounds(self, X):
-        # the first outer iteration's similarities: the metric 1/d on every feature
-        low, high = similarity_range(X)
+    def _preference_bracket(self, X):
+        # the first outer iteration's similarities: the metric 1/d on every feature (s / d)
+        low, high = preference_bracket(X)
         return low / X.shape[1], high / X.shape[1]
 
     def _fit(self, X, constraints, preference):

@@ -309,16 +309,16 @@ class SSAPG(PreferenceSearchMixin, ConstrainedClusterer):
     n_clusters : int or None, default=None
         ``None``: one fit at ``preference`` (unchanged behaviour). An int: the
         preference is searched by bisection (R apcluster's ``apclusterK``;
-        :func:`ccbench.similarity.bisect_preference`) on ``[N s_min, s_max]``,
-        ``s_min``/``s_max`` the least/greatest off-diagonal similarity (below
-        ``N s_min`` one exemplar is optimal), each step a whole fit at the midpoint
-        (fewer clusters than asked: the midpoint becomes the lower end, else the
-        upper). It stops when ``n_clusters`` clusters are found or after
-        ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (the bracket is then
-        ``2^-20`` of its first width wide): a search costs at most 20 fits.
-        If the count is never hit, the closest fit is kept,
+        :func:`ccbench.similarity.bisect_preference`) on
+        :func:`ccbench.similarity.preference_bracket` (``[low, s_max]``: at or below
+        ``low`` one exemplar is optimal, apcluster's ``preferenceRange`` bound), each
+        step a whole fit at the midpoint (at most ``n_clusters`` clusters: the
+        midpoint becomes the lower end, else the upper). It goes on past the first
+        preference that gives ``n_clusters`` to the upper end of that plateau
+        (within 5 %: where the data, not the constraints, decide the partition) and
+        stops there or after ``core.PREFERENCE_SEARCH_FITS`` = 20 fits: a search
+        costs at most 20 fits. If the count is never hit, the closest fit is kept,
         ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
-        Linear steps, as ``apclusterK``: resolution ``(s_max - N s_min) / 2^20``.
         Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
     max_iter : int, default=1000

@@ -38,7 +38,7 @@ from ccbench.base import (
     check_memory,
     check_random_state,
 )
-from ccbench.similarity import fit_for_n_clusters, negative_sq_euclidean, similarity_range
+from ccbench.similarity import fit_for_n_clusters, negative_sq_euclidean, preference_bracket
 
 __all__ = ["SCAP", "SSAPL"]
 
@@ -432,14 +432,14 @@ class SCAP(ConstrainedClusterer):
         ``None``: one fit at ``p`` (unchanged behaviour). An int: ``p`` is
         searched by bisection on the preference ``-p`` (R apcluster's
         ``apclusterK``; :func:`ccbench.similarity.bisect_preference`, shared
-        with the AP family) on ``[N s_min, s_max]``, ``s_min``/``s_max`` the
-        least/greatest off-diagonal similarity of ``similarity`` (computed in
-        row blocks, never stored; below ``N s_min`` one exemplar is optimal,
-        eq. 3), each step a whole fit at the midpoint (fewer clusters than
-        asked: ``p`` falls, else it rises). It stops when ``n_clusters``
-        clusters are found or after ``SEARCH_FITS`` = 20 fits (bracket
-        ``2^-20`` of its first width): at most 20 fits. If the count is never
-        hit the closest fit is kept, ``n_clusters_exact_`` is False and a
+        with the AP family) on :func:`ccbench.similarity.preference_bracket` of
+        ``similarity`` (at or below its lower end one exemplar is optimal; computed in
+        row blocks, never stored), each step a whole fit at the midpoint (at most
+        ``n_clusters`` clusters: ``p`` falls, else it rises), on past the first ``p``
+        that gives ``n_clusters`` to the plateau's end (within 5 %: labels force k
+        clusters at a high ``p``, where every unlabeled point joins one of them). It
+        stops there or after ``SEARCH_FITS`` = 20 fits. If the count is never hit the
+        closest fit is kept, ``n_clusters_exact_`` is False and a
         ``ConvergenceWarning`` says so. Give ``p`` or ``n_clusters``, not both.
 
     Attributes
@@ -590,8 +590,7 @@ class SCAP(ConstrainedClusterer):
             )
         X_checked, _ = self._validate_fit(X, constraints)
         self._check_similarity_input(X_checked)
-        s_min, high = similarity_range(X_checked, kind=self.similarity)
-        low = X_checked.shape[0] * s_min  # eq. 3: p above N (s_max - s_min) >= -N s_min keeps one exemplar
+        low, high = preference_bracket(X_checked, kind=self.similarity)  # at or below low one exemplar is optimal
         def fit_at(preference):  # preference = -p
             self._fit(X, constraints, max(-preference, 0.0))
             return int(self.labels_.max()) + 1
