@@ -132,6 +132,10 @@ def test_with_ranks_a_new_method_against_the_shipped_rows(shipped, tmp_path):
     assert ranked == {"kmeans", "pck_means", "cop_kmeans"}
     merged = _rows(out)  # the merge is shipped too: how a contributor's rows join ours
     assert len(merged) == len(_rows(folder)) + 6
+    page = (out / "pairs.md").read_text()
+    # the page's command regenerates it (with --with), and says which rows were not re-run
+    assert f"`ccbench report {mine} --leaderboard --metric ari --margin 0.03 --with {folder}`" in page
+    assert f"Ranked with the shipped rows of {folder} ({len(merged) - 6:,} rows, not re-run" in page
 
 
 def test_with_refuses_rows_of_another_protocol_with_the_reason(shipped, tmp_path, capsys):

@@ -56,6 +56,7 @@ def _report(args) -> int:
     if args.compare_sweeps:
         return _compare_sweeps(args)
     data = report.load(*args.dirs)
+    args.own_rows = data  # the coverage line is about these dirs' grid, not the shipped rows'
     if args.with_:  # rank these rows against shipped ones: refused under another protocol (reporting.merge_with)
         data, notes = report.merge_with(data, report.load(*args.with_), new_name=" ".join(args.dirs),
                                         shipped_name=" ".join(args.with_))
@@ -150,9 +151,15 @@ def _leaderboard(args, data, request: dict) -> int:
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "leaderboard"
     command = "ccbench report " + " ".join([*map(str, args.dirs), "--leaderboard", f"--metric {metric}",
                                             f"--margin {args.margin:g}"]
+                                           + [f"--with {w}" for w in (args.with_ or [])]
                                            + (["--converged-only"] if args.converged_only else []))
+    coverage = leaderboard.sweep_coverage(args.dirs, getattr(args, "own_rows", data))
+    if args.with_:
+        shipped = len(data) - len(getattr(args, "own_rows", data))
+        coverage = ((coverage + " " if coverage else "") + f"Ranked with the shipped rows of {', '.join(args.with_)} "
+                    f"({max(shipped, 0):,} rows, not re-run; their coverage is on their own pages).")
     paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
-                                          coverage=leaderboard.sweep_coverage(args.dirs, data))
+                                          coverage=coverage)
     from ..reporting import write_shipped  # the per-trial rows, so others can re-rank, add metrics, join
 
     paths.update(write_shipped(data, out, dirs=[*args.dirs, *(args.with_ or [])]))
