@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
 
-from benchmarks.project_cores import _cell_times, _grid, makespan, project  # noqa: E402
+from benchmarks.project_cores import _cell_times, _grid, extrapolate, makespan, project  # noqa: E402
 
 
 def test_tasks_start_in_index_order_on_the_first_free_core():
@@ -47,3 +47,15 @@ def test_a_sweep_dir_gives_each_cell_its_trials_time(tmp_path):
     pd.DataFrame({"trial_wall_time": [9.0]}).to_parquet(other / "results.parquet")
     times = _cell_times(tmp_path, "leaderboard")
     assert times == {("zoo", "labels", "kmeans"): 3.5, ("zoo", "labels", "ap_k"): 2.5}
+
+
+def test_unmeasured_cells_follow_a_power_law_in_n_capped_by_the_budget():
+    sizes = {"a": 100, "b": 200, "c": 300, "d": 400}
+    grid = [(d, "labels", m) for d in sizes for m in ("km", "ap")]
+    measured = {("a", "labels", "km"): 10.0, ("b", "labels", "km"): 40.0,  # t = 1e-3 n^2
+                ("a", "labels", "ap"): 5.0}  # one size: its time, whatever n
+    out = extrapolate(measured, grid, sizes, n_trials=10, trial_timeout=10.0)
+    assert set(out) == set(grid) - set(measured)
+    assert out[("c", "labels", "km")] == pytest.approx(90.0)  # 9 s a trial: under the limit
+    assert out[("d", "labels", "km")] == 10.0  # 16 s a trial: the first is killed, the cell stops
+    assert out[("b", "labels", "ap")] == out[("d", "labels", "ap")] == 5.0

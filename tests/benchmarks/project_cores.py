@@ -12,7 +12,12 @@ test cluster: docs/harness.md); tasks start in index order as cores free up, as 
 ``array_parallelism`` at least the core count runs. Prints, per core count, the projected wall
 time with packing and with one cell per task (batches of ``max_tasks`` one after another, since
 one array cannot hold more), and the lower bounds (total work / cores; the longest task).
-Cells of the grid without rows (a sweep still running) are listed and left out.
+Cells of the grid without rows (a sweep still running) are listed and left out, or, with
+``--extrapolate``, predicted (a second extrapolation, reported apart): per (supervision, method),
+a power law ``t = a n^b`` in the data set's size fitted to the measured cells (``b`` in [0, 3];
+with fewer than two measured sizes, the largest measured time), and capped as the budget caps a
+cell (``--trial-timeout`` seconds per trial, ``--n-trials`` trials; a per-trial prediction past the
+limit costs one killed trial: the cell stops at its first timeout).
 """
 
 from __future__ import annotations
@@ -53,6 +58,38 @@ def _cell_times(sweep: Path, experiment: str) -> dict[tuple[str, ...], float]:
     return times
 
 
+def extrapolate(measured: dict, grid: list, sizes: dict, n_trials: int, trial_timeout: float) -> dict:
+    """Predicted seconds of the grid's unmeasured cells (see the module docstring)."""
+    import numpy as np
+
+    by_key: dict = {}
+    for (d, s, m), t in measured.items():
+        by_key.setdefault((s, m), []).append((sizes[d], t))
+    predicted = {}
+    for cell in grid:
+        if cell in measured:
+            continue
+        d, s, m = cell
+        points = [(n, t) for n, t in by_key.get((s, m), []) if t > 0]
+        if len({n for n, _ in points}) >= 2:
+            logn, logt = np.log([n for n, _ in points]), np.log([t for _, t in points])
+            b, a = np.polyfit(logn, logt, 1)
+            b = min(max(b, 0.0), 3.0)
+            a = float(np.mean(logt - b * logn))
+            t = float(np.exp(a + b * np.log(sizes[d])))
+        else:
+            t = max((t for _, t in points), default=0.0)
+        per_trial = t / n_trials
+        predicted[cell] = trial_timeout if per_trial > trial_timeout else min(t, n_trials * trial_timeout)
+    return predicted
+
+
+def _sizes(names) -> dict:
+    from ccbench import registry
+
+    return {name: registry.get_dataset_spec(name).n_samples for name in names}
+
+
 def makespan(task_times: list[float], cores: int) -> float:
     """Wall time of tasks started in index order, each on the first core to free up."""
     free = [0.0] * min(cores, len(task_times))
@@ -86,18 +123,26 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--task-fixed", type=float, default=28.0)
     parser.add_argument("--cell-fixed", type=float, default=1.0)
     parser.add_argument("--experiment", default="leaderboard")
+    parser.add_argument("--extrapolate", action="store_true", help="predict the unmeasured cells")
+    parser.add_argument("--n-trials", type=int, default=10)
+    parser.add_argument("--trial-timeout", type=float, default=10.0)
     args = parser.parse_args(argv)
     grid = _grid(args.experiment)
     measured = _cell_times(args.sweep, args.experiment)
     missing = [cell for cell in grid if cell not in measured]
-    cells = [measured.get(cell) for cell in grid]
-    times = [c for c in cells if c is not None]
+    predicted = {}
+    if args.extrapolate and missing:
+        predicted = extrapolate(measured, grid, _sizes({d for d, _, _ in grid}), args.n_trials, args.trial_timeout)
+        print(f"EXTRAPOLATED, not measured: {len(predicted):,} cells, {sum(predicted.values()) / 3600:.2f} core-hours "
+              f"(power law in n per supervision and method, capped at {args.n_trials} x {args.trial_timeout:g} s)")
+    cells = [measured.get(cell, predicted.get(cell)) for cell in grid]
+    times = [measured[cell] for cell in grid if cell in measured]
     if not times:
         raise SystemExit(f"no rows of experiment={args.experiment} in {args.sweep}")
     print(f"{len(times):,} of {len(grid):,} cells measured; their trials took {sum(times) / 3600:.2f} core-hours "
           f"(longest cell {max(times):.0f} s). AN EXTRAPOLATION: task fixed cost {args.task_fixed:g} s, "
           f"{args.cell_fixed:g} s per cell, cells packed {args.max_tasks} tasks at most.")
-    if missing:
+    if missing and not predicted:
         sets = sorted({d for d, _, _ in missing}, key=[d for d, _, _ in grid].index)
         print(f"not measured ({len(missing):,} cells, left out): data sets {', '.join(sets)}")
     print("| cores | tasks (cells each) | packed | one cell per task | bound: work / cores | bound: longest task |")
