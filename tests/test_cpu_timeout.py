@@ -118,6 +118,17 @@ def test_budget_edge_lists_the_pairs_within_30_percent_of_the_budget():
     assert table.loc[0, "max_share"] == pytest.approx(0.75) and table.loc[1, "timeouts"] == 1
 
 
+def test_a_shared_fits_rows_are_measured_by_the_fits_cpu_not_its_wall_time():
+    # a shared unsupervised fit's rows carry no trial_cpu_time: 41.8 s of wall for 8.6 s of CPU on a loaded
+    # machine is not 4x the budget (it was never near the CPU limit)
+    from ccbench.reporting.leaderboard.budget import _measured
+
+    rows = pd.DataFrame({"trial_cpu_time": [np.nan, 3.0, np.nan], "fit_cpu_time": [8.6, 2.5, np.nan],
+                         "fit_time": [41.8, 9.0, 5.0], "tune_time": [np.nan, np.nan, 1.0]})
+    seconds, what = _measured(rows)
+    assert seconds.tolist() == pytest.approx([8.6, 3.0, 6.0]) and what == "CPU s"
+
+
 def test_the_leaderboard_page_has_the_budget_section(tmp_path):
     from ccbench.reporting import _format as rfmt
     from ccbench.reporting import leaderboard as lb
