@@ -72,11 +72,19 @@ def similarity_range(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float, 
     ``"euclidean"`` (s = -||x_i - x_j||) or ``"precomputed"`` (``X`` is S). Computed in
     blocks of ``block_rows`` rows: O(block_rows x N) memory, never the whole matrix.
     """
+    lo, hi = np.inf, -np.inf
+    for _, S in _similarity_blocks(X, kind, block_rows, "a similarity range"):
+        lo, hi = min(lo, float(np.nanmin(S))), max(hi, float(np.nanmax(S)))
+    return lo, hi
+
+
+def _similarity_blocks(X, kind: str, block_rows: int, what: str):
+    """``(rows, S[rows])`` in blocks of ``block_rows`` rows, the diagonal NaN (``kind`` as
+    :func:`similarity_range`): O(block_rows x N) memory, never the whole matrix."""
     X = np.asarray(X, dtype=np.float64)
     n = X.shape[0]
     if n < 2:
-        raise ValueError("a similarity range needs at least 2 points")
-    lo, hi = np.inf, -np.inf
+        raise ValueError(f"{what} needs at least 2 points")
     for start in range(0, n, block_rows):
         rows = np.arange(start, min(start + block_rows, n))
         if kind == "precomputed":
@@ -86,8 +94,7 @@ def similarity_range(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float, 
             if kind == "euclidean":
                 S = -np.sqrt(-S)
         S[np.arange(len(rows)), rows] = np.nan
-        lo, hi = min(lo, float(np.nanmin(S))), max(hi, float(np.nanmax(S)))
-    return lo, hi
+        yield rows, S
 
 
 def preference_bracket(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float, float]:
@@ -110,21 +117,10 @@ def preference_bracket(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float
     regenerated leaderboard: AP given k found 1 cluster on ecoli and voting). ``kind`` as
     :func:`similarity_range`; computed in blocks of ``block_rows`` rows, never the whole matrix.
     """
-    X = np.asarray(X, dtype=np.float64)
-    n = X.shape[0]
-    if n < 2:
-        raise ValueError("a preference bracket needs at least 2 points")
+    n = np.shape(X)[0]
     column_sums = np.zeros(n)
     row_max = np.empty(n)
-    for start in range(0, n, block_rows):
-        rows = np.arange(start, min(start + block_rows, n))
-        if kind == "precomputed":
-            S = np.array(X[rows], dtype=np.float64)
-        else:
-            S = negative_sq_euclidean(X[rows], X)
-            if kind == "euclidean":
-                S = -np.sqrt(-S)
-        S[np.arange(len(rows)), rows] = np.nan
+    for rows, S in _similarity_blocks(X, kind, block_rows, "a preference bracket"):
         column_sums += np.nansum(S, axis=0)
         row_max[rows] = np.nanmax(S, axis=1)
     high = float(row_max.max())
