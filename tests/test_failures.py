@@ -94,6 +94,19 @@ def test_errors_are_summarised_per_distinct_message():
     ]
 
 
+def test_errors_equal_but_for_their_numbers_are_one_line_with_the_methods_they_hit():
+    timeout = "TrialTimeout: {} s of CPU time reached trial_timeout=10 s (after {} s of wall time)"
+    data = _rows(status=["timeout"] * 3 + ["error"], trial=[0, 1, 2, 3],
+                 error=[timeout.format(10.4, 11.1), timeout.format(10.2, 17.1), timeout.format(10.4, 11.1),
+                        "ValueError: bad"], ari=[np.nan] * 4)
+    data["method_label"] = ["scssap", "cobs", "scssap", "scssap"]
+    lines = rsummary.error_summary(data)
+    assert lines[0] == ("3 of 4 trials failed: " + timeout.format(10.4, 11.1) + " (and 1 like it but for their "
+                        "numbers); by method: scssap 2, cobs 1 (e.g. dataset=iris, method=m, constraints=random_pairs, "
+                        "noise=none)")
+    assert lines[1].startswith("1 of 4 trials failed: ValueError: bad (e.g.")
+
+
 def test_a_sweep_without_ok_rows_still_summarises():
     data = _rows(status=["error", "error"], trial=[0, 1], error=["ValueError: x", "ValueError: x"])
     summary = rsummary.summarise(data, "ari", "constraints.n_constraints")

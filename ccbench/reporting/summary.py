@@ -182,16 +182,26 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
 
 
 def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
-    """One line per distinct error message: how many trials hit it and the first cell that did."""
+    """One line per kind of error message (messages equal but for their numbers, e.g. the seconds of a
+    timeout, are one kind): how many trials hit it, its first message, the methods it hit with their
+    counts when more than one, and the first cell that did."""
+    import re
+
     bad = data[data["status"].isin(FAILED_STATUSES)] if "status" in data else data.iloc[:0]
     if bad.empty:
         return []
     messages = bad["error"].map(lambda e: last_line(e)[:width])
+    kinds = messages.map(lambda m: re.sub(r"\d+(\.\d+)?", "#", m))
     lines = []
-    for message, rows in bad.groupby(messages, sort=False):
+    for _, rows in bad.groupby(kinds, sort=False):
         first = rows.iloc[0]
         cell = ", ".join(f"{g}={first.get(f'{g}.name')}" for g in ("dataset", "method", "constraints", "noise"))
-        lines.append(f"{len(rows)} of {len(data)} trials failed: {message} (e.g. {cell})")
+        variants = messages[rows.index].nunique()
+        more = f" (and {variants - 1} like it but for their numbers)" if variants > 1 else ""
+        methods = rows["method_label"] if "method_label" in rows else rows.get("method.name", pd.Series(dtype=object))
+        by_method = methods.value_counts()
+        hit = (f"; by method: {', '.join(f'{m} {n}' for m, n in by_method.items())}" if len(by_method) > 1 else "")
+        lines.append(f"{len(rows)} of {len(data)} trials failed: {messages[rows.index[0]]}{more}{hit} (e.g. {cell})")
     return lines
 
 

@@ -337,7 +337,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         rows = rows if "error" in rows else rows.assign(error=None)  # rows made outside the harness
         errors = error_summary(rows)
         blocks += [("h", 2, "Problems"),
-                   ("md", "\n".join(md_text(e) for e in errors) if errors else "No failed trial."),
+                   ("md", "\n".join(f"- {md_text(e)}" for e in errors) if errors else "No failed trial."),
                    ("h", 2, "Provenance"), ("md", provenance_markdown(rows))]
     tables = {"cd_blocks": cd_tables["cd_blocks"], "cell_means": cell_table(cells), "tuned_vs_default": versus, "k_free_vs_given": k_free, "seed_spread": seed_table,
               "ranks": ranks.reset_index(), "ranks_by_condition": by_condition.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
