@@ -121,11 +121,14 @@ def preference_bracket(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float
     column_sums = np.zeros(n)
     row_max = np.empty(n)
     for rows, S in _similarity_blocks(X, kind, block_rows, "a preference bracket"):
+        S[~np.isfinite(S)] = np.nan  # a precomputed -inf (a pair never joined) bounds nothing
         column_sums += np.nansum(S, axis=0)
-        row_max[rows] = np.nanmax(S, axis=1)
-    high = float(row_max.max())
-    least_two = np.partition(row_max, 1)[:2] if n > 2 else row_max
-    low = float(column_sums.max() - (row_max.sum() - least_two.sum()))
+        row_max[rows] = np.nanmax(np.where(np.isnan(S), -np.inf, S), axis=1)
+    row_max[~np.isfinite(row_max)] = np.nan
+    high = float(np.nanmax(row_max)) if np.isfinite(row_max).any() else 0.0
+    finite = row_max[np.isfinite(row_max)]
+    least_two = np.partition(finite, 1)[:2] if len(finite) > 2 else finite
+    low = float(column_sums.max() - (finite.sum() - least_two.sum()))
     if not low < high:  # two points: one exemplar is optimal up to s_12 itself
         low = high - max(abs(high), 1.0)
     return low, high

@@ -284,3 +284,16 @@ def test_ssap_l_given_k_with_labels_keeps_the_data_partition_not_the_forced_one(
         est = make_method("ssap_l", n_clusters=3, random_state=0).fit(X, constraints=labels)
     assert est.n_clusters_exact_ and np.bincount(est.labels_).min() > 5
     assert adjusted_rand_score(ds.y, est.labels_) > 0.6
+
+
+def test_preference_bracket_is_finite_with_forbidden_pairs():
+    # a precomputed similarity may hold -inf (a pair never joined, as R apcluster allows): the bracket
+    # leaves those pairs out instead of returning -inf (a bisection midpoint of -inf)
+    from ccbench.similarity import preference_bracket
+
+    X, _ = _blobs()
+    S = negative_sq_euclidean(X)
+    S[0, 12] = S[12, 0] = -np.inf
+    low, high = preference_bracket(S, kind="precomputed")
+    assert np.isfinite(low) and np.isfinite(high) and low < high
+    assert (low, high) == pytest.approx(preference_bracket(negative_sq_euclidean(X), kind="precomputed"), rel=0.2)
