@@ -326,8 +326,6 @@ def _in_launcher_worker() -> bool:
     die_with(int(main))
     return True
 
-    return False
-
 
 _WORKER: IsolatedRunner | None = None
 
