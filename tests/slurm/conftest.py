@@ -20,6 +20,15 @@ sys.modules[_spec.name] = cluster_mod
 _spec.loader.exec_module(cluster_mod)
 
 
+_REPORT: list[str] = []
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The test cluster's bring-up in the run's summary (CI's log shows it; captured output does not)."""
+    for line in _REPORT:
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session")
 def slurm_cluster(tmp_path_factory):
     reuse = os.environ.get("CCBENCH_TEST_SLURM_DIR")
@@ -33,7 +42,9 @@ def slurm_cluster(tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("no SLURM cluster: the test cluster's slurmd runs as root (jobs as any user); not root")
     cluster = cluster_mod.start(tmp_path_factory.mktemp("slurm"))
-    print(f"\nSLURM cluster up in {cluster.bring_up_s} s ({cluster.root})", file=sys.stderr)
+    _REPORT.append(f"SLURM cluster up in {cluster.bring_up_s} s: node {cluster.node}, {cluster.cpus} CPUs, "
+                   f"{cluster.memory_mb} MB ({cluster.root})")
+    print(f"\n{_REPORT[-1]}", file=sys.stderr)
     try:
         yield cluster
     finally:
