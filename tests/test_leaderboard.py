@@ -651,12 +651,12 @@ def test_tie_rules_and_main_methods_by_name_and_k_free_decided_at_the_default_al
 
 
 def test_the_index_states_only_variant_differences_whose_interval_excludes_zero():
-    from ccbench.reporting.leaderboard.pages import MIN_VERDICT_CELLS, _variant_verdicts
+    from ccbench.reporting.leaderboard.claims import MIN_VERDICT_CELLS, variant_verdicts
 
     versus = pd.DataFrame({"variant": ["a+cvcp", "b+cvcp", "c+cvcp", "d+cvcp"], "cells": [13, 13, 13, 1],
                            "mean_diff": [0.06, -0.03, 0.01, 0.07], "ci_low": [0.015, -0.05, -0.01, 0.07],
                            "ci_high": [0.12, -0.007, 0.03, 0.07]})
-    text = _variant_verdicts(versus, "Tuning helped", "It hurt")
+    text = variant_verdicts(versus, "Tuning helped", "It hurt")
     assert "Tuning helped: `a+cvcp` +0.060 [+0.015, +0.120] over 13 cells." in text
     assert "It hurt: `b+cvcp` -0.030 [-0.050, -0.007] over 13 cells." in text
     assert "c+cvcp" not in text  # its interval includes 0

@@ -153,11 +153,8 @@ def _leaderboard(args, data, request: dict) -> int:
                                             f"--margin {args.margin:g}"]
                                            + [f"--with {w}" for w in (args.with_ or [])]
                                            + (["--converged-only"] if args.converged_only else []))
-    coverage = leaderboard.sweep_coverage(args.dirs, getattr(args, "own_rows", data))
-    if args.with_:
-        shipped = len(data) - len(getattr(args, "own_rows", data))
-        coverage = ((coverage + " " if coverage else "") + f"Ranked with the shipped rows of {', '.join(args.with_)} "
-                    f"({max(shipped, 0):,} rows, not re-run; their coverage is on their own pages).")
+    own = getattr(args, "own_rows", data)
+    coverage = leaderboard.sweep_coverage(args.dirs, own, shipped=(args.with_, len(data) - len(own)) if args.with_ else None)
     paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
                                           coverage=coverage)
     from ..reporting import write_shipped  # the per-trial rows, so others can re-rank, add metrics, join
@@ -327,24 +324,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _raised_on_purpose(exc: BaseException) -> bool:
-    """Whether ``exc`` comes from a ``raise`` statement of ccbench's own code (a message written for
-    the user), not from inside a library or from an operation that failed (an assignment, a call)."""
-    import traceback
-    from pathlib import Path
-
-    frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
-        return True
-    last = frames[-1]
-    root = Path(__file__).resolve().parents[1]  # the ccbench package
-    try:
-        ours = Path(last.filename).resolve().is_relative_to(root)
-    except OSError:
-        ours = False
-    return ours and (last.line or "").lstrip().startswith("raise")
-
-
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ccbench`` console script."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -353,8 +332,9 @@ def main(argv: list[str] | None = None) -> int:
         try:
             return parsed.func(parsed)
         except (FileNotFoundError, ValueError, ImportError) as exc:
-            if isinstance(exc, ValueError) and not _raised_on_purpose(exc):
-                raise  # a bug, not a user error (e.g. numpy's "assignment destination is read-only"): the traceback
+            from .validate import raised_for_the_user
+            if isinstance(exc, ValueError) and not raised_for_the_user(exc):
+                raise  # a bug's ValueError (numpy's, pandas'), not a user error: its traceback
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2

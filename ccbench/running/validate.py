@@ -283,3 +283,21 @@ def check_command_line(overrides) -> list[str]:
             problems.append(f"{key}: unknown root key {root!r}{did_you_mean(root, roots)} "
                             f"(the root keys: {', '.join(roots)})")
     return problems
+
+
+def raised_for_the_user(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from a ``raise`` statement of ccbench's own code (a message written for
+    the user), not from inside a library or from an operation that failed (an assignment, a call)."""
+    import traceback
+    from pathlib import Path
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return True
+    last = frames[-1]
+    root = Path(__file__).resolve().parents[1]  # the ccbench package
+    try:
+        ours = Path(last.filename).resolve().is_relative_to(root)
+    except OSError:
+        ours = False
+    return ours and (last.line or "").lstrip().startswith("raise")

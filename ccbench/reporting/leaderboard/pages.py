@@ -55,6 +55,7 @@ from .ranks import (
     unbeaten,
     win_tie_loss_cells,
 )
+from .claims import index_summary
 from .seeds import base_seed, headline, seed_blocks
 
 
@@ -459,13 +460,22 @@ def _method_name(choice: str) -> str:
     return name if isinstance(name, str) and name else choice
 
 
-def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
+def sweep_coverage(dirs, data: pd.DataFrame, shipped: tuple | None = None) -> str | None:
     """One line on how much of the experiment's grid the rows cover, or None when no directory holds a
     grid file. The experiment's grid is the union of every grid recorded under the directories
     (:func:`_grid_files`, :func:`_grid_axes`) and of the jobs found in the rows outside them (an earlier
     command into the same directory ran them), not the last command's grid alone; a job is done when
     every trial has a row. A grid file that is refused (an alias, too large, not a Hydra multirun.yaml)
-    is left out with a warning naming it. A partial sweep says so on its pages."""
+    is left out with a warning naming it. A partial sweep says so on its pages. ``shipped``: ``(folders,
+    n_rows)`` of shipped rows ranked with these (``--with``): named, their coverage left to their pages."""
+    line = _grid_coverage(dirs, data)
+    if shipped:
+        line = ((line + " " if line else "") + f"Ranked with the shipped rows of {', '.join(map(str, shipped[0]))} "
+                f"({max(int(shipped[1]), 0):,} rows, not re-run; their coverage is on their own pages).")
+    return line
+
+
+def _grid_coverage(dirs, data: pd.DataFrame) -> str | None:
     import warnings
 
     import itertools
@@ -532,37 +542,6 @@ def sweep_coverage(dirs, data: pd.DataFrame) -> str | None:
     return line
 
 
-#: fewest cells behind a variant's interval for the index to call its difference supported (a bootstrap
-#: over one cell is [x, x]; over a handful it is too narrow)
-MIN_VERDICT_CELLS = 5
-
-
-def _variant_verdicts(versus: pd.DataFrame, helped: str, hurt: str) -> str | None:
-    """One sentence on the variants whose interval over at least :data:`MIN_VERDICT_CELLS` cells excludes 0
-    (the others: no supported difference)."""
-    if versus is None or versus.empty:
-        return None
-    fmt = lambda r: f"`{r.variant}` {r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] over {r.cells} cells"  # noqa: E731
-    enough = [r for r in versus.itertuples() if r.cells >= MIN_VERDICT_CELLS]
-    up = [fmt(r) for r in enough if r.ci_low > 0]
-    down = [fmt(r) for r in enough if r.ci_high < 0]
-    rest = int(len(versus) - len(up) - len(down))
-    parts = ([f"{helped}: {'; '.join(up)}"] if up else []) + ([f"{hurt}: {'; '.join(down)}"] if down else [])
-    return ". ".join(parts + [f"{rest} other(s): the interval includes 0 (no supported difference), or fewer than "
-                              f"{MIN_VERDICT_CELLS} cells were completed by both"]) + "."
-
-
-def _index_summary(blocks: list, tables: dict) -> list[str]:
-    """What a kind's page supports, for the index: its headline (ties and orderings over data sets) and
-    the tuned and k-free variants whose difference from their default has an interval excluding 0."""
-    out = [str(b[1]) for b in blocks if b[0] == "md" and str(b[1]).startswith("**What these ranks support:**")]
-    tuned = _variant_verdicts(tables.get("tuned_vs_default"), "CVCP tuning helped", "It hurt")
-    k_free = _variant_verdicts(tables.get("k_free_vs_given"), "Finding k itself did better than being given it",
-                               "It did worse")
-    out += ([f"**Tuned (section 1b):** {tuned}"] if tuned else []) + ([f"**k-free (section 1c):** {k_free}"] if k_free else [])
-    return out
-
-
 def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC, margin: float = 0.03,
                       alpha: float = 0.05, command: str | None = None, coverage: str | None = None) -> dict:
     """Write ``<kind>.md``, ``<kind>.html`` (and the markdown's PNGs) per supervision kind found in
@@ -588,7 +567,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
                 tables.append(t.assign(kind=kind, table=name).astype({c: str for c in t.columns
                                                                       if t[c].dtype == object}))
             index.append(f"- {kind} supervision: [{kind}.md]({kind}.md), [{kind}.html]({kind}.html)")
-            index += [f"  {line}" for line in _index_summary(blocks, kind_tables)]
+            index += [f"  {line}" for line in index_summary(blocks, kind_tables)]
     if not paths:
         raise ValueError("no leaderboard cells: the rows need constraints=random_pairs/per_class_pairs (pairs) or "
                          "labeled_subsets (labels) with a budget above 0")
