@@ -193,6 +193,29 @@ def test_compare_sweeps_finds_the_one_planted_difference(shipped, tmp_path, caps
     assert np.isclose(bad["ari_diff"], -0.25) and "another CPU" in bad["made_by_b"]
     assert "another CPU" not in bad["made_by_a"]
     assert "| disagree | 1 |" in text and "| identical | 5 |" in text
+    assert bad["beyond_on"] == "ari"  # which metric is beyond its trial spread
+
+
+def test_compare_sweeps_counts_configs_one_sweep_lacks_per_data_set(shipped, tmp_path, capsys):
+    # a re-run of some data sets against the whole sweep: the rest is counted, not listed config by config
+    sweep, _ = shipped
+    other = tmp_path / "b"
+    shutil.copytree(sweep, other)
+    for job in other.glob("iris_kmeans_*"):
+        shutil.rmtree(job)
+    assert main(["report", str(sweep), str(other), "--compare-sweeps"]) == 0
+    text = capsys.readouterr().out
+    table = compare_rows_of(sweep, other)
+    lacking = int((table["verdict"] == "only in A").sum())
+    assert lacking > 0 and f"- only in A: {lacking:,} configs (iris {lacking})" in text
+    assert "| only in A | iris" not in text and "| identical | " in text
+
+
+def compare_rows_of(a_dir, b_dir):
+    from ccbench import reporting
+    from ccbench.reporting.compare_sweeps import compare_rows
+
+    return compare_rows(reporting.load(a_dir), reporting.load(b_dir), ["ari"])
 
 
 def test_compare_sweeps_counts_run_to_run_noise_as_within_the_spread(shipped, tmp_path):

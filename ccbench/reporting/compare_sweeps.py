@@ -31,7 +31,9 @@ __all__ = ["compare_sweeps", "compare_rows", "VERDICTS"]
 
 VERDICTS = ("identical", "within spread", "disagree", "status differs", "only in A", "only in B")
 _TOL = 1e-9
-_CODE = ("code.git_commit", "code.method_hash", "code.method_version")
+#: what made a row, beside the machine: the code, and BLAS's thread count (a non-converged alternation
+#: follows the last bits of a matrix product, which depend on it: scssap_ml on zoo under 1 and 2 threads)
+_CODE = ("code.git_commit", "code.method_hash", "code.method_version", "env.blas_threads")
 
 
 def _cell_text(rows: pd.DataFrame) -> pd.Series:
@@ -88,12 +90,16 @@ def compare_rows(a: pd.DataFrame, b: pd.DataFrame, metrics: list[str]) -> pd.Dat
                         "only_a": g["_merge"].agg(lambda s: int((s == "left_only").sum())),
                         "only_b": g["_merge"].agg(lambda s: int((s == "right_only").sum()))})
     beyond = pd.Series(False, index=out.index)
+    out["beyond_on"] = ""
     for m in metrics:
         out[f"{m}_a"] = g[f"{m}_a"].mean()
         out[f"{m}_b"] = g[f"{m}_b"].mean()
         diff, sd, n = g[f"{m}_d"].mean(), g[f"{m}_d"].std(ddof=1), g[f"{m}_d"].count()
         out[f"{m}_diff"], out[f"{m}_se"] = diff, (sd / np.sqrt(n)).fillna(0.0)
-        beyond |= diff.abs().fillna(0.0) > np.maximum(2 * out[f"{m}_se"], _TOL)
+        over = diff.abs().fillna(0.0) > np.maximum(2 * out[f"{m}_se"], _TOL)
+        was = out.loc[over, "beyond_on"]
+        out.loc[over, "beyond_on"] = np.where(was.eq(""), m, was + "," + m)
+        beyond |= over
     verdict = np.select(
         [out["n_paired"].eq(0) & out["only_a"].gt(0), out["n_paired"].eq(0),
          out["n_identical"].eq(out["n_paired"]) & out["only_a"].eq(0) & out["only_b"].eq(0),
@@ -159,17 +165,23 @@ def compare_sweeps(a_dir, b_dir, metric: str | None = None, out=None) -> tuple[s
         commits = frame["code.git_commit"].astype(str).value_counts() if "code.git_commit" in frame else pd.Series(dtype=int)
         lines.append(f"- {side}: machines {'; '.join(f'{md_text(k)} ({v} rows)' for k, v in made.items())}; "
                      f"ccbench commits {', '.join(f'{md_text(k[:10]) or chr(45)} ({v})' for k, v in commits.items()) or '-'}")
-    shown = table[~table["verdict"].isin(["identical"])]
+    for side in ("A", "B"):  # configs one sweep lacks: counted per data set, not listed (a re-run of 2 sets)
+        alone = table[table["verdict"] == f"only in {side}"]
+        if len(alone):
+            per_set = alone["cell"].astype(str).str.split(" | ").str[0].value_counts()
+            lines.append(f"- only in {side}: {len(alone):,} configs ({', '.join(f'{md_text(d)} {n}' for d, n in per_set.items())})")
+    shown = table[~table["verdict"].isin(["identical", "only in A", "only in B"])]
     if len(shown):
         m = metrics[0]
-        lines += ["", f"## Configs that are not identical (on {m}; every metric in compare.csv)", "",
-                  "| verdict | cell | method | paired | identical | A | B | B - A | 2 se | made by A | made by B |",
-                  "|---|---|---|---|---|---|---|---|---|---|---|"]
+        lines += ["", f"## Configs paired but not identical (on {m}; every metric in compare.csv)", "",
+                  "| verdict | cell | method | paired | identical | A | B | B - A | 2 se | beyond on | made by A | made by B |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|---|"]
         for _, r in shown.iterrows():
             num = (lambda v: "-" if pd.isna(v) else f"{v:.4f}")
             lines.append(f"| {r['verdict']} | {md_text(str(r['cell']))} | {md_text(str(r['method']))} | {r['n_paired']} | "
                          f"{r['n_identical']} | {num(r[f'{m}_a'])} | {num(r[f'{m}_b'])} | {num(r[f'{m}_diff'])} | "
-                         f"{num(2 * r[f'{m}_se'])} | {md_text(str(r['made_by_a']))} | {md_text(str(r['made_by_b']))} |")
+                         f"{num(2 * r[f'{m}_se'])} | {md_text(str(r['beyond_on']))} | {md_text(str(r['made_by_a']))} | "
+                         f"{md_text(str(r['made_by_b']))} |")
     text = "\n".join(lines) + "\n"
     paths = {}
     if out is not None:
