@@ -41,7 +41,8 @@ def test_a_sweep_dir_gives_each_cell_its_trials_time(tmp_path):
     pd.DataFrame({"trial_wall_time": [1.5, 2.0, None]}).to_parquet(job / "results.parquet")
     old = tmp_path / "dataset=zoo,experiment=leaderboard,method=ap_k,supervision=labels"
     old.mkdir()  # written before trial_wall_time was recorded
-    pd.DataFrame({"fit_time": [1.0, 1.0], "tune_time": [0.5, None]}).to_parquet(old / "results.parquet")
+    pd.DataFrame({"fit_time": [1.0, 1.0, 7.0], "tune_time": [0.5, None, None],
+                  "fit_reused": [False, False, True]}).to_parquet(old / "results.parquet")  # 7 s: paid elsewhere
     other = tmp_path / "dataset=zoo,experiment=leaderboard_k_free,method=ap,supervision=labels"
     other.mkdir()
     pd.DataFrame({"trial_wall_time": [9.0]}).to_parquet(other / "results.parquet")

@@ -49,12 +49,14 @@ def _cell_times(sweep: Path, experiment: str) -> dict[tuple[str, ...], float]:
         if keys.get("experiment", experiment) != experiment:
             continue
         names = pq.read_schema(results).names
-        # trial_wall_time where recorded; rows written before it was: the fit (and tuning) time
+        # trial_wall_time where recorded; rows written before it was: the fit (and tuning) time, except a
+        # reused shared fit's (its fit_time is the fit another cell paid for)
         columns = [c for c in (("trial_wall_time",) if "trial_wall_time" in names else ("fit_time", "tune_time"))
                    if c in names]
-        table = pq.read_table(results, columns=columns)
-        times[tuple(keys.get(k) for k in GRID_KEYS)] = float(sum(
-            t or 0.0 for column in table.columns for t in column.to_pylist() if t == t))
+        frame = pq.read_table(results, columns=columns + (["fit_reused"] if "fit_reused" in names else [])).to_pandas()
+        if "fit_reused" in frame and "trial_wall_time" not in frame:
+            frame = frame[~frame["fit_reused"].fillna(False).astype(bool)]
+        times[tuple(keys.get(k) for k in GRID_KEYS)] = float(frame[columns].fillna(0.0).to_numpy().sum())
     return times
 
 
