@@ -512,3 +512,32 @@ def test_sdp_full_bounded_when_a_cannot_link_stays_in_the_must_link_span():
     cons = Constraints.from_labels(lab)
     m = learn_metric(X, cons.must_link, cons.cannot_link, "sdp_full")
     assert m.status == "optimal"
+
+
+@needs_data
+def test_xing_newton_takes_the_least_squares_step_where_the_hessian_is_singular_in_floating_point():
+    # the leaderboard's ecoli cell with 5 % dense pairs, trial 5: after one projected step a
+    # cannot-link pair sits at distance 0 (Hessian entries ~1e16) and feature 3 varies in no
+    # pair, so solve() raised LinAlgError and both Xing baselines recorded an error row
+    from ccbench.running import protocol
+
+    cell = {"seed": 0, "dataset": {"name": "ecoli", "preprocess": "standardize"},
+            "constraints": {"fraction": 0.05, "name": "fraction_pairs"}, "noise": {"name": "none", "rate": 0.0}}
+    ds = ccbench.load_dataset("ecoli", preprocess="standardize")
+    rng, _ = protocol.trial_streams(protocol.trial_seed(cell, 5))
+    cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
+    dml, dcl = pair_sq_diffs(ds.X, cons.must_link), pair_sq_diffs(ds.X, cons.cannot_link)
+    m = dml.sum(axis=0)
+    with pytest.raises(np.linalg.LinAlgError):  # the premise: the plain Newton solve fails on this draw
+        a = np.ones(len(m))
+        for _ in range(5):
+            g0, grad, hess = ml._xing_g(a, m, dcl)
+            step = np.linalg.solve(hess + 1e-6 * np.eye(len(a)), grad)
+            lams = 0.5 ** np.arange(40)
+            a = min((np.maximum(a - lam * step, 0.0) for lam in lams), key=lambda c: ml._xing_g(c, m, dcl)[0])
+    a, stopped = ml._xing_newton(m, dcl)
+    assert stopped and np.all(a >= 0) and np.all(np.isfinite(a))
+    assert ml._xing_g(a, m, dcl)[0] < ml._xing_g(np.ones(len(m)), m, dcl)[0]
+    with pytest.warns(MetricFallbackWarning, match="Newton"):
+        est = ccbench.make_method("cop_kmeans_xing", n_clusters=8, random_state=0).fit(ds.X, constraints=cons)
+    assert est.labels_.shape == (len(ds.X),)

@@ -127,6 +127,22 @@ def test_editing_one_plugin_reruns_only_its_trials_and_says_why(two_plugins, tmp
     assert "re-running 3 stale trial(s)" in said and "helper_mod" in said and "half_b" not in said
 
 
+def test_rerun_errors_false_keeps_failures_of_this_code_and_reruns_those_of_changed_code(two_plugins, tmp_path):
+    # a CPU-time kill repeats under the same code: a resumed sweep need not pay the budget again,
+    # but a failure made by code that has changed since says nothing about the code that runs now
+    _touch(two_plugins / "plugin_b.py", PLUGIN.format(name="half_b", divisor=0, extra_import=""))
+    cell = _cell("half_b", ["plugin_b"], rerun_errors=False)
+    assert set(run_job(cell, out_dir=tmp_path)["status"]) == {"error"}  # len(X) // 0
+    first = read_results(tmp_path)
+    run_job(cell, out_dir=tmp_path)
+    assert read_results(tmp_path)["timestamp"].tolist() == first["timestamp"].tolist()  # kept, not retried
+    _touch(two_plugins / "plugin_b.py", PLUGIN.format(name="half_b", divisor=3, extra_import=""))
+    run_job(cell, out_dir=tmp_path)
+    again = read_results(tmp_path)
+    assert (again["timestamp"] > first["timestamp"].max()).all()  # re-ran (this process keeps the old module)
+    assert again["rerun_reason"].str.startswith("stale: method code changed").all()
+
+
 def test_keep_stale_keeps_and_the_report_marks_and_warns(two_plugins, tmp_path, caplog):
     cell = _cell("half_a", ["plugin_a"])
     run_job(cell, out_dir=tmp_path)

@@ -70,7 +70,7 @@ class CellConfig:
     )
     plugins: list[str] = field(default_factory=list)  # extra plugin modules to import and register
     x_axis: str = "constraints.n_constraints"  # the column reports plot against
-    rerun_errors: bool = True  # on resume, retry trials whose row has status error or timeout
+    rerun_errors: bool = True  # on resume, retry error/timeout rows (false: only those of changed method code)
     # on resume, keep ok rows made by other code of their method (default: re-run them; reports mark kept ones)
     keep_stale: bool = False
     # write each trial's predicted labels to labels.npz beside results.parquet (ccbench.running.labels_store):

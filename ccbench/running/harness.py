@@ -112,7 +112,11 @@ def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metric
         return True, None
     row = previous.loc[trial]
     if row["status"] in FAILED_STATUSES:
-        return bool(rerun_errors), f"retry of a trial with status {row['status']}"
+        if rerun_errors:
+            return True, f"retry of a trial with status {row['status']}"
+        # rerun_errors=false keeps a failure of this code (a CPU-time kill repeats), not one of older code
+        stale = None if keep_stale else _stale_reason(row, code)
+        return stale is not None, None if stale is None else f"stale: {stale}"
     if row["status"] == "refused":  # memory may have been freed, or the model changed: checking is cheap
         return True, "retry of a refused trial"
     if row["status"] != "ok":

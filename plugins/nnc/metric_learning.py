@@ -412,11 +412,20 @@ def _xing_newton(m, dcl, *, tol=1e-3, max_iter=100):
     start at a = 1, projected Newton steps (a >= 0) with the step halved while that lowers g,
     stop when g's relative decrease falls below ``tol``. On an unbounded g it stops at
     finite weights, which is what an implementation of the paper's baseline returns.
+    Where the ridged Hessian is singular in floating point the step is its least-squares
+    (pseudo-inverse) solution: after a projection puts a cannot-link pair at distance 0,
+    the Hessian's entries reach 1e16 (the 1e-6 floor cubed), the 1e-6 ridge is lost in
+    rounding, and a feature that no pair varies leaves a zero row (ecoli, 5 % dense pairs:
+    ``solve`` raised ``LinAlgError`` and the trial was an error).
     Returns (a, whether the ``tol`` rule stopped it)."""
     a = np.ones(dcl.shape[1])
     for _ in range(max_iter):
         g0, grad, hess = _xing_g(a, m, dcl)
-        step = np.linalg.solve(hess + 1e-6 * np.eye(len(a)), grad)
+        ridged = hess + 1e-6 * np.eye(len(a))
+        try:
+            step = np.linalg.solve(ridged, grad)
+        except np.linalg.LinAlgError:
+            step = np.linalg.lstsq(ridged, grad, rcond=None)[0]
         if not np.all(np.isfinite(step)):
             return a, False
         best_g, best_a, lam = np.inf, a, 1.0
