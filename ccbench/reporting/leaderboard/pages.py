@@ -332,7 +332,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "last."),
                ("md", _md_frame(counts))]
     from .budget import budget_blocks  # section 8: the method-set pairs near the time budget
-    blocks += budget_blocks(frame, data)
+    from .fidelity import fidelity_blocks  # section 9: ok trials that did not converge or missed k
+    blocks += budget_blocks(frame, data) + fidelity_blocks(frame, data)
     if data is not None:
         rows = data.iloc[frame["row"].to_numpy()]
         rows = rows if "error" in rows else rows.assign(error=None)  # rows made outside the harness

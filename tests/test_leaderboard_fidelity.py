@@ -1,0 +1,56 @@
+"""The leaderboard's section 9: ok trials that did not converge, or returned another k than the true k
+they were given (the AP family's search keeps the closest count where no preference gives k)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ccbench.reporting import _format as rfmt
+from ccbench.reporting.leaderboard import _frame
+from ccbench.reporting.leaderboard.fidelity import fidelity_table
+
+
+def _rows(trials):
+    """trials[(method, dataset, tune)] = list of (n_clusters_found, converged)."""
+    rows = []
+    for (method, dataset, tune), found in trials.items():
+        for t, (k, conv) in enumerate(found):
+            rows.append({"dataset.name": dataset, "method.name": method, "constraints.name": "random_pairs",
+                         "constraints.n_constraints": 20, "noise.name": "none", "trial": t, "status": "ok",
+                         "ari": 0.5, "fit_time": 1.0, "tune": tune, "n_clusters_given": 3,
+                         "n_clusters_found": k, "converged": conv})
+    data = pd.DataFrame(rows)
+    data["method_label"] = rfmt.method_labels(data)
+    return data
+
+
+def test_k_missed_and_not_converged_are_counted_per_method_and_data_set():
+    data = _rows({("ap", "iris", "none"): [(3, True), (4, True), (3, False), (3, True)],
+                  ("ap", "wine", "none"): [(3, True), (3, True)],
+                  ("kmeans", "iris", "none"): [(3, True)] * 4,          # nothing to say: absent
+                  ("kmeans", "wine", "cvcp"): [(5, True)] * 2,          # a tuner chose k=5: no miss
+                  ("srcp", "iris", "none"): [(3, np.nan)] * 2})         # records no convergence: no share
+    frame = _frame.long_frame(data, "ari")
+    table = fidelity_table(frame, data).set_index("method")
+    assert list(table.index) == ["ap"]
+    assert table.loc["ap", "ok_trials"] == 6 and table.loc["ap", "k_given"] == 6
+    assert table.loc["ap", "k_missed"] == pytest.approx(1 / 6)
+    assert table.loc["ap", "not_converged"] == pytest.approx(1 / 6)
+    per_set = fidelity_table(frame, data, by=("method", "dataset"))
+    assert per_set[["method", "dataset"]].values.tolist() == [["ap", "iris"]]
+    assert per_set.loc[0, "k_missed"] == pytest.approx(0.25)
+
+
+def test_the_leaderboard_page_says_which_trials_missed_k(tmp_path):
+    from ccbench.reporting import leaderboard as lb
+
+    data = _rows({(m, d, "none"): [(k, True)] * 3 for m, k in (("ap", 4), ("kmeans", 3), ("srcp", 3))
+                  for d in ("iris", "wine", "glass")})
+    data = pd.concat([data, data.assign(**{"constraints.n_constraints": 0})], ignore_index=True)
+    data["method_label"] = rfmt.method_labels(data)
+    paths = lb.write_leaderboard(data, tmp_path)
+    page = (tmp_path / "pairs.md").read_text()
+    section = page.split("## 9. Not converged, or another k than the one given")[1].split("\n## ")[0]
+    assert "| ap | 18 |" in section and "1.000" in section and "kmeans" not in section
