@@ -355,6 +355,14 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     text = lb.sweep_coverage([tmp_path], done)
     assert "4 of the 4 jobs of the experiment's grid have every trial recorded (100%)." in text
     assert "and 2 job(s) found in the rows outside them" in text
+    # a resume that overrides a key naming no job (rerun_errors, n_trials) adds no job: the union of the
+    # two commands' grids was twice the experiment's (12,672 of a 6,336-job leaderboard)
+    resumed = {**conf, "hydra": {**conf["hydra"], "overrides": {
+        "task": ["method=kmeans,ap", "n_trials=3", "rerun_errors=false"], "hydra": []}}}
+    (tmp_path / ".ccbench_grids").mkdir()
+    (tmp_path / ".ccbench_grids" / "resume.yaml").write_text(yaml.safe_dump(resumed))
+    assert "4 of the 4 jobs of the experiment's grid" in lb.sweep_coverage([tmp_path], done)
+    (tmp_path / ".ccbench_grids" / "resume.yaml").unlink()
     # a grid file that is no Hydra multirun.yaml (its sweeper not a mapping) is left out with a warning
     (tmp_path / "multirun.yaml").write_text(yaml.safe_dump({"hydra": {"sweeper": "basic", "overrides": {}}}))
     with pytest.warns(UserWarning, match=r"not a Hydra multirun.yaml \(AttributeError"):

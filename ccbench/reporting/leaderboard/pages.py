@@ -412,12 +412,15 @@ def _grid_axes(path: Path) -> tuple[dict, dict]:
     10,000,000 jobs is refused (ValueError naming the file)."""
     from ...datasets import SUITES
 
+    from ...running.config import NON_IDENTITY_KEYS  # rerun_errors=false on a resume names no other job
+
     conf = read_yaml(path)
     params = dict(conf["hydra"]["sweeper"].get("params") or {})
     for override in map(str, conf["hydra"]["overrides"].get("task") or []):
         key, _, value = override.partition("=")
         if key and not key.startswith(("hydra", "+", "~")):
             params[key] = value
+    params = {k: v for k, v in params.items() if k not in NON_IDENTITY_KEYS}
     axes = {}
     for key, value in sorted(params.items()):
         values = str(value).split(",")
