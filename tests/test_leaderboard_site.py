@@ -169,6 +169,7 @@ def test_the_site_has_one_page_per_kind_data_set_and_method(site):
             "method-pck_means.html", "method-cop_kmeans.html"} <= names
     page = (site / "dataset-iris.html").read_text()
     assert "winner" in page and "ci_low" in page and "fit_time_s" in page
+    assert "150 points, 4 features, 3 classes" in page  # counts, not 150.0
     method = (site / "method-cop_kmeans.html").read_text()
     assert "Where it fails or is refused" in method and "error" in method
 

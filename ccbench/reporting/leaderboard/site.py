@@ -87,7 +87,11 @@ def _dataset_page(name: str, stats: pd.DataFrame, info: dict, metric: str, nav) 
                   "trials", "fit_time_s", "winner"]].rename(columns={"mean": metric})
     shown = shown.assign(setting=shown["setting"].replace("", "-"))
     winners = rows[rows["winner"]].groupby("method").size().sort_values(ascending=False)
-    body = (f'<p>{esc(info.get("n", "?"))} points, {esc(info.get("d", "?"))} features, {esc(info.get("k", "?"))} '
+    def count(key):  # a size column is float after its NaN-tolerant max: 150 points, not 150.0
+        value = pd.to_numeric(info.get(key), errors="coerce")
+        return f"{int(value):,}" if pd.notna(value) else "?"
+
+    body = (f'<p>{count("n")} points, {count("d")} features, {count("k")} '
             f'classes. Per cell (kind, setting, budget, noise) every method\'s mean of <code>{esc(metric)}</code> over '
             f'its trials with a 95 % t interval (completed cells only: every trial ok), its status (completed or '
             f'the most common other status), mean fit time; the cell\'s best completed method is marked '
