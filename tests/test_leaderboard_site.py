@@ -39,6 +39,8 @@ def site(tmp_path_factory):
     planted = next(sweep.glob("iris_cop_kmeans_1")) / "results.parquet"
     rows = read_results(planted)  # a stranger's rows: markup in a method's error message
     rows.loc[0, "status"], rows.loc[0, "error"] = "error", '<script>alert("x")</script><img src=x onerror=alert(1)>'
+    rows["n_samples"] = rows["n_samples"].astype(float)
+    rows.loc[0, "n_samples"] = float("nan")  # failed before its data loaded: the sizes' max becomes a float
     write_results(rows, planted)
     planted = sweep / "iris_pck_means_2" / "results.parquet"
     rows = read_results(planted)  # and in a method's name, shown on every page
