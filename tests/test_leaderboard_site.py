@@ -174,6 +174,7 @@ def test_the_site_has_one_page_per_kind_data_set_and_method(site):
     assert "150 points, 4 features, 3 classes" in page  # counts, not 150.0
     method = (site / "method-cop_kmeans.html").read_text()
     assert "Where it fails or is refused" in method and "error" in method
+    assert '<td class="n" data-v="150">150</td>' in method  # iris's size, a count
 
 
 def test_text_from_rows_is_escaped_and_file_names_stay_inside(site, tmp_path):

@@ -110,6 +110,8 @@ def page(title: str, body: str, nav: list[tuple[str, str]]) -> str:
 
 
 def _cell(value, link: str | None = None, digits: int = 3) -> str:
+    if value is pd.NA:  # a missing count of an Int64 column
+        return '<td class="n" data-v="">-</td>'
     if isinstance(value, (bool, np.bool_)):
         return f"<td>{'yes' if value else 'no'}</td>"
     if isinstance(value, (int, np.integer)):

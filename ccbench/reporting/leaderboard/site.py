@@ -114,7 +114,7 @@ def _method_page(name: str, stats: pd.DataFrame, frame: pd.DataFrame, sizes: pd.
     cost = mine[mine["status"] == "ok"].groupby("dataset").agg(median_fit_time_s=("fit_time", "median"),
                                                                peak_rss_mb=("peak_rss_mb", "max"))
     per_set = per_set.join(cost).reset_index()
-    per_set.insert(1, "n_points", per_set["dataset"].map(sizes))
+    per_set.insert(1, "n_points", per_set["dataset"].map(sizes).round().astype("Int64"))  # counts, not 336.000
     per_set = per_set.rename(columns={"mean": f"mean {metric} (completed cells)"})
     failures = rows[rows["status"].isin([*_FAILED, "refused"])][["kind", "dataset", "setting", "budget", "noise",
                                                                  "status", "ok", "trials"]]
