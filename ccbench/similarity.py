@@ -211,23 +211,45 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
     ``_``-suffixed attributes) and returns the clusters found. The search's own fits do not warn (a
     step that does not converge is a step, not the answer); the caller says whether the count was
     hit (``exact``). One place for the AP family's and SCAP's ``n_clusters`` (issue 38).
+
+    **A second pass where a fit that did not converge misled the first.** A message-passing fit that
+    stops unconverged returns a count that says nothing about the preference (AP on voting, k = 2:
+    232 clusters, one per point, at the bracket's midpoint; the bisection then went down, where AP
+    never converged, and kept 1 cluster in 7 of 10 trials). When the first pass ends without
+    ``n_clusters`` and one of its fits did not converge (the estimator's ``converged_`` is False), a
+    second bisection over the same bracket reads such a fit's count, unless it is ``n_clusters``, as
+    too few clusters: it moves up, towards the preferences where the fits converge (on voting: 2
+    clusters, converged, in the second pass's second fit). The first pass is apclusterK's
+    unchanged, so a search that found ``n_clusters`` is the same fit as before; the kept fit is the
+    exact one if either pass found it, else the closest over both passes; ``n_fits`` counts both.
     """
     import warnings
 
     from .base import ConvergenceWarning, InconsistentConstraintsWarning
 
-    best = {}
+    best, unconverged = {}, []
 
-    def fit_and_keep(preference):  # the fit bisect_preference returns: the last exact, else the first closest
+    def fit_and_keep(preference, second_pass=False):  # the fit bisect returns: the last exact, else the first closest
         found = int(fit_at(preference))
+        converged = bool(getattr(estimator, "converged_", True))
+        unconverged.append(not converged)
         if found == n_clusters or ("found" not in best or
                                    (best["found"] != n_clusters and abs(found - n_clusters) < abs(best["found"] - n_clusters))):
-            best.update(found=found, state={k: v for k, v in vars(estimator).items() if k.endswith("_")})
+            best.update(found=found, preference=preference,
+                        state={k: v for k, v in vars(estimator).items() if k.endswith("_")})
+        if second_pass and not converged and found != n_clusters:
+            return -1  # read as too few: the bracket rises
         return found
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, before the search
         search = bisect_preference(fit_and_keep, int(n_clusters), low, high, max_iter=max_iter)
+        if not search.exact and any(unconverged):
+            again = bisect_preference(lambda p: fit_and_keep(p, second_pass=True), int(n_clusters), low, high,
+                                      max_iter=max_iter)
+            n_fits = search.n_fits + again.n_fits
+            search = (PreferenceSearch(again.preference, int(n_clusters), n_fits, True) if again.exact else
+                      PreferenceSearch(best["preference"], best["found"], n_fits, False))
     vars(estimator).update(best["state"])
     return search

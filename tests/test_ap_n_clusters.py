@@ -11,7 +11,13 @@ import pytest
 
 from ccbench import Constraints, make_method
 from ccbench.base import ConvergenceWarning
-from ccbench.similarity import bisect_preference, median_preference, negative_sq_euclidean, similarity_range
+from ccbench.similarity import (
+    bisect_preference,
+    fit_for_n_clusters,
+    median_preference,
+    negative_sq_euclidean,
+    similarity_range,
+)
 
 AP_FAMILY = ["ap", "scssap", "scssap_ml", "ssap_g", "scap", "ssap_l"]
 
@@ -82,6 +88,39 @@ def test_bisection_unreachable_count_returns_the_closest():
 
     out = bisect_preference(jumps, 3, -5.0, 5.0, max_iter=7)
     assert not out.exact and out.n_fits == 7 == len(calls) and out.n_clusters in (2, 4)
+
+
+class _Unconverged:
+    """A fit that does not converge below p = 5 and then says one cluster per point (40), as AP did on
+    voting; from 5 up it converges with floor(p) - 3 clusters, so k = 3 lies at p in [6, 7)."""
+
+    def fit_at(self, p):
+        self.converged_ = p >= 5
+        self.labels_ = np.arange(40) if p < 5 else np.arange(40) % max(1, int(p) - 3)
+        return 40 if p < 5 else max(1, int(p) - 3)
+
+
+def test_a_fit_that_did_not_converge_does_not_steer_the_second_pass():
+    est = _Unconverged()
+    first = bisect_preference(est.fit_at, 3, 0.0, 16.0)
+    assert not first.exact  # the first pass goes down after the unconverged midpoint 4 and never returns
+    search = fit_for_n_clusters(est, est.fit_at, 3, 0.0, 16.0)
+    assert search.exact and search.n_clusters == 3 and 6.0 <= search.preference < 7.0
+    assert search.n_fits > first.n_fits  # both passes counted
+    assert est.converged_ and len(np.unique(est.labels_)) == 3  # the estimator is left in the kept fit
+
+
+def test_a_search_that_found_k_is_apclusterk_unchanged():
+    fit, calls = _staircase()
+
+    class Converged:
+        converged_ = True
+
+    est = Converged()
+    search = fit_for_n_clusters(est, fit, 4, -1.0, 10.0)
+    alone = bisect_preference(_staircase()[0], 4, -1.0, 10.0)
+    assert (search.preference, search.n_fits, search.exact) == (alone.preference, alone.n_fits, True)
+    assert len(calls) == alone.n_fits  # no second pass
 
 
 def test_similarity_range_is_the_off_diagonal_extremes():
@@ -268,6 +307,20 @@ def test_ap_finds_k_on_ecoli():
     X, ds = _standardised("ecoli")
     est = make_method("ap", n_clusters=8, random_state=0).fit(X)
     assert est.n_clusters_exact_ and _n_found(est.labels_) == 8
+
+
+def test_ap_finds_k_on_voting_where_its_first_pass_met_unconverged_fits():
+    # the leaderboard's voting rows: AP given k = 2 kept 1 cluster in 7 of 10 trials. At the bracket's midpoint
+    # AP did not converge and returned 232 clusters (one per point); the bisection went down, where AP never
+    # converges. The second pass reads such a fit as too few clusters and finds 2 (converged)
+    from ccbench.datasets import load_dataset
+
+    ds = load_dataset("voting", preprocess="standardize", missing="drop")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        est = make_method("ap", n_clusters=2, random_state=0).fit(ds.X)
+    assert est.n_clusters_exact_ and _n_found(est.labels_) == 2 and est.converged_
+    assert est.n_preference_fits_ > 20  # the first pass (20 fits) ended without k
 
 
 def test_ssap_l_given_k_with_labels_keeps_the_data_partition_not_the_forced_one():

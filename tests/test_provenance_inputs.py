@@ -173,3 +173,22 @@ def test_kmedoids_and_sdpa_versions_are_recorded_and_a_cell_mixing_library_versi
     write_results(rows, tmp_path / "results.parquet")
     warned = [w for w in origins.provenance_warnings(summary.load(tmp_path)) if "library versions" in w]
     assert len(warned) == 1 and "kmedoids 0.4.0 (1 rows)" in warned[0] and "iris/kmeans" in warned[0]
+
+
+def test_editing_the_shared_search_for_k_makes_the_ap_familys_rows_stale(tmp_path, monkeypatch):
+    # ccbench/similarity.py holds the AP family's search for k (fit_for_n_clusters): a fix there changed
+    # AP's rows on voting while their method hash, over the plugin's own modules, stayed the same
+    import ccbench.similarity
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "ap", "n_clusters": 3}, "constraints": {"name": "none"},
+            "noise": {"name": "none"}, "n_trials": 2, "metrics": ["ari"]}
+    run_job(cell, out_dir=tmp_path)
+    first = read_results(tmp_path)
+    shared = Path(ccbench.similarity.__file__)
+    assert json.loads(first[provenance.INPUTS].iloc[0])["core:ccbench.similarity"] == provenance._file_hash(shared)
+    assert "core:ccbench.similarity" not in provenance.cell_inputs("kmeans")[provenance.INPUTS]  # kmeans runs none
+    real = provenance._file_hash
+    monkeypatch.setattr(provenance, "_file_hash", lambda p: "edited" if Path(p) == shared else real(p))
+    run_job(cell, out_dir=tmp_path)
+    again = read_results(tmp_path)
+    assert _reran(first, again) and again["rerun_reason"].str.contains("core:ccbench.similarity").all()

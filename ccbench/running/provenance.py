@@ -17,7 +17,8 @@ the source, not from ``sys.modules``, so the answer does not depend on what
 happened to be imported first), plus the modules of the methods its
 ``MethodSpec.uses`` names (compositions through the registry). ``ccbench``'s own
 modules are not part of a method's code: they are recorded by the ccbench
-version and commit. Only a change of ``code.method_hash`` makes a row stale
+version and commit; those of shared numerical code (:data:`SHARED_NUMERICAL`)
+are inputs of the rows of the methods that import them (:func:`cell_inputs`). Only a change of ``code.method_hash`` makes a row stale
 (:mod:`ccbench.running.harness`); a new machine or library version is recorded and
 reported, never a reason to recompute.
 """
@@ -304,11 +305,32 @@ def _grid_hash(grid: dict) -> str:
                                      sort_keys=True).encode()).hexdigest()[:16]
 
 
+#: ccbench's modules of numerical code that methods share (the AP family's search for k, similarity
+#: graphs): a method whose modules import one records its hash as an input, ``core:<module>``. ccbench's
+#: other modules are its API and harness, recorded by the ccbench commit (``code.git_commit``) alone.
+SHARED_NUMERICAL = ("ccbench.similarity",)
+
+
+def _shared_numerical(method: str) -> dict[str, str]:
+    """``{"core:<module>": hash}`` of the :data:`SHARED_NUMERICAL` modules the method's modules import
+    (its estimator's, and those of the methods its ``MethodSpec.uses`` composes)."""
+    from .. import registry
+
+    spec = registry.get_method_spec(method)
+    roots = [spec.estimator.__module__] + [registry.get_method_spec(o).estimator.__module__
+                                          for o in (getattr(spec, "uses", ()) or ())]
+    used = {m for root in roots for name, path in _implementation(root).items()
+            for m in _imported_modules(name, path) if m in SHARED_NUMERICAL}
+    return {f"core:{m}": _file_hash(_module_file(m)) for m in sorted(used) if _module_file(m) is not None}
+
+
 def cell_inputs(method: str, tune: str | None = "none", from_method: str | None = None, metrics=()) -> dict:
     """``code.inputs``: JSON ``{input: hash}`` of what shapes a row besides its method's modules:
     ``grid`` (the method's ``MethodSpec.grid``, tuned cells), ``from_method:<name>`` (the
-    ``code.method_hash`` of the method a cell takes its k from) and ``metric:<name>`` (the module that
-    defines each metric's function: ``ccbench/metrics.py`` for the built-ins). A row is stale when one
+    ``code.method_hash`` of the method a cell takes its k from), ``metric:<name>`` (the module that
+    defines each metric's function: ``ccbench/metrics.py`` for the built-ins) and ``core:<module>``
+    (:data:`SHARED_NUMERICAL`: ``ccbench/similarity.py``, whose search for k the AP family runs; a row
+    recorded before 2026-11-27 lacks it, and is not judged by it). A row is stale when one
     of the inputs it recorded differs from now (:func:`changed_inputs`). They are a column of their own,
     not part of ``code.method_hash``, so rows recorded before it existed keep their hash (those inputs
     are unverifiable for them, and a report says so)."""
@@ -319,6 +341,10 @@ def cell_inputs(method: str, tune: str | None = "none", from_method: str | None 
         entries["grid"] = _grid_hash(registry.get_method_spec(method).grid)
     if from_method:
         entries[f"from_method:{from_method}"] = cell_method_code(from_method)[METHOD_HASH]
+    try:
+        entries.update(_shared_numerical(method))
+    except Exception:  # noqa: BLE001 - an unknown method is reported by the trial itself
+        pass
     for name in metrics:
         try:
             path = _module_file(registry.get_metric_spec(name).func.__module__)
