@@ -274,3 +274,25 @@ def test_a_sweep_through_the_command_shares_fits_in_its_sweep_dir(tmp_path):
     # workers that start the same trial's fit at once may both fit it (the first write wins): 2 to 4 fits
     fitted = int((~rows["fit_reused"].astype(bool)).sum())
     assert 2 <= fitted <= 4 and len(list((sweep / ".fits").glob("*.npz"))) == 2
+
+
+def test_a_shared_fit_is_keyed_by_the_shared_numerical_code_it_ran():
+    # AP's shared unsupervised fit runs ccbench.similarity's search for k: a cached fit of the old search
+    # must not serve the new one (its method hash, over the plugin's modules, does not see the change)
+    import json
+
+    from ccbench.running import provenance, shared_fits
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "ap", "n_clusters": 3}, "seed": 0}
+    code = {**provenance.cell_method_code("ap"), **provenance.cell_inputs("ap", metrics=["ari"])}
+    inputs = json.loads(code[provenance.INPUTS])
+    edited = {**code, provenance.INPUTS: json.dumps({**inputs, "core:ccbench.similarity": "edited"})}
+    metric_only = {**code, provenance.INPUTS: json.dumps({**inputs, "metric:ari": "edited"})}
+    key = lambda c: shared_fits.fit_key(cell, "data", c, 0, 1, 3, None)  # noqa: E731
+    assert key(edited) != key(code)
+    assert key(metric_only) == key(code)  # a metric's code re-scores, it does not refit
+    plain = {**provenance.cell_method_code("kmeans"), **provenance.cell_inputs("kmeans", metrics=["ari"])}
+    no_inputs = {k: v for k, v in plain.items() if k != provenance.INPUTS}
+    kcell = {**cell, "method": {"name": "kmeans", "n_clusters": 3}}
+    # a method that runs no shared numerical module keeps the key it had before the inputs existed
+    assert shared_fits.fit_key(kcell, "data", plain, 0, 1, 3, None) == shared_fits.fit_key(kcell, "data", no_inputs, 0, 1, 3, None)

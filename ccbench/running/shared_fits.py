@@ -42,7 +42,7 @@ def fit_key(cell: dict, data_hash: str, method_code: dict | None, t: int, method
     config and code, the base seed, the trial, the seed and ``n_clusters`` given, and for a method
     that declares supervision the (empty) constraint set's fingerprint."""
     excluded = registry.get_dataset_spec(cell["dataset"]["name"]).not_in_seed
-    return stable_hash({
+    key = {
         "dataset": {k_: v for k_, v in cell["dataset"].items() if k_ not in excluded},
         "data": data_hash,
         "method": cell["method"],
@@ -53,7 +53,20 @@ def fit_key(cell: dict, data_hash: str, method_code: dict | None, t: int, method
         "method_seed": int(method_seed),
         "n_clusters": k,
         "constraints": cons_hash,
-    }, length=24)
+    }
+    core = _shared_numerical_inputs(method_code)
+    if core:  # the AP family's search for k lives in ccbench.similarity: a fit of the old search is no fit of this
+        key["core"] = core
+    return stable_hash(key, length=24)
+
+
+def _shared_numerical_inputs(method_code: dict | None) -> dict:
+    """The ``core:<module>`` entries of the method's ``code.inputs`` (:data:`provenance.SHARED_NUMERICAL`)."""
+    try:
+        inputs = json.loads((method_code or {}).get(provenance.INPUTS) or "{}")
+    except ValueError:
+        return {}
+    return {k: v for k, v in sorted(inputs.items()) if k.startswith("core:")}
 
 
 def shared_fit(fits_dir, key: str, n_samples: int, fit: Callable[[], dict]) -> tuple[dict, bool]:
