@@ -207,3 +207,23 @@ def test_a_symlink_planted_in_the_site_folder_is_replaced_not_followed(site, tmp
     (tmp_path / "link").symlink_to(tmp_path / "elsewhere")
     with pytest.raises(ValueError, match="symbolic link"):
         write_site(data, tmp_path / "link")
+
+
+def test_a_cells_winner_is_a_ranked_method_never_a_tuned_variant():
+    # kmeans+cvcp scores best in the cell; the pages rank one fixed set of methods (defaults), so the site
+    # crowns pck_means and shows the tuned variant beside it
+    import numpy as np
+
+    from ccbench.reporting import _format as rfmt
+    from ccbench.reporting.leaderboard import long_frame
+    from ccbench.reporting.leaderboard.site import _cell_stats
+
+    rows = [{"dataset.name": "iris", "method.name": m, "tune": tune, "constraints.name": "random_pairs",
+             "constraints.n_constraints": 20, "noise.name": "none", "trial": t, "status": "ok", "ari": v + 0.01 * t,
+             "fit_time": 0.1} for m, tune, v in (("kmeans", "none", 0.5), ("pck_means", "none", 0.7),
+                                                 ("kmeans", "cvcp", 0.9)) for t in range(3)]
+    data = pd.DataFrame(rows)
+    data["method_label"] = rfmt.method_labels(data)
+    stats = _cell_stats(long_frame(data, "ari"), "ari").set_index("method")
+    assert stats["winner"].to_dict() == {"kmeans": False, "kmeans+cvcp": False, "pck_means": True}
+    assert np.isclose(stats.loc["kmeans+cvcp", "mean"], 0.91)  # shown, with its mean

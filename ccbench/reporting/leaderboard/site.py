@@ -51,8 +51,11 @@ def _cell_stats(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
     out["ci_low"] = (out["mean"] - half).where(out["ok"] > 1)
     out["ci_high"] = (out["mean"] + half).where(out["ok"] > 1)
     sign = _sign(metric)
-    best = (out["mean"] * sign).groupby([out[c] for c in ["kind", *CELL]]).transform("max")
-    out["winner"] = done & np.isclose(out["mean"] * sign, best)
+    # crowned among the ranked methods only, as the pages rank them: a tuned variant or a k-free run is
+    # shown beside them, compared with its own default (sections 1b, 1c), never the cell's winner
+    ranked = out["method"].isin(main_methods(frame))
+    best = (out["mean"] * sign).where(ranked).groupby([out[c] for c in ["kind", *CELL]]).transform("max")
+    out["winner"] = done & ranked & np.isclose(out["mean"] * sign, best)
     return out
 
 
@@ -94,8 +97,8 @@ def _dataset_page(name: str, stats: pd.DataFrame, info: dict, metric: str, nav) 
     body = (f'<p>{count("n")} points, {count("d")} features, {count("k")} '
             f'classes. Per cell (kind, setting, budget, noise) every method\'s mean of <code>{esc(metric)}</code> over '
             f'its trials with a 95 % t interval (completed cells only: every trial ok), its status (completed or '
-            f'the most common other status), mean fit time; the cell\'s best completed method is marked '
-            f'<b>winner</b> (green).</p><p>Cells won: '
+            f'the most common other status), mean fit time; the cell\'s best completed method among the ranked '
+            f'ones is marked <b>winner</b> (green; a tuned variant or a k-free run is shown, not crowned).</p><p>Cells won: '
             + (", ".join(f'<a href="{esc(slug("method", m))}">{esc(m)}</a> {int(n)}' for m, n in winners.items())
                or "none completed") + "</p>"
             + table(shown, links={"method": lambda m: slug("method", m)},
