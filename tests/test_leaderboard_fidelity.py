@@ -1,5 +1,6 @@
-"""The leaderboard's section 9: ok trials that did not converge, or returned another k than the true k
-they were given (the AP family's search keeps the closest count where no preference gives k)."""
+"""The leaderboard's section 9: ok trials that did not converge, returned another k than the true k they
+were given (the AP family's search keeps the closest count where no preference gives k), or, for a
+hard-constraint method, left a constraint unmet (NNC's greedy placement)."""
 
 from __future__ import annotations
 
@@ -12,15 +13,19 @@ from ccbench.reporting.leaderboard import _frame
 from ccbench.reporting.leaderboard.fidelity import fidelity_table
 
 
-def _rows(trials):
-    """trials[(method, dataset, tune)] = list of (n_clusters_found, converged)."""
+def _rows(trials, violated=None):
+    """trials[(method, dataset, tune)] = list of (n_clusters_found, converged); ``violated[(method,
+    dataset)]`` = per-trial ``n_violated`` of a hard-constraint method."""
     rows = []
+    violated = violated or {}
     for (method, dataset, tune), found in trials.items():
         for t, (k, conv) in enumerate(found):
+            hard = violated.get((method, dataset))
             rows.append({"dataset.name": dataset, "method.name": method, "constraints.name": "random_pairs",
                          "constraints.n_constraints": 20, "noise.name": "none", "trial": t, "status": "ok",
                          "ari": 0.5, "fit_time": 1.0, "tune": tune, "n_clusters_given": 3,
-                         "n_clusters_found": k, "converged": conv})
+                         "n_clusters_found": k, "converged": conv,
+                         "constraint_kind": "hard" if hard else "soft", "n_violated": hard[t] if hard else 0})
     data = pd.DataFrame(rows)
     data["method_label"] = rfmt.method_labels(data)
     return data
@@ -43,6 +48,15 @@ def test_k_missed_and_not_converged_are_counted_per_method_and_data_set():
     assert per_set.loc[0, "k_missed"] == pytest.approx(0.25)
 
 
+def test_a_hard_constraint_left_unmet_is_counted():
+    # nnc (hard) left 2 constraints unmet in one of 4 trials; a soft method's violations are its trade-off
+    data = _rows({("nnc", "promoters", "none"): [(3, True)] * 4, ("pck_means", "promoters", "none"): [(3, True)] * 4},
+                 violated={("nnc", "promoters"): [0, 2, 0, 0]})
+    data.loc[data["method.name"] == "pck_means", "n_violated"] = 3
+    table = fidelity_table(_frame.long_frame(data, "ari"), data).set_index("method")
+    assert list(table.index) == ["nnc"] and table.loc["nnc", "hard_unmet"] == pytest.approx(0.25)
+
+
 def test_the_leaderboard_page_says_which_trials_missed_k(tmp_path):
     from ccbench.reporting import leaderboard as lb
 
@@ -52,5 +66,5 @@ def test_the_leaderboard_page_says_which_trials_missed_k(tmp_path):
     data["method_label"] = rfmt.method_labels(data)
     paths = lb.write_leaderboard(data, tmp_path)
     page = (tmp_path / "pairs.md").read_text()
-    section = page.split("## 9. Not converged, or another k than the one given")[1].split("\n## ")[0]
+    section = page.split("## 9. Not converged, another k than the one given, a hard constraint unmet")[1].split("\n## ")[0]
     assert "| ap | 18 |" in section and "1.000" in section and "kmeans" not in section

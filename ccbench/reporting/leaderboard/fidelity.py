@@ -1,5 +1,6 @@
 """What an ``ok`` row does not say by its status: the trials whose fit stopped before its own
-convergence rule, and those given the true k that returned another number of clusters.
+convergence rule, those given the true k that returned another number of clusters, and those of a
+hard-constraint method that left a constraint unmet (NNC's greedy placement can get stuck).
 
 A method ranked "given the true k" is on equal terms only where it returned k: the affinity-propagation
 family reaches k by a search on the preference (:func:`ccbench.similarity.bisect_preference`) and keeps
@@ -40,16 +41,21 @@ def _flags(frame: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
     untuned = col("tune").fillna("none").astype(str).eq("none") if "tune" in rows else pd.Series(True, index=rows.index)
     judged = given.notna() & found.notna() & untuned
     k_missed = np.where(judged, (given != found).astype(float), np.nan)
+    kind = col("constraint_kind").astype(object)
+    violated = pd.to_numeric(col("n_violated"), errors="coerce")
+    hard_unmet = np.where(kind.eq("hard") & violated.notna(), (violated > 0).astype(float), np.nan)
     return pd.DataFrame({"method": part["method"].to_numpy(), "dataset": part["dataset"].to_numpy(),
-                         "not_converged": not_converged.astype(float), "k_missed": k_missed})
+                         "not_converged": not_converged.astype(float), "k_missed": k_missed,
+                         "hard_unmet": hard_unmet})
 
 
 def fidelity_table(frame: pd.DataFrame, data: pd.DataFrame | None,
                    by: tuple = ("method",)) -> pd.DataFrame:
     """Per ``by`` group of ok trials: ``ok_trials``, ``not_converged`` (share of the trials whose row records
-    convergence), ``k_given`` (trials given a k by the protocol, untuned) and ``k_missed`` (share of those
-    that returned another number of clusters). Only groups with something to say (a share above 0)."""
-    columns = [*by, "ok_trials", "not_converged", "k_given", "k_missed"]
+    convergence), ``k_given`` (trials given a k by the protocol, untuned), ``k_missed`` (share of those
+    that returned another number of clusters) and ``hard_unmet`` (share of a hard-constraint method's
+    trials with a constraint unmet, ``n_violated`` > 0). Only groups with something to say (a share above 0)."""
+    columns = [*by, "ok_trials", "not_converged", "k_given", "k_missed", "hard_unmet"]
     if data is None or frame.empty:
         return pd.DataFrame(columns=columns)
     flags = _flags(frame, data)
@@ -57,8 +63,8 @@ def fidelity_table(frame: pd.DataFrame, data: pd.DataFrame | None,
         return pd.DataFrame(columns=columns)
     out = flags.groupby(list(by), sort=True).agg(
         ok_trials=("method", "size"), not_converged=("not_converged", "mean"),
-        k_given=("k_missed", "count"), k_missed=("k_missed", "mean")).reset_index()
-    keep = (out["not_converged"].fillna(0) > 0) | (out["k_missed"].fillna(0) > 0)
+        k_given=("k_missed", "count"), k_missed=("k_missed", "mean"), hard_unmet=("hard_unmet", "mean")).reset_index()
+    keep = (out["not_converged"].fillna(0) > 0) | (out["k_missed"].fillna(0) > 0) | (out["hard_unmet"].fillna(0) > 0)
     return out[keep].reset_index(drop=True)[columns]
 
 
@@ -69,20 +75,23 @@ def _shown(table: pd.DataFrame) -> pd.DataFrame:
 
 def fidelity_blocks(frame: pd.DataFrame, data: pd.DataFrame | None) -> list:
     """The page's section 9: per method, then the (method, data set) pairs at or above :data:`SHOWN`."""
-    head = ("h", 2, "9. Not converged, or another k than the one given")
+    head = ("h", 2, "9. Not converged, another k than the one given, a hard constraint unmet")
     text = ("Trials with status ok whose row says more: `not_converged` is the share of a method's ok trials whose fit "
             "stopped before its own convergence rule (`converged` false; among the rows that record it); `k_given` "
             "counts the ok trials the protocol gave the true k (untuned: a tuner chooses k itself) and `k_missed` the "
             "share of those that returned another number of clusters (the AP family reaches k by a search on the "
-            "preference and keeps the closest count where no preference gives k). Both are kept in the ranks: they "
-            "are the method's answer. A method with nothing to report is absent.")
+            "preference and keeps the closest count where no preference gives k); `hard_unmet` is the share of a "
+            "hard-constraint method's ok trials that left a constraint unmet (`n_violated` > 0: NNC's greedy "
+            "placement of a point cannot-linked into every cluster). All are kept in the ranks: they are the "
+            "method's answer. A method with nothing to report is absent.")
     table = fidelity_table(frame, data)
     if table.empty:
-        return [head, ("md", text), ("md", "Every ok trial converged and returned the k it was given.")]
+        return [head, ("md", text), ("md", "Every ok trial converged, returned the k it was given and met its "
+                                           "hard constraints.")]
     per_set = fidelity_table(frame, data, by=("method", "dataset"))
-    per_set = per_set[(per_set["not_converged"].fillna(0) >= SHOWN) | (per_set["k_missed"].fillna(0) >= SHOWN)]
+    per_set = per_set[(per_set[["not_converged", "k_missed", "hard_unmet"]].fillna(0) >= SHOWN).any(axis=1)]
     blocks = [head, ("md", text), ("md", _frame_markdown(_shown(table)))]
     if len(per_set):
         blocks += [("md", f"Per data set, where at least {fmt(SHOWN * 100)} % of a method's ok trials did not "
-                          f"converge or missed k:"), ("md", _frame_markdown(_shown(per_set)))]
+                          f"converge, missed k or left a hard constraint unmet:"), ("md", _frame_markdown(_shown(per_set)))]
     return blocks
