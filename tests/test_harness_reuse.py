@@ -96,6 +96,10 @@ def test_an_unsupervised_fit_runs_once_per_trial_across_budgets_and_noise(plugin
         assert len({r.loc[t, "ari"] for r in rows.values()}) == 1
         assert len({r.loc[t, "fit_key"] for r in rows.values()}) == 1
         assert {r.loc[t, "n_iter"] for r in rows.values()} == {7}  # the fit's fields travel with it
+    # the same columns in the same order whether the job computed the fit or read it back (the SLURM
+    # launcher's rows and the local one's differed when another job computed the fit first)
+    common = set.intersection(*(set(r.columns) for r in rows.values()))  # noise cells add noise.rate
+    assert len({tuple(c for c in r.columns if c in common) for r in rows.values()}) == 1
     assert len(list((tmp_path / "sweep" / ".fits").glob("*.npz"))) == 2
     # the default (off): every cell fits, with the seed of its own trial
     before = len(plugin())

@@ -417,7 +417,9 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
                 setup["fits_dir"], key, ds.X.shape[0],
                 lambda: fit_labels(*fit_args) if runner is None else _isolated(runner, row, fit_labels, fit_args, timeout))
             row.update(fit_reused=reused, fit_key=key)
-            outcome = _merge({k_: v for k_, v in fit.items() if k_ != "labels"},
+            # a cached fit's fields come back in sorted order: sort a fresh one too, so a row's columns do not
+            # depend on whether its job computed the fit or reused it (the SLURM and local rows differed)
+            outcome = _merge({k_: fit[k_] for k_ in sorted(fit) if k_ != "labels"},
                              score_labels(spec, fit["labels"], ds.y, cons, metric_names, evaluate_on, X=ds.X))
             outcome.update({"labels": fit["labels"]} if cell.get("store_labels") else {})
         else:
