@@ -18,7 +18,8 @@ happened to be imported first), plus the modules of the methods its
 ``MethodSpec.uses`` names (compositions through the registry). ``ccbench``'s own
 modules are not part of a method's code: they are recorded by the ccbench
 version and commit; those of shared numerical code (:data:`SHARED_NUMERICAL`)
-are inputs of the rows of the methods that import them (:func:`cell_inputs`). Only a change of ``code.method_hash`` makes a row stale
+are inputs of the rows of the methods that import them (:func:`cell_inputs`). Only a change of
+``code.method_hash`` or of a recorded input (``code.inputs``) makes a row stale
 (:mod:`ccbench.running.harness`); a new machine or library version is recorded and
 reported, never a reason to recompute.
 """
