@@ -143,6 +143,25 @@ def test_rerun_errors_false_keeps_failures_of_this_code_and_reruns_those_of_chan
     assert again["rerun_reason"].str.startswith("stale: method code changed").all()
 
 
+def test_an_infeasible_verdict_of_changed_code_is_rerun(two_plugins, tmp_path):
+    # 'infeasible' and 'skipped' are verdicts of the method's code like 'ok': the leaderboard's resume kept
+    # NNC's infeasible trials of the old code beside the re-run ok ones, 36 cells mixing two code versions
+    infeasible = PLUGIN.replace("self.labels_ =", "raise InfeasibleConstraintsError('too many chunklets')\n        self.labels_ =")
+    _touch(two_plugins / "plugin_b.py", infeasible.format(
+        name="half_b", divisor=3, extra_import="from ccbench.base import InfeasibleConstraintsError"))
+    cell = _cell("half_b", ["plugin_b"], rerun_errors=False)
+    assert set(run_job(cell, out_dir=tmp_path)["status"]) == {"infeasible"}
+    first = read_results(tmp_path)
+    run_job(cell, out_dir=tmp_path)
+    assert read_results(tmp_path)["timestamp"].tolist() == first["timestamp"].tolist()  # same code: kept
+    _touch(two_plugins / "plugin_b.py", PLUGIN.format(name="half_b", divisor=3, extra_import=""))
+    run_job(cell, out_dir=tmp_path)
+    again = read_results(tmp_path)
+    assert (again["timestamp"] > first["timestamp"].max()).all()
+    assert again["rerun_reason"].str.startswith("stale: method code changed").all()
+    assert again["code.method_hash"].nunique() == 1
+
+
 def test_keep_stale_keeps_and_the_report_marks_and_warns(two_plugins, tmp_path, caplog):
     cell = _cell("half_a", ["plugin_a"])
     run_job(cell, out_dir=tmp_path)

@@ -20,9 +20,11 @@ converged and how many given constraints it violated, so a report can flag what
 an ``ok`` hides.
 
 Every row carries the provenance of its job (:mod:`ccbench.running.provenance`: the
-method's code hash, ccbench's commit, the environment). On resume an ``ok`` row
+method's code hash, ccbench's commit, the environment). On resume a row
 whose ``code.method_hash`` differs from the current code's is *stale*: it is
-re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``.
+re-run (its new row's ``rerun_reason`` says why) unless ``keep_stale=true``; so is a
+``skipped``, ``infeasible`` or ``not_found`` row (a verdict of that code), and a failure
+even with ``rerun_errors=false``.
 
 With ``share_unsupervised_fits``, a fit that uses no supervision is made once per (data set,
 method config, trial) for the whole sweep, cached in ``<sweep dir>/.fits/<key>.npz`` (the
@@ -90,7 +92,7 @@ def validate_cell(cell: dict) -> None:
 
 
 def _stale_reason(row: pd.Series, code: dict | None) -> str | None:
-    """Why an ``ok`` row was not made by the current code of its method, or None."""
+    """Why a row was not made by the current code of its method, or None."""
     if code is None:  # the method cannot be loaded now: its rows cannot be judged
         return None
     recorded = row.get(provenance.METHOD_HASH)
@@ -119,11 +121,11 @@ def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metric
         return stale is not None, None if stale is None else f"stale: {stale}"
     if row["status"] == "refused":  # memory may have been freed, or the model changed: checking is cheap
         return True, "retry of a refused trial"
-    if row["status"] != "ok":
-        return False, None
     stale = _stale_reason(row, code)
-    if stale is not None and not keep_stale:
+    if stale is not None and not keep_stale:  # skipped, infeasible, not_found: verdicts of that code too
         return True, f"stale: {stale}"
+    if row["status"] != "ok":
+        return False, None if stale is None else f"kept stale: {stale}"
     if any(m not in row.index or pd.isna(row[m]) for m in metrics):  # a metric added to the config since
         return True, "a metric was added"
     return False, None if stale is None else f"kept stale: {stale}"
