@@ -656,6 +656,8 @@ def test_tie_rules_and_main_methods_by_name_and_k_free_decided_at_the_default_al
     data["method_label"], data["method.name"] = data["method.name"], "ap"
     versus = lb_ranks.k_free_vs_given(lb.long_frame(data, "ari"), "ari")
     assert versus[["variant", "default", "losses"]].to_numpy().tolist() == [["ap[k-free]", "ap", 1]]
+    # nothing is tuned in the k-free track: its trials are ok_trials, and there is no kept_default
+    assert versus["ok_trials"].tolist() == [6] and not {"tuned_trials", "kept_default"} & set(versus)
 
 
 def test_the_index_states_only_variant_differences_whose_interval_excludes_zero():

@@ -219,7 +219,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         f"chose the estimator's defaults (its rows' `tuned_params`; empty where they carry none).")
     k_free = k_free_vs_given(cells, metric, margin=margin, alpha=alpha)
     blocks += _variant_section(
-        "1c. The k-free track", k_free.drop(columns="kept_default"),
+        "1c. The k-free track", k_free,
         "No method ran both given the true k and k-free in these rows.",
         f"Methods that find k themselves (affinity propagation's family, COBS) are ranked above "
         f"given the true k, as the k-means-type methods are (AP's preference searched by "
@@ -227,7 +227,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         f"method chooses k) are this track, each against the same method given k, paired per "
         f"cell over the cells both completed: `mean_diff` = k-free minus given k (negative = "
         f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells; "
-        f"w/t/l by the rule of section 2; `tuned_trials`: the k-free run's ok trials.")
+        f"w/t/l by the rule of section 2; `ok_trials`: the k-free run's ok trials.")
     seed_section, seed_table, seed_summary = seed_blocks(_cells(every_seed), main, metric, _md_frame)
     blocks += seed_section
     blocks.insert(2, ("md", headline(cd_tables["ranks_over_sets"], cd_tables["cd"], seed_summary.get("avg_rank_shift"),

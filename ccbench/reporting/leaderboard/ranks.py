@@ -197,8 +197,10 @@ def k_free_vs_given(frame: pd.DataFrame, metric: str, margin: float = 0.03, alph
                     seed: int = 0) -> pd.DataFrame:
     """The k-free track: each k-free run (``ap[k-free]``) against the same method given the true k
     (``ap``), paired per cell as :func:`tuned_vs_default` (``mean_diff`` positive = finding k itself did
-    better than being given it); ``tuned_trials`` counts the k-free run's ok trials, ``kept_default`` is NaN."""
-    return _variant_vs_default(frame, "k_free", "k_free_of", metric, margin, alpha, seed)
+    better than being given it); ``ok_trials`` counts the k-free run's ok trials (nothing is tuned: no
+    ``kept_default``)."""
+    table = _variant_vs_default(frame, "k_free", "k_free_of", metric, margin, alpha, seed)
+    return table.drop(columns="kept_default").rename(columns={"tuned_trials": "ok_trials"})
 
 
 def _variant_vs_default(frame, flag, default_column, metric, margin, alpha, seed) -> pd.DataFrame:
