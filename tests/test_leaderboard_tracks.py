@@ -93,20 +93,22 @@ def test_the_page_ranks_only_the_base_seed_and_states_the_tie_rule(tmp_path):
     assert "One base seed in these rows" in (tmp_path / "one" / "pairs.md").read_text()
 
 
-def test_tie_groups_split_only_where_the_gap_reaches_the_threshold():
-    ranks = pd.Series({"a": 1.0, "b": 1.9, "c": 2.1, "d": 4.0, "e": 4.5})
-    assert lb_seeds.tie_groups(ranks, 1.0) == [["a", "b"], ["c"], ["d", "e"]]
-    assert lb_seeds.tie_groups(ranks, 10.0) == [["a", "b", "c", "d", "e"]]
-    assert lb_seeds.tie_groups(ranks, 0.1) == [["a"], ["b"], ["c"], ["d"], ["e"]]
+def test_the_split_at_the_best_is_by_the_gap_to_the_best_only():
+    ranks = pd.Series({"c": 2.1, "a": 1.0, "b": 1.9, "d": 4.0, "e": 4.5})
+    assert lb_seeds.split_at_best(ranks, 1.0) == (["a", "b"], ["c", "d", "e"])
+    assert lb_seeds.split_at_best(ranks, 10.0) == (["a", "b", "c", "d", "e"], [])
+    assert lb_seeds.split_at_best(ranks, 0.1) == (["a"], ["b", "c", "d", "e"])
 
 
 def test_the_page_headline_orders_only_what_the_cd_and_the_seeds_separate(tmp_path):
     """Four data sets, ranks 1, 2, 3 in every one (Friedman chi2 = 8, p = 0.018; Nemenyi CD for 3 methods
     over 4 blocks = 2.343 sqrt(12 / 24) = 1.66): pck_means and ap (1 apart) are a tie, kmeans (2 behind
-    pck_means) is separated."""
+    pck_means) is separated from it, but not from ap (1 apart)."""
     one = _sweep(0)
     two = _sweep(1, shift={"pck_means": 0.3, "ap": 0.1, "kmeans": 0.2, "ap~free": -0.2})
     lb.write_leaderboard(pd.concat([one, two], ignore_index=True), tmp_path, metric="ari")
     text = (tmp_path / "pairs.md").read_text()
-    assert "`pck_means` (1.00) = `ap` (2.00) > `kmeans` (3.00)." in text
+    assert "The best, `pck_means` (1.00), is tied with `ap` (2.00). Behind it by at least 1.66: `kmeans` (3.00)." in text
     assert "the Nemenyi CD over 4 data sets, 1.66" in text
+    # ap (2) and kmeans (3) are 1 apart, under the CD: no sentence may order them (a chain "= ... >" did)
+    assert "> `kmeans`" not in text and "`ap` (2.00) >" not in text

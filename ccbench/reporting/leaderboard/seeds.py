@@ -14,7 +14,7 @@ import pandas as pd
 from ..stats import _sign
 from ._frame import CELL, _worst_filled, attempted_cells, cell_means
 
-__all__ = ["base_seed", "seed_spread", "seed_blocks", "tie_groups", "headline", "SEED_COLUMNS"]
+__all__ = ["base_seed", "seed_spread", "seed_blocks", "split_at_best", "headline", "SEED_COLUMNS"]
 
 SEED_COLUMNS = ["method", "cells", "avg_rank_shift", "mean_abs_shift", "cell_rank_sd"]
 
@@ -95,41 +95,39 @@ def seed_blocks(frame: pd.DataFrame, methods: list, metric: str, md_frame) -> tu
     return blocks, table, summary
 
 
-def tie_groups(ranks: pd.Series, threshold: float) -> list[list[str]]:
-    """Methods in rank order (``ranks``: average rank, 1 = best), grouped so that each group holds the
-    methods less than ``threshold`` behind its first: consecutive groups are separated by at least
-    ``threshold``, the methods inside a group are a tie (an ordering the data do not support)."""
-    groups: list[list[str]] = []
-    first = None
-    for method, rank in ranks.sort_values().items():
-        if first is None or rank - first >= threshold:
-            groups.append([method])
-            first = rank
-        else:
-            groups[-1].append(method)
-    return groups
+def split_at_best(ranks: pd.Series, threshold: float) -> tuple[list[str], list[str]]:
+    """Methods in rank order (``ranks``: average rank, 1 = best): those less than ``threshold`` behind the
+    best (a tie with it) and those at least ``threshold`` behind it (an ordering the data support). Two
+    methods of one list are not ordered by it: only their own gap says whether they are a tie."""
+    order = ranks.sort_values()
+    behind = order - order.iloc[0] >= threshold
+    return list(order.index[~behind]), list(order.index[behind])
 
 
-def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: int, top: int = 8) -> str:
-    """One paragraph: the top of the ranking (average rank over data sets) as tie groups under the larger
-    of the Nemenyi CD over data sets and the seed-to-seed shift; what separates it, said with numbers."""
+def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: int) -> str:
+    """One paragraph: which methods the data put level with the best (average rank over data sets) and
+    which behind it, under the larger of the Nemenyi CD over data sets and the seed-to-seed shift.
+
+    Only orderings against the best are stated: a chain "a = b > c" would also claim b ahead of c,
+    which the data need not support (b and c may be closer than the threshold)."""
     limits = [x for x in (cd, shift) if x is not None and np.isfinite(x)]
     if not limits or not len(ranks):
         return ("**What these ranks support:** no critical difference could be computed (too few data sets for "
                 "Friedman's test) and no second seed was run, so no ordering below is a supported claim.")
     threshold = max(limits)
-    groups = tie_groups(ranks, threshold)
-    shown, parts = 0, []
-    for g in groups:
-        if shown >= top:
-            break
-        parts.append(" = ".join(f"`{m}` ({ranks[m]:.2f})" for m in g))
-        shown += len(g)
     why = []
     if cd is not None and np.isfinite(cd):
         why.append(f"the Nemenyi CD over {n_sets} data sets, {cd:.2f}")
     if shift is not None and np.isfinite(shift):
         why.append(f"the largest seed-to-seed move of an average rank, {shift:.2f}")
-    return (f"**What these ranks support:** average ranks over data sets (1 = best), grouped where they differ "
-            f"by less than {threshold:.2f} ({' and '.join(why)}): methods joined by `=` are a tie, `>` is an "
-            f"ordering the data support. " + " > ".join(parts) + (" > ..." if shown < len(ranks) else "") + ".")
+    why_text = ("the larger of " + " and ".join(why)) if len(why) > 1 else why[0]
+    level, behind = split_at_best(ranks, threshold)
+    listed = lambda names: ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in names)  # noqa: E731
+    best, rest = level[0], level[1:]
+    text = (f"**What these ranks support:** average ranks over data sets (1 = best); two methods whose average "
+            f"ranks differ by less than {threshold:.2f} ({why_text}) are a tie. The best, `{best}` "
+            f"({ranks[best]:.2f}), is tied with " + (listed(rest) if rest else "no other method") + ". ")
+    if behind:
+        return text + (f"Behind it by at least {threshold:.2f}: {listed(behind)}. Any other two methods are ordered "
+                       f"only where their average ranks differ by at least {threshold:.2f}.")
+    return text + "No method is behind it by that much: the data support no ordering."
