@@ -115,12 +115,13 @@ def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: in
         return ("**What these ranks support:** no critical difference could be computed (too few data sets for "
                 "Friedman's test) and no second seed was run, so no ordering below is a supported claim.")
     threshold = max(limits)
-    why = []
+    named = {}
     if cd is not None and np.isfinite(cd):
-        why.append(f"the Nemenyi CD over {n_sets} data sets, {cd:.2f}")
+        named[f"the Nemenyi CD over {n_sets} data sets"] = cd
     if shift is not None and np.isfinite(shift):
-        why.append(f"the largest seed-to-seed move of an average rank, {shift:.2f}")
-    why_text = ("the larger of " + " and ".join(why)) if len(why) > 1 else why[0]
+        named["the largest seed-to-seed move of an average rank"] = shift
+    (larger, _), *other = sorted(named.items(), key=lambda kv: -kv[1])
+    why_text = larger + "".join(f"; {name} is {value:.2f}" for name, value in other)
     level, behind = split_at_best(ranks, threshold)
     listed = lambda names: ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in names)  # noqa: E731
     best, rest = level[0], level[1:]
