@@ -192,3 +192,30 @@ def test_editing_the_shared_search_for_k_makes_the_ap_familys_rows_stale(tmp_pat
     run_job(cell, out_dir=tmp_path)
     again = read_results(tmp_path)
     assert _reran(first, again) and again["rerun_reason"].str.contains("core:ccbench.similarity").all()
+
+
+def test_rows_recorded_before_an_input_was_tracked_are_kept_and_said(tmp_path, caplog):
+    # the leaderboard's AP-family rows made before ccbench.similarity was tracked carry no core: input: whether
+    # the search that made them is today's cannot be told, so they are kept (re-running every such row when a
+    # new input is tracked would redo whole sweeps), but the command says so instead of nothing
+    import logging
+
+    from ccbench.running.results import write_results
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": "ap", "n_clusters": 3}, "constraints": {"name": "none"},
+            "noise": {"name": "none"}, "n_trials": 2, "metrics": ["ari"]}
+    run_job(cell, out_dir=tmp_path)
+    rows = read_results(tmp_path)
+    older = {k: v for k, v in json.loads(rows[provenance.INPUTS].iloc[0]).items() if not k.startswith("core:")}
+    rows[provenance.INPUTS] = json.dumps(older)
+    write_results(rows, next(tmp_path.rglob("results.parquet")))
+    with caplog.at_level(logging.WARNING, logger="ccbench"):
+        run_job(cell, out_dir=tmp_path)
+    assert read_results(tmp_path)["timestamp"].tolist() == rows["timestamp"].tolist()  # kept
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "keeping 2 trial(s) recorded before ccbench tracked core:ccbench.similarity" in said
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="ccbench"):
+        run_job(cell, out_dir=tmp_path / "fresh")
+        run_job(cell, out_dir=tmp_path / "fresh")
+    assert "recorded before" not in " ".join(r.getMessage() for r in caplog.records)  # rows of today's inputs

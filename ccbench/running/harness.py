@@ -124,11 +124,12 @@ def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metric
     stale = _stale_reason(row, code)
     if stale is not None and not keep_stale:  # skipped, infeasible, not_found: verdicts of that code too
         return True, f"stale: {stale}"
-    if row["status"] != "ok":
-        return False, None if stale is None else f"kept stale: {stale}"
-    if any(m not in row.index or pd.isna(row[m]) for m in metrics):  # a metric added to the config since
-        return True, "a metric was added"
-    return False, None if stale is None else f"kept stale: {stale}"
+    if row["status"] == "ok" and any(m not in row.index or pd.isna(row[m]) for m in metrics):
+        return True, "a metric was added"  # to the config since
+    if stale is not None:
+        return False, f"kept stale: {stale}"
+    untracked = [] if code is None else provenance.untracked_inputs(row.get(provenance.INPUTS), code.get(provenance.INPUTS))
+    return False, f"untracked: {', '.join(untracked)}" if untracked else None
 
 
 def _metric_names(cell) -> list[str]:
@@ -217,15 +218,16 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     wanted = set(_metric_names(cell))
     label = f"{cell['dataset']['name']}/{cell['method']['name']}"
     code, spec_error = _method_code(cell)
-    reasons, kept_stale = {}, 0
+    reasons, kept = {}, []
     for t in range(n_trials):
         run, why = _needs_run(previous, t, rerun_errors=bool(cell["rerun_errors"]), metrics=wanted, code=code,
                               keep_stale=bool(cell.get("keep_stale")))
         if run:
             reasons[t] = why
-        kept_stale += bool(not run and why)
+        elif why:
+            kept.append(why)
     todo = list(reasons)
-    _say_stale(label, reasons, kept_stale)
+    _say_stale(label, reasons, kept)
 
     base = flatten({k: v for k, v in cell.items() if k not in _NOT_IN_ROWS})
     base["config_hash"] = chash
@@ -297,15 +299,20 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
         return None, _error_text()
 
 
-def _say_stale(label: str, reasons: dict, kept: int) -> None:
-    """One line per job about stale rows: how many re-run and why, and how many kept."""
+def _say_stale(label: str, reasons: dict, kept: list[str]) -> None:
+    """One line per job about stale rows: how many re-run and why, how many kept, and how many kept that
+    were recorded before an input of theirs was tracked (nothing says which version of it they ran)."""
     stale = {t: r for t, r in reasons.items() if r and r.startswith("stale: ")}
     if stale:
         why = sorted(set(stale.values()))
         log.warning("%s: re-running %d stale trial(s) -- %s", label, len(stale), "; ".join(w[7:] for w in why))
-    if kept:
+    if n_kept := sum(w.startswith("kept stale") for w in kept):
         log.warning("%s: keeping %d stale trial(s) made by other code (keep_stale=true; reports mark them)",
-                    label, kept)
+                    label, n_kept)
+    if untracked := sorted({w[len("untracked: "):] for w in kept if w.startswith("untracked: ")}):
+        log.warning("%s: keeping %d trial(s) recorded before ccbench tracked %s: which version of it they ran "
+                    "is unknown (move the job's directory aside to re-run them)", label,
+                    sum(w.startswith("untracked: ") for w in kept), "; ".join(untracked))
 
 
 def _setup(cell: dict) -> dict:

@@ -367,6 +367,17 @@ def changed_inputs(old, new) -> list[str]:
     return sorted(k for k in set(old) & set(new) if old[k] != new[k])
 
 
+def untracked_inputs(old, new) -> list[str]:
+    """Inputs the current code records (``new``) that a row's ``code.inputs`` (``old``) lacks: the row was
+    recorded before they were tracked, so which version of them made it is unknown."""
+    try:
+        old = json.loads(old) if isinstance(old, str) else {}
+        new = json.loads(new) if isinstance(new, str) else {}
+    except ValueError:
+        return []
+    return sorted(set(new) - set(old))
+
+
 def job_provenance(spec) -> dict:
     """Every provenance column of a job's rows (the method's code, ccbench's, the environment)."""
     return {**ccbench_code(), **method_code(spec), **environment()}
