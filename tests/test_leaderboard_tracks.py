@@ -98,6 +98,7 @@ def test_the_split_at_the_best_is_by_the_gap_to_the_best_only():
     assert lb_seeds.split_at_best(ranks, 1.0) == (["a", "b"], ["c", "d", "e"])
     assert lb_seeds.split_at_best(ranks, 10.0) == (["a", "b", "c", "d", "e"], [])
     assert lb_seeds.split_at_best(ranks, 0.1) == (["a"], ["b", "c", "d", "e"])
+    assert lb_seeds.split_at_best(pd.Series({"a": 1.0, "b": 2.0}), 1.0) == (["a"], ["b"])  # "at least": behind
 
 
 def test_the_page_headline_orders_only_what_the_cd_and_the_seeds_separate(tmp_path):

@@ -294,3 +294,20 @@ def test_the_ccbench_commit_is_the_source_trees():
         pytest.skip(f"{root} is not a git checkout (an installed wheel): no commit to record")
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, check=True).stdout
     assert ccbench_code()["code.git_commit"] == head.strip()
+
+
+def test_a_kept_stale_verdict_is_marked_by_the_report_as_the_harness_says(two_plugins, tmp_path, caplog):
+    # keep_stale=true says "reports mark them": an infeasible row of changed code is one of them too
+    infeasible = PLUGIN.replace("self.labels_ =", "raise InfeasibleConstraintsError('too many chunklets')\n        self.labels_ =")
+    _touch(two_plugins / "plugin_b.py", infeasible.format(
+        name="half_b", divisor=3, extra_import="from ccbench.base import InfeasibleConstraintsError"))
+    cell = _cell("half_b", ["plugin_b"])
+    run_job(cell, out_dir=tmp_path)
+    _touch(two_plugins / "plugin_b.py", (two_plugins / "plugin_b.py").read_text() + "\n# edited\n")
+    with caplog.at_level(logging.WARNING, logger="ccbench"):
+        run_job({**cell, "keep_stale": True}, out_dir=tmp_path)
+    assert "keeping 3 stale trial(s)" in " ".join(r.getMessage() for r in caplog.records)
+    data = rsummary.load(tmp_path)
+    assert rorigins.stale_rows(data).sum() == 3
+    assert any(w.startswith("3 skipped/infeasible/not_found row(s) were made by code other than the installed")
+               for w in rorigins.provenance_warnings(data))

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..running.results import VERDICT_STATUSES
 from ._format import fmt, md_text
 
 __all__ = ["provenance_table", "method_versions", "stale_rows", "provenance_warnings", "provenance_markdown"]
@@ -87,16 +88,18 @@ def _installed_hashes(keys: tuple) -> dict:
 
 
 def stale_rows(data: pd.DataFrame) -> pd.Series:
-    """``ok`` rows not made by the method code installed here (kept with ``keep_stale=true``, or
-    recorded before provenance); False where the method is not installed (cannot be judged)."""
+    """Rows of a status the method's code decides (``ok``, ``skipped``, ``infeasible``, ``not_found``: the
+    ones the harness re-runs when that code changes) not made by the method code installed here (kept
+    with ``keep_stale=true``, or recorded before provenance); False where the method is not installed."""
     if "method.name" not in data:
         return pd.Series(False, index=data.index)
     keys = _code_keys(data)
     current = _installed_hashes(tuple(keys.dropna().unique()))
     recorded = data["code.method_hash"] if "code.method_hash" in data else pd.Series(None, index=data.index)
     installed = keys.map(current)
-    stale = data["status"].eq("ok") & installed.notna() & (recorded.isna() | (recorded != installed))
-    return (stale | (data["status"].eq("ok") & _inputs_changed(data))).astype(bool)
+    verdict = data["status"].isin(VERDICT_STATUSES)
+    stale = verdict & installed.notna() & (recorded.isna() | (recorded != installed))
+    return (stale | (verdict & _inputs_changed(data))).astype(bool)
 
 
 def _inputs_changed(data: pd.DataFrame) -> pd.Series:
@@ -167,7 +170,10 @@ def provenance_warnings(data: pd.DataFrame) -> list[str]:
         stale = stale_rows(data)
         if stale.any():
             methods = sorted(data.loc[stale, "method.name"].astype(str).unique())
-            out.append(f"{int(stale.sum())} ok row(s) were made by code other than the installed one "
+            ok = int((stale & data["status"].eq("ok")).sum())
+            other = int(stale.sum()) - ok
+            counted = " and ".join([f"{ok} ok row(s)"] * bool(ok) + [f"{other} skipped/infeasible/not_found row(s)"] * bool(other))
+            out.append(f"{counted} were made by code other than the installed one "
                        f"({', '.join(methods)}): marked stale; re-run without keep_stale=true to refresh them")
     return out
 

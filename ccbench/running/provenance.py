@@ -356,26 +356,26 @@ def cell_inputs(method: str, tune: str | None = "none", from_method: str | None 
     return {INPUTS: json.dumps(dict(sorted(entries.items())), sort_keys=True)}
 
 
+def _input_pair(old, new) -> tuple[dict, dict] | None:
+    """Two ``code.inputs`` values as dicts (a missing one is empty), or None when one is no JSON."""
+    try:
+        return (json.loads(old) if isinstance(old, str) else {}), (json.loads(new) if isinstance(new, str) else {})
+    except ValueError:
+        return None
+
+
 def changed_inputs(old, new) -> list[str]:
     """Inputs recorded in both ``code.inputs`` values whose hash differs (a row without the column,
     recorded before it existed, is not made stale by this alone)."""
-    try:
-        old = json.loads(old) if isinstance(old, str) else {}
-        new = json.loads(new) if isinstance(new, str) else {}
-    except ValueError:
-        return []
-    return sorted(k for k in set(old) & set(new) if old[k] != new[k])
+    pair = _input_pair(old, new)
+    return [] if pair is None else sorted(k for k in set(pair[0]) & set(pair[1]) if pair[0][k] != pair[1][k])
 
 
 def untracked_inputs(old, new) -> list[str]:
     """Inputs the current code records (``new``) that a row's ``code.inputs`` (``old``) lacks: the row was
     recorded before they were tracked, so which version of them made it is unknown."""
-    try:
-        old = json.loads(old) if isinstance(old, str) else {}
-        new = json.loads(new) if isinstance(new, str) else {}
-    except ValueError:
-        return []
-    return sorted(set(new) - set(old))
+    pair = _input_pair(old, new)
+    return [] if pair is None else sorted(set(pair[1]) - set(pair[0]))
 
 
 def job_provenance(spec) -> dict:

@@ -50,6 +50,7 @@ __all__ = [
     "ResultsSchemaError",
     "read_many",
     "FAILED_STATUSES",
+    "VERDICT_STATUSES",
     "MEASURED_COLUMNS",
 ]
 
@@ -57,6 +58,8 @@ RESULTS_FILE = "results.parquet"
 STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused")
 # statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
 FAILED_STATUSES = ("error", "timeout")
+#: statuses the method's code decides: a row of one is stale once that code changes (the harness re-runs it)
+VERDICT_STATUSES = ("ok", "skipped", "infeasible", "not_found")
 #: Columns that measure the run rather than the result (they differ between two runs of the same
 #: trial): leave them out when comparing rows for equality
 # What a run observes rather than computes: times, memory, and which of two racing jobs fitted a shared
