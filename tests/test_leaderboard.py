@@ -550,7 +550,7 @@ def test_dataset_blocks_are_ranks_oriented_as_the_metric():
 def test_a_grid_files_value_is_its_choice_or_the_config_value_at_the_dotted_path():
     # sweep coverage identifies a job by the values a grid file's config had for the keys another grid
     # sweeps: a group's choice (hydra.runtime.choices) or the scalar at the dotted path
-    from ccbench.reporting.leaderboard import pages
+    from ccbench.reporting.leaderboard import coverage as pages
 
     conf = {"hydra": {"runtime": {"choices": {"dataset": "wine"}}},
             "constraints": {"name": "random_pairs", "n_constraints": 40}, "seed": 3}

@@ -76,6 +76,50 @@ def test_the_shipped_folder_is_read_like_a_sweep(shipped, tmp_path, capsys):
     assert set(map(tuple, again[cols].astype(str).to_numpy())) == set(map(tuple, first[cols].astype(str).to_numpy()))
 
 
+def test_the_shipped_folder_regenerates_its_own_pages_and_ships_again_unchanged(shipped, tmp_path):
+    """Pages made from the shipped rows are the sweep's pages, coverage line included (the grid ships in
+    grid.json), and shipping the shipped rows again changes no byte of them (a job keeps its name)."""
+    import yaml
+
+    sweep, _ = shipped
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    grid = {"hydra": {"sweeper": {"params": {"dataset": "iris", "method": "kmeans,pck_means,cop_kmeans",
+                                             "supervision": "unconstrained,pairs,labels"}},
+                      "overrides": {"task": [], "hydra": []}}}
+    (copy / "multirun.yaml").write_text(yaml.safe_dump(grid))
+    first, again = tmp_path / "first", tmp_path / "again"
+    assert main(["report", str(copy), "--leaderboard", "--out", str(first)]) == 0
+    assert main(["report", str(first), "--leaderboard", "--out", str(again)]) == 0
+
+    def page(folder, name):
+        return (folder / name).read_text().replace(str(copy), "DIR").replace(str(first), "DIR")
+
+    assert "Sweep coverage: 6 of the 9 jobs" in page(first, "index.md")
+    for name in ("index.md", "pairs.md", "labels.md"):
+        assert page(again, name) == page(first, name), name
+    assert (again / "rows.parquet").read_bytes() == (first / "rows.parquet").read_bytes()
+    assert str(tmp_path) not in (again / "rows.parquet").read_bytes().decode("latin-1")  # no local path inside
+    assert json.loads((first / "grid.json").read_text())[0]["method"] == ["kmeans", "pck_means", "cop_kmeans"]
+
+
+def test_a_shipped_grid_of_the_wrong_shape_is_left_out_naming_it(shipped, tmp_path):
+    import hashlib
+
+    from ccbench.reporting import leaderboard as lb
+
+    _, folder = shipped
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    blob = b'[{"method": "kmeans"}]\n'
+    (copy / "grid.json").write_bytes(blob)
+    line = {"file": "grid.json", "kind": "grid", "sha256": hashlib.sha256(blob).hexdigest(), "rows": 1}
+    with open(copy / "manifest.jsonl", "a") as manifest:
+        manifest.write(json.dumps(line) + "\n")
+    with pytest.warns(UserWarning, match=r"grid.json: a grid file is a list of"):
+        assert lb.sweep_coverage([copy], _rows(copy)) is None
+
+
 def test_a_changed_shipped_file_is_refused_naming_it(shipped, tmp_path, capsys):
     _, folder = shipped
     copy = tmp_path / "copy"

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ..running.results import VERDICT_STATUSES
 from ._format import fmt, md_text
+from .shipped import job_path
 
 __all__ = ["provenance_table", "method_versions", "stale_rows", "provenance_warnings", "provenance_markdown"]
 
@@ -38,7 +39,7 @@ def provenance_table(data: pd.DataFrame) -> pd.DataFrame:
     sources = data["source"].astype(str) if "source" in data else pd.Series("", index=data.index)
 
     def where(dirs: pd.Series) -> str:
-        names = sorted({Path(d).name for d in dirs})
+        names = sorted({Path(job_path(d)).name for d in dirs})
         return ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
 
     table = (filled.assign(rows=1, jobs=sources, job_dirs=sources)

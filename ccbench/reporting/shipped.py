@@ -35,13 +35,18 @@ from ..running.config import canonical_json, stable_hash
 from ..running.results import KEY, _normalise
 from ._safe import output_dir, write_bytes, write_text
 
-__all__ = ["ROWS_FILE", "LABELS_FILE", "MANIFEST_FILE", "PROTOCOL_KEYS", "is_shipped", "read_shipped",
-           "read_shipped_labels", "write_shipped", "protocol_hashes", "protocol_values", "newest_rows",
+__all__ = ["ROWS_FILE", "LABELS_FILE", "GRID_FILE", "MANIFEST_FILE", "PROTOCOL_KEYS", "is_shipped", "read_shipped",
+           "read_shipped_labels", "read_shipped_grids", "write_shipped", "job_path", "protocol_hashes", "protocol_values", "newest_rows",
            "merge_with", "machine_text"]
 
 ROWS_FILE = "rows.parquet"
 LABELS_FILE = "labels.parquet"
+GRID_FILE = "grid.json"
 MANIFEST_FILE = "manifest.jsonl"
+# a shipped row's ``source`` on reading: "<folder>/<rows file>::<job>" (the job relative to its sweep directory)
+_JOB_SEPARATOR = "::"
+# a shipped grid.json may come from a stranger: bounded like a grid file (``_safe.MAX_YAML_BYTES``)
+_MAX_GRID_BYTES = 1 << 20
 
 #: The experiment's root keys that define what a number means (what every cell of the leaderboard
 #: shares): rows that differ in one of them are not comparable. The cells themselves (data set and
@@ -138,6 +143,9 @@ def _parquet_bytes(frame) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    if isinstance(frame, pd.DataFrame):  # pandas would store .attrs (a local folder, shipped_from) in the file
+        frame = frame.copy(deep=False)
+        frame.attrs = {}
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     buf = io.BytesIO()
     # zstd + dictionary pages: the config, status and provenance columns repeat across 47,520 rows
@@ -146,11 +154,21 @@ def _parquet_bytes(frame) -> bytes:
     return buf.getvalue()
 
 
+def job_path(source) -> str:
+    """Where a row's job ran: its job directory, or, for a row read from a shipped folder, the job's
+    path relative to the sweep directory it was shipped from."""
+    text = str(source)
+    return text.split(_JOB_SEPARATOR, 1)[1] if _JOB_SEPARATOR in text else text
+
+
 def _relative_source(source: pd.Series, dirs) -> pd.Series:
-    """Job directories relative to the sweep directory they were found under (no local absolute path shipped)."""
+    """Job directories relative to the sweep directory they were found under (no local absolute path
+    shipped); a re-shipped row keeps the job its first shipping named."""
     roots = [str(Path(d).resolve()) for d in dirs]
 
     def rel(s):
+        if _JOB_SEPARATOR in str(s):
+            return job_path(s)
         s = str(s)
         for root in roots:
             if s.startswith(root):
@@ -195,10 +213,11 @@ def _line(name: str, payload: bytes, rows: int, kind: str, extra: dict) -> dict:
             "rows": rows, **extra}
 
 
-def write_shipped(data: pd.DataFrame, out, dirs=()) -> dict:
-    """Write ``rows.parquet`` (and ``labels.parquet`` when the trials' labels were stored) and
-    ``manifest.jsonl`` into ``out``; return {name: path}. ``dirs``: the sweep directories the rows came
-    from (job directories are shipped relative to them)."""
+def write_shipped(data: pd.DataFrame, out, dirs=(), grids=None) -> dict:
+    """Write ``rows.parquet`` (and ``labels.parquet`` when the trials' labels were stored, ``grid.json``
+    when ``grids`` are given) and ``manifest.jsonl`` into ``out``; return {name: path}. ``dirs``: the sweep
+    directories the rows came from (job directories are shipped relative to them); ``grids``: the
+    experiment's grids ({key: [values]}, ``leaderboard.recorded_grids``), for the pages' coverage line."""
     from ..running import provenance
 
     out = output_dir(out)
@@ -223,6 +242,12 @@ def write_shipped(data: pd.DataFrame, out, dirs=()) -> dict:
         lines.append(_line(LABELS_FILE, blob, labels.num_rows, "labels", {"protocol_hash": extra["protocol_hash"]}))
     elif (out / LABELS_FILE).is_file() and not (out / LABELS_FILE).is_symlink():
         (out / LABELS_FILE).unlink()  # an older folder's labels would not match these rows
+    if grids:
+        blob = (canonical_json(grids) + "\n").encode()
+        paths["grid"] = write_bytes(out / GRID_FILE, blob, out)
+        lines.append(_line(GRID_FILE, blob, len(grids), "grid", {}))
+    elif (out / GRID_FILE).is_file() and not (out / GRID_FILE).is_symlink():
+        (out / GRID_FILE).unlink()
     paths["manifest"] = write_text(out / MANIFEST_FILE, "".join(canonical_json(x) + "\n" for x in lines), out)
     return paths
 
@@ -292,13 +317,40 @@ def read_shipped(folder) -> pd.DataFrame:
         frame = _read_verified(folder, line)
         if "source" in frame:  # relative job names only: a stranger's row cannot point a report elsewhere
             rel = frame["source"].astype(str).str.replace("..", "_", regex=False).str.lstrip("/\\")
-            frame["source"] = str(folder / line["file"]) + ":" + rel
+            frame["source"] = str(folder / line["file"]) + _JOB_SEPARATOR + rel
         frames.append(frame)
     if not frames:
         raise FileNotFoundError(f"{folder / MANIFEST_FILE} lists no rows file")
     data = newest_rows(pd.concat(frames, ignore_index=True))
     data.attrs["shipped_from"] = [str(folder)]
     return data
+
+
+def read_shipped_grids(folder) -> list[dict]:
+    """The grids a shipped folder's ``grid.json`` lists ({key: [values]}, checked like the rows), or [].
+    A ValueError naming the file when its shape is not that."""
+    folder = Path(folder)
+    grids = []
+    for line in _manifest(folder):
+        if line.get("kind") != "grid":
+            continue
+        payload = _verified(folder, line)
+        if len(payload) > _MAX_GRID_BYTES:
+            raise ValueError(f"{folder / line['file']}: {len(payload):,} bytes, above the {_MAX_GRID_BYTES:,} "
+                             f"ccbench reads as a grid")
+        try:
+            found = json.loads(payload)
+        except ValueError:
+            raise ValueError(f"{folder / line['file']}: not JSON") from None
+        if not (isinstance(found, list) and all(
+                isinstance(g, dict) and all(isinstance(k, str) and isinstance(v, list)
+                                            and all(x is None or isinstance(x, str) for x in v) for k, v in g.items())
+                for g in found)):
+            raise ValueError(f"{folder / line['file']}: a grid file is a list of {{key: [values]}} with text values")
+        if any(np.prod([len(v) for v in g.values()], dtype=float) > 10_000_000 for g in found):
+            raise ValueError(f"{folder / line['file']}: a grid of more than 10,000,000 jobs")
+        grids += found
+    return grids
 
 
 def read_shipped_labels(folder) -> pd.DataFrame | None:

@@ -158,8 +158,8 @@ def _leaderboard(args, data, request: dict) -> int:
     paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
                                           coverage=coverage)
     from ..reporting import write_shipped  # the per-trial rows, so others can re-rank, add metrics, join
-
-    paths.update(write_shipped(data, out, dirs=[*args.dirs, *(args.with_ or [])]))
+    sources = [*args.dirs, *(args.with_ or [])]
+    paths.update(write_shipped(data, out, dirs=sources, grids=leaderboard.recorded_grids(sources)))
     if args.site:
         paths["site"] = leaderboard.write_site(data, Path(args.site), metric=metric, margin=args.margin,
                                                command=command)

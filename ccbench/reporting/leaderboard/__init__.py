@@ -50,14 +50,15 @@ from ._frame import (BUDGET, DEFAULT_METRIC, KINDS, TRIAL_KEYS, attempted_cells,
                      long_frame, main_methods)
 from .gains import (NO_UNCONSTRAINED_REFERENCE, best_baseline, bootstrap_ci, cost_table, gains, hurt_exclusions,
                     hurt_share, noise_effect, status_counts)
-from .pages import config_request, sweep_coverage, write_leaderboard
+from .coverage import recorded_grids, sweep_coverage
+from .pages import config_request, write_leaderboard
 from .ranks import dataset_blocks, k_free_vs_given, kept_default, rank_table, ranks_by_condition, tuned_vs_default, unbeaten, win_tie_loss_cells
 from .site import write_site
 
 __all__ = [
     "KINDS", "BUDGET", "DEFAULT_METRIC", "long_frame", "cell_means", "completed", "attempted_cells",
     "rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "bootstrap_ci", "best_baseline",
-    "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage",
+    "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage", "recorded_grids",
     "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
     "dataset_blocks", "kept_default", "tuned_vs_default", "k_free_vs_given", "write_site",
 ]
