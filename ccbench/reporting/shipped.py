@@ -143,9 +143,12 @@ def _parquet_bytes(frame) -> bytes:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if isinstance(frame, pd.DataFrame):  # pandas would store .attrs (a local folder, shipped_from) in the file
+    if isinstance(frame, pd.DataFrame):
         frame = frame.copy(deep=False)
-        frame.attrs = {}
+        frame.attrs = {}  # pandas would store them (a local folder: shipped_from) in the file
+        # once through Arrow first: a column of texts gathered from job files is object, read back from a
+        # shipped file it is str; the written types are those read back, so re-shipping changes no byte
+        frame = pa.Table.from_pandas(frame, preserve_index=False).to_pandas()
     table = frame if isinstance(frame, pa.Table) else pa.Table.from_pandas(frame, preserve_index=False)
     buf = io.BytesIO()
     # zstd + dictionary pages: the config, status and provenance columns repeat across 47,520 rows
