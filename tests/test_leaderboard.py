@@ -339,6 +339,9 @@ def test_sweep_coverage_counts_the_grid_against_complete_jobs(tmp_path):
     partial = pd.concat([rows, pd.DataFrame({"config_hash": ["c"], "trial": [1], "n_trials": 2,
                                              "dataset.name": ["wine"]})])
     assert "partly done: wine (1 of 2 jobs)" in lb.sweep_coverage([tmp_path], partial)
+    # two partial sets are named in one order whatever the set of jobs iterates in (it follows the hash seed)
+    both = pd.concat([partial.assign(trial=partial["trial"].where(partial["config_hash"] != "b", 0)).drop_duplicates()])
+    assert "partly done: iris (1 of 2 jobs), wine (1 of 2 jobs)" in lb.sweep_coverage([tmp_path], both)
     done = pd.concat([rows, pd.DataFrame({"config_hash": ["c", "d", "d"], "trial": [1, 0, 1], "n_trials": 2,
                                           "dataset.name": "wine"})])
     assert "4 of the 4 jobs" in lb.sweep_coverage([tmp_path], done)

@@ -182,6 +182,7 @@ def _grid_coverage(dirs, data: pd.DataFrame) -> str | None:
         names = data.groupby("config_hash")["dataset.name"].first()
         for name, n in names[~in_grid.reindex(names.index).fillna(False).astype(bool)].value_counts().items():
             per_set[name] = per_set.get(name, 0) + int(n)
+    per_set = dict(sorted(per_set.items(), key=lambda item: str(item[0])))  # jobs are a set: no order of their own
     if per_set and done < asked and "dataset.name" in data:
         done_per_set = names[full[full].index].value_counts()
         complete = [d for d, n in per_set.items() if done_per_set.get(d, 0) >= n]
