@@ -227,3 +227,26 @@ def test_a_cells_winner_is_a_ranked_method_never_a_tuned_variant():
     stats = _cell_stats(long_frame(data, "ari"), "ari").set_index("method")
     assert stats["winner"].to_dict() == {"kmeans": False, "kmeans+cvcp": False, "pck_means": True}
     assert np.isclose(stats.loc["kmeans+cvcp", "mean"], 0.91)  # shown, with its mean
+
+
+def test_the_site_shows_the_base_seeds_numbers_as_the_pages_rank_them(tmp_path):
+    """A second seed measures the ranks' spread on the pages; the site pooled its trials into the base
+    seed's cells, so its ranks were neither the pages' nor either seed's (5.65 where the pages said 5.33)."""
+    import re
+
+    from ccbench.reporting import _format as rfmt
+    from ccbench.reporting.leaderboard import write_site
+
+    rows = [{"dataset.name": d, "method.name": m, "tune": "none", "constraints.name": "random_pairs",
+             "constraints.n_constraints": 20, "noise.name": "none", "seed": seed, "trial": t, "status": "ok",
+             "ari": (v if seed == 0 else 1 - v) + 0.01 * t, "fit_time": 0.1}
+            for d in ("iris", "wine", "glass") for m, v in (("kmeans", 0.4), ("pck_means", 0.8))
+            for seed in (0, 1) for t in range(3)]
+    data = pd.DataFrame(rows)
+    data["method_label"] = rfmt.method_labels(data)
+    write_site(data, tmp_path / "site", "ari")
+    index = (tmp_path / "site" / "index.html").read_text()
+    ranks = dict(re.findall(r'>(kmeans|pck_means)</a></td>.*?<td[^>]*>([\d.]+)</td></tr>', index))
+    assert ranks == {"kmeans": "2.000", "pck_means": "1.000"}, ranks  # seed 0's order; pooled: a tie
+    iris = (tmp_path / "site" / "dataset-iris.html").read_text()
+    assert ">0.810<" in iris and ">0.700<" not in iris  # pck_means's mean over seed 0's 3 trials, not all 6

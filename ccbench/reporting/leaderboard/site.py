@@ -5,6 +5,7 @@ my kind of data set behave" or "where does this method fail" must read them all.
 those questions one page each, from the same rows and the same definitions (:mod:`._frame`):
 
 - ``index.html``: the kinds, every data set and every method, with links;
+- every number is the base seed's, as the pages rank it (the pages give a second seed's spread);
 - ``kind-<kind>.html``: the kind's average ranks (failures last; the data sets are the Friedman
   blocks, :func:`dataset_blocks`) as a table and an inline SVG chart;
 - ``dataset-<name>.html``: every method's mean and 95 % interval (Student's t over the trials) per
@@ -29,6 +30,7 @@ from ..stats import _sign
 from ._frame import CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means, long_frame, main_methods
 from ._site_html import bar_svg, esc, page, scatter_svg, slug, table
 from .ranks import dataset_blocks, rank_table
+from .seeds import base_seed
 
 __all__ = ["write_site"]
 
@@ -162,6 +164,8 @@ def write_site(data: pd.DataFrame, out, metric: str = DEFAULT_METRIC, margin: fl
     """Write the site into ``out`` (created; a symlink there is refused); return the index's path."""
     out = output_dir(out)
     frame = long_frame(data, metric)
+    if "seed" in frame:  # the base seed, as the pages rank it (a second seed only measures their spread)
+        frame = frame[frame["seed"] == base_seed(frame)]
     kinds_present = [k for k in KINDS if (frame["kind"] == k).any()]
     nav = _nav(kinds_present)
     stats = _cell_stats(frame[~frame["unconstrained"]], metric)
