@@ -250,3 +250,32 @@ def test_the_site_shows_the_base_seeds_numbers_as_the_pages_rank_them(tmp_path):
     assert ranks == {"kmeans": "2.000", "pck_means": "1.000"}, ranks  # seed 0's order; pooled: a tie
     iris = (tmp_path / "site" / "dataset-iris.html").read_text()
     assert ">0.810<" in iris and ">0.700<" not in iris  # pck_means's mean over seed 0's 3 trials, not all 6
+
+
+def test_the_sites_rank_over_data_sets_is_the_pages(tmp_path):
+    """Two routes to one number: the site's kind ranks and the pages' ``cd_blocks`` table. A data set is
+    one Friedman block, its methods ranked 1..k in it; the site averaged the per-set mean ranks without
+    ranking them (iris below: 2, 1.5, 2.5 where the block's ranks are 2, 1, 3)."""
+    import re
+
+    from ccbench.reporting import _format as rfmt
+    from ccbench.reporting.leaderboard import write_leaderboard, write_site
+
+    scores = {"iris": {20: (0.9, 0.8, 0.7), 40: (0.5, 0.9, 0.7)},  # kmeans, pck_means, cop_kmeans
+              "wine": {20: (0.6, 0.7, 0.8), 40: (0.6, 0.8, 0.7)},
+              "glass": {20: (0.8, 0.7, 0.6), 40: (0.8, 0.6, 0.7)}}
+    rows = [{"dataset.name": d, "method.name": m, "tune": "none", "constraints.name": "random_pairs",
+             "constraints.n_constraints": n, "noise.name": "none", "trial": t, "status": "ok",
+             "ari": v[i] + 0.001 * t, "fit_time": 0.1}
+            for d, cells in scores.items() for n, v in cells.items()
+            for i, m in enumerate(("kmeans", "pck_means", "cop_kmeans")) for t in range(3)]
+    data = pd.DataFrame(rows)
+    data["method_label"] = rfmt.method_labels(data)
+    write_leaderboard(data, tmp_path / "pages", "ari")
+    table = pd.read_parquet(tmp_path / "pages" / "leaderboard.parquet")
+    pages = table[table["table"] == "cd_blocks"].set_index("method")["rank_over_data_sets"].astype(float)
+    write_site(data, tmp_path / "site", "ari")
+    index = (tmp_path / "site" / "index.html").read_text()
+    site = {m: float(r) for m, r in re.findall(r'>(kmeans|pck_means|cop_kmeans)</a></td>.*?<td[^>]*>([\d.]+)</td></tr>', index)}
+    assert site == pytest.approx(pages.to_dict(), abs=1e-3)
+    assert site["kmeans"] == pytest.approx((2 + 3 + 1) / 3, abs=1e-3)  # iris 2, wine 3, glass 1

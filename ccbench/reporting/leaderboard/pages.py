@@ -48,6 +48,7 @@ from .gains import (
 from .ranks import (
     _cd_selection,
     dataset_blocks,
+    rank_over_data_sets,
     k_free_vs_given,
     rank_table,
     ranks_by_condition,
@@ -144,7 +145,7 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
         blocks.append(("md", f"No CD diagram: {why}."))
     cell_fr, cell_why = _friedman_or_why(worst, "cells", alpha)
     per_cell = pd.DataFrame({
-        "rank_over_data_sets": per_set.rank(axis=1, ascending=False, method="average").mean() if n_sets else np.nan,
+        "rank_over_data_sets": rank_over_data_sets(per_set) if n_sets else np.nan,
         "rank_over_cells": worst.rank(axis=1, ascending=_sign(metric) < 0, method="average").mean()},
         index=pd.Index(sorted(core.index[core]), name="method")).sort_values("rank_over_data_sets")
     if cell_fr is not None:

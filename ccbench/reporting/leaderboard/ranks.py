@@ -145,6 +145,14 @@ def dataset_blocks(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | N
     return -_sign(metric) * per_set
 
 
+def rank_over_data_sets(blocks: pd.DataFrame) -> pd.Series:
+    """A method's average rank over data sets, as the CD diagram ranks it: its blocks
+    (:func:`dataset_blocks`) ranked within each data set (1 = best), averaged over the data sets where
+    every method has one. Not the mean of the blocks themselves: a data set is one Friedman block, so
+    its methods are ranked 1..k in it whatever its number of cells."""
+    return blocks.dropna().rank(axis=1, ascending=False, method="average").mean()
+
+
 def kept_default(frame: pd.DataFrame) -> pd.Series:
     """Per tuned row (index of ``frame``): True when the tuner chose the method's defaults (``tuned_params``
     equal to the estimator's ``__init__`` defaults on every tuned key, ``"k"`` for ``n_clusters``: the k

@@ -29,7 +29,7 @@ from .._safe import output_dir, write_text
 from ..stats import _sign
 from ._frame import CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means, long_frame, main_methods
 from ._site_html import bar_svg, esc, page, scatter_svg, slug, table
-from .ranks import dataset_blocks, rank_table
+from .ranks import dataset_blocks, rank_over_data_sets, rank_table
 from .seeds import base_seed
 
 __all__ = ["write_site"]
@@ -70,15 +70,15 @@ def _kind_page(kind: str, frame: pd.DataFrame, metric: str, nav) -> tuple[str, p
     means, attempted = cell_means(cells), attempted_cells(cells)
     main = [m for m in main_methods(cells) if m in means.columns]
     ranks = rank_table(means[main], metric, attempted[main]).reset_index()
-    blocks = dataset_blocks(means[main], metric, attempted[main])
-    by_set = (-blocks if _sign(metric) > 0 else blocks).mean()  # the oriented rank back to "1 = best"
+    by_set = rank_over_data_sets(dataset_blocks(means[main], metric, attempted[main]))
     ranks["rank_over_data_sets"] = ranks["method"].map(by_set)
     ranks = ranks.sort_values("rank_over_data_sets", kind="stable")
     sets = sorted(cells["dataset"].unique())
     body = (f'<p>{len(main)} methods at their defaults ranked over {len(sets)} data sets and '
             f'{len(means)} cells (data set x setting x budget x noise) on <code>{esc(metric)}</code>. '
-            f'<b>rank_over_data_sets</b>: a method\'s per-cell ranks (failures last) averaged within each data set '
-            f'first, then over the data sets (the Friedman blocks of the CD diagram); 1 is best.</p>'
+            f'<b>rank_over_data_sets</b>: a method\'s per-cell ranks (failures last) averaged within each data set, '
+            f'the methods ranked within each data set on that average (a data set is one Friedman block of the '
+            f'pages\' CD diagram), then averaged over the data sets; 1 is best. The same numbers as the pages.</p>'
             + bar_svg(ranks.set_index("method")["rank_over_data_sets"], f"Average rank on {metric} ({kind}), lower is better")
             + "<h2>Ranks</h2>" + table(ranks, links={"method": lambda m: slug("method", m)}, table_id="ranks")
             + "<h2>Data sets</h2><p>" + ", ".join(f'<a href="{esc(slug("dataset", d))}">{esc(d)}</a>' for d in sets)
