@@ -60,3 +60,22 @@ def test_unmeasured_cells_follow_a_power_law_in_n_capped_by_the_budget():
     assert out[("c", "labels", "km")] == pytest.approx(90.0)  # 9 s a trial: under the limit
     assert out[("d", "labels", "km")] == 10.0  # 16 s a trial: the first is killed, the cell stops
     assert out[("b", "labels", "ap")] == out[("d", "labels", "ap")] == 5.0
+
+
+def test_a_shipped_folder_gives_the_same_cell_times_as_its_sweep_dir(tmp_path):
+    """The table can be re-made from the published rows: each row ships its job directory's name."""
+    from ccbench.reporting.shipped import write_shipped
+
+    sweep = tmp_path / "sweep"
+    frames = []
+    for name, times in (("dataset=zoo,experiment=leaderboard,method=kmeans,supervision=labels", [1.5, 2.0]),
+                        ("dataset=zoo,experiment=leaderboard,method=ap_k,supervision=labels", [2.5, None]),
+                        ("dataset=zoo,experiment=leaderboard_k_free,method=ap,supervision=labels", [9.0, 1.0])):
+        job = sweep / name
+        job.mkdir(parents=True)
+        rows = pd.DataFrame({"config_hash": name[-20:], "trial": [0, 1], "status": "ok", "trial_wall_time": times})
+        rows.to_parquet(job / "results.parquet")
+        frames.append(rows.assign(source=str(job)))
+    write_shipped(pd.concat(frames, ignore_index=True), tmp_path / "shipped", dirs=[sweep])
+    assert _cell_times(tmp_path / "shipped", "leaderboard") == _cell_times(sweep, "leaderboard") == {
+        ("zoo", "labels", "kmeans"): 3.5, ("zoo", "labels", "ap_k"): 2.5}

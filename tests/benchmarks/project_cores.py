@@ -1,6 +1,6 @@
 """The leaderboard's wall time on many cores, projected from a sweep's measured per-cell times.
 
-    python tests/benchmarks/project_cores.py SWEEP_DIR [--cores 100 1000] [--max-tasks 1000]
+    python tests/benchmarks/project_cores.py SWEEP_DIR_OR_SHIPPED_FOLDER [--cores 100 1000] [--max-tasks 1000]
         [--task-fixed 28] [--cell-fixed 1] [--experiment leaderboard]
 
 An extrapolation, not a measurement: each cell's time is the sum of its trials' measured
@@ -40,7 +40,23 @@ def _grid(experiment: str) -> list[tuple[str, ...]]:
     return [(d, s, m) for d in lists[0] for s in lists[1] for m in lists[2]]
 
 
+def _shipped_cell_times(folder: Path, experiment: str) -> dict[tuple[str, ...], float]:
+    """The same from a shipped folder's rows (``ccbench report ... --leaderboard`` ships each row's job
+    directory name as ``source``), so the table can be re-made from the published rows."""
+    from ccbench.reporting.shipped import job_path, read_shipped
+
+    rows = read_shipped(folder)
+    times = {}
+    for source, frame in rows.groupby(rows["source"].map(lambda s: Path(job_path(s)).name)):
+        keys = dict(part.split("=", 1) for part in source.split(",") if "=" in part)
+        if keys.get("experiment", experiment) == experiment:
+            times[tuple(keys.get(k) for k in GRID_KEYS)] = float(frame["trial_wall_time"].fillna(0.0).sum())
+    return times
+
+
 def _cell_times(sweep: Path, experiment: str) -> dict[tuple[str, ...], float]:
+    if (sweep / "manifest.jsonl").is_file():
+        return _shipped_cell_times(sweep, experiment)
     times = {}
     for results in sweep.glob("*/results.parquet"):
         if results.is_symlink() or results.parent.is_symlink():

@@ -1,0 +1,38 @@
+"""tests/benchmarks/track_costs.py: the per-track costs reports/README.md quotes, checked by hand."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
+
+from benchmarks.track_costs import costs  # noqa: E402
+
+
+def test_each_trial_costs_its_own_call_once_in_its_track():
+    rows = pd.DataFrame({
+        "config_hash": ["a", "a", "b", "c", "d", "e"],
+        "method_label": ["kmeans", "kmeans", "ap[k-free]", "pck_means", "pck_means", "cop_kmeans"],
+        "constraints.name": ["random_pairs", "random_pairs", "random_pairs", "fraction_pairs", "random_pairs",
+                             "random_pairs"],
+        "seed": [0, 0, 0, 0, 1, 0],
+        "trial_cpu_time": [3600.0, None, 1800.0, 720.0, 360.0, 7200.0],
+        "fit_cpu_time": [1.0, 1800.0, 1.0, 1.0, 1.0, 1.0],
+        "tune_time": [None, 1800.0, None, None, None, None],
+        "trial_wall_time": [7200.0, None, 1800.0, 720.0, 360.0, 7200.0],
+        "fit_time": [1.0, 3600.0, 1.0, 1.0, 1.0, 1.0],
+        "fit_reused": [False, False, False, False, False, True],  # e: paid in the cell that made the fit
+    })
+    table = costs(rows, cores=2)
+    assert table.loc["main", "cpu_h"] == pytest.approx(1 + 1)  # a's second trial: fit CPU + tuning
+    assert table.loc["main", "wall_h"] == pytest.approx(2 + 1.5)
+    assert table.loc["main", "cells"] == 2 and table.loc["main", "trials"] == 3
+    assert table.loc["k-free", "cpu_h"] == pytest.approx(0.5)
+    assert table.loc["dense pairs", "cpu_h"] == pytest.approx(0.2)
+    assert table.loc["second seed", "cpu_h"] == pytest.approx(0.1)
+    assert table.loc["all", "cpu_h"] == pytest.approx(2.8)
+    assert table.loc["all", "wall_on_2_cores_h"] == pytest.approx((3.5 + 0.5 + 0.2 + 0.1) / 2)
