@@ -1,4 +1,4 @@
-"""tests/benchmarks/track_costs.py: the per-track costs reports/README.md quotes, checked by hand."""
+"""tests/benchmarks.leaderboard_costs.py: the per-track costs reports/README.md quotes, checked by hand."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
 
-from benchmarks.track_costs import costs  # noqa: E402
+from benchmarks.leaderboard_costs import costs  # noqa: E402
 
 
 def test_each_trial_costs_its_own_call_once_in_its_track():

@@ -1,6 +1,6 @@
 """What a leaderboard's rows cost, per track: the figures of reports/README.md's "Cost, measured".
 
-    python tests/benchmarks/track_costs.py reports/leaderboard [--cores 2]
+    python tests/benchmarks/leaderboard_costs.py reports/leaderboard [--cores 2]
 
 Reads a sweep directory or a shipped folder (``ccbench.reporting.load``). A trial's CPU is its
 ``trial_cpu_time`` (the worker's CPU time for the whole call), else ``fit_cpu_time`` plus ``tune_time``;
@@ -10,6 +10,9 @@ Tracks: the second seed (rows of a seed above the smallest), the k-free track (`
 the dense pairs (``fraction_pairs``), and the main track (everything else). ``wall on N cores`` is the
 trials' wall divided by N (N jobs at a time): a lower bound of a run from scratch, which also pays
 job start-up, data loading and row writing.
+
+A script, not an asv benchmark: asv collects every module of this folder, so no name here starts
+with ``time_``, ``track_``, ``mem_`` or ``peakmem_``.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ def _column(rows: pd.DataFrame, name: str) -> pd.Series:
     return pd.to_numeric(rows[name], errors="coerce") if name in rows else pd.Series(np.nan, index=rows.index)
 
 
-def track_of(rows: pd.DataFrame) -> pd.Series:
+def _track_of(rows: pd.DataFrame) -> pd.Series:
     seed = _column(rows, "seed").fillna(0)
     label = rows["method_label"].astype(str)
     scheme = rows["constraints.name"].astype(str) if "constraints.name" in rows else pd.Series("", index=rows.index)
@@ -43,7 +46,7 @@ def costs(rows: pd.DataFrame, cores: int = 2) -> pd.DataFrame:
     cpu = _column(rows, "trial_cpu_time").fillna(_column(rows, "fit_cpu_time").fillna(0) + tune)
     wall = _column(rows, "trial_wall_time").fillna(_column(rows, "fit_time").fillna(0) + tune)
     reused = rows["fit_reused"].fillna(False).astype(bool) if "fit_reused" in rows else False
-    frame = pd.DataFrame({"track": track_of(rows), "config_hash": rows["config_hash"],
+    frame = pd.DataFrame({"track": _track_of(rows), "config_hash": rows["config_hash"],
                           "cpu_h": cpu.where(~reused, 0.0) / 3600, "wall_h": wall.where(~reused, 0.0) / 3600})
     table = frame.groupby("track").agg(cells=("config_hash", "nunique"), trials=("config_hash", "size"),
                                        cpu_h=("cpu_h", "sum"), wall_h=("wall_h", "sum"))
