@@ -61,3 +61,22 @@ def test_every_registered_method_has_time_peakmem_and_quality_benchmarks():
         f"registered methods without benchmarks: {missing}; add a common.EstimatorBenchmark "
         "subclass with method = '<name>' to tests/benchmarks/bench_<family>.py (docs/benchmarks.md)"
     )
+
+
+def test_the_folders_scripts_define_nothing_asv_would_collect():
+    """asv imports every module of ``benchmark_dir``: a script's top-level ``track_of`` (asv's
+    ``track_.+``) became a failing benchmark of the smoke run. Only ``bench_*`` modules may define them."""
+    import ast
+    from pathlib import Path
+
+    prefixes = ("time_", "timeraw_", "track_", "mem_", "peakmem_")
+    found = []
+    for path in sorted(Path(benchmarks.__path__[0]).glob("*.py")):
+        if path.name.startswith("bench_"):
+            continue
+        tree = ast.parse(path.read_text())
+        for node in tree.body:
+            # top-level functions only: a class here is a base (common.EstimatorBenchmark, abstract: asv skips it)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(prefixes):
+                found.append(f"{path.name}:{node.name}")
+    assert not found, f"asv would run these as benchmarks: {found}; rename them (a leading underscore)"
