@@ -289,3 +289,65 @@ def test_compare_sweeps_counts_run_to_run_noise_as_within_the_spread(shipped, tm
     verdicts = table.groupby("method")["verdict"].agg(set)
     assert verdicts["kmeans"] == {"within spread"}
     assert verdicts["pck_means"] == {"status differs"}
+
+
+def test_a_grid_claiming_billions_of_jobs_is_left_out_whichever_file_holds_it(shipped, tmp_path):
+    """One bound for both files a stranger can hand the coverage line: a shipped grid.json and a sweep
+    directory's multirun.yaml (10 keys of 10 values: 10^10 jobs, never listed)."""
+    import hashlib
+
+    import yaml
+
+    from ccbench.reporting import leaderboard as lb
+
+    sweep, folder = shipped
+    huge = {f"key{i}": [str(v) for v in range(10)] for i in range(10)}
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy)
+    blob = (json.dumps([huge]) + "\n").encode()
+    (copy / "grid.json").write_bytes(blob)
+    line = {"file": "grid.json", "kind": "grid", "sha256": hashlib.sha256(blob).hexdigest(), "rows": 1}
+    with open(copy / "manifest.jsonl", "a") as manifest:
+        manifest.write(json.dumps(line) + "\n")
+    with pytest.warns(UserWarning, match=r"grid.json: a grid of more than 10,000,000 jobs"):
+        assert lb.sweep_coverage([copy], _rows(copy)) is None
+    params = {k: ",".join(v) for k, v in huge.items()}
+    (tmp_path / "multirun.yaml").write_text(yaml.safe_dump(
+        {"hydra": {"sweeper": {"params": params}, "overrides": {"task": [], "hydra": []}}}))
+    with pytest.warns(UserWarning, match=r"multirun.yaml: a grid of more than 10,000,000 jobs"):
+        assert lb.sweep_coverage([tmp_path], _rows(copy)) is None
+
+
+def test_only_ok_trials_ship_labels(shipped, tmp_path):
+    """A trial whose row is not ok has no partition of this run: labels left on disk by an earlier run of
+    it are not shipped beside it."""
+    sweep, _ = shipped
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    job = next(copy.glob("iris_kmeans_1"))
+    rows = read_results(job / "results.parquet")
+    rows.loc[rows["trial"] == 0, ["status", "error"]] = ["timeout", "TrialTimeout: planted"]
+    write_results(rows, job / "results.parquet")
+    assert main(["report", str(copy), "--leaderboard", "--out", str(tmp_path / "out")]) == 0
+    labels, shipped_rows = pd.read_parquet(tmp_path / "out" / "labels.parquet"), _rows(tmp_path / "out")
+    ok = shipped_rows[shipped_rows["status"] == "ok"]
+    assert len(labels) == len(ok) == len(shipped_rows) - 1
+
+
+def test_check_labels_finds_a_partition_from_another_run(shipped, tmp_path, capsys):
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
+    from benchmarks.check_labels import main as check
+
+    sweep, folder = shipped
+    assert check([str(folder)]) == 0 and check([str(sweep)]) == 0
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    from ccbench.running.labels_store import read_labels, write_labels
+
+    job = next(copy.glob("iris_kmeans_1"))
+    name = sorted(read_labels(job))[0]
+    write_labels(job, {name: np.roll(read_labels(job)[name], 1)})  # another run's partition
+    assert check([str(copy)]) == 1
+    assert f"{job.name} trial 0" in capsys.readouterr().out

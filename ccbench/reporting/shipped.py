@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..running.config import canonical_json, stable_hash
 from ..running.results import KEY, _normalise
-from ._safe import output_dir, write_bytes, write_text
+from ._safe import MAX_YAML_BYTES, output_dir, write_bytes, write_text
 
 __all__ = ["ROWS_FILE", "LABELS_FILE", "GRID_FILE", "MANIFEST_FILE", "PROTOCOL_KEYS", "is_shipped", "read_shipped",
            "read_shipped_labels", "read_shipped_grids", "write_shipped", "job_path", "protocol_hashes", "protocol_values", "newest_rows",
@@ -45,8 +45,8 @@ GRID_FILE = "grid.json"
 MANIFEST_FILE = "manifest.jsonl"
 # a shipped row's ``source`` on reading: "<folder>/<rows file>::<job>" (the job relative to its sweep directory)
 _JOB_SEPARATOR = "::"
-# a shipped grid.json may come from a stranger: bounded like a grid file (``_safe.MAX_YAML_BYTES``)
-_MAX_GRID_BYTES = 1 << 20
+#: the most jobs ccbench counts in one grid read from a results folder (a stranger's may claim billions)
+MAX_GRID_JOBS = 10_000_000
 
 #: The experiment's root keys that define what a number means (what every cell of the leaderboard
 #: shares): rows that differ in one of them are not comparable. The cells themselves (data set and
@@ -170,9 +170,9 @@ def _relative_source(source: pd.Series, dirs) -> pd.Series:
     roots = [str(Path(d).resolve()) for d in dirs]
 
     def rel(s):
-        if _JOB_SEPARATOR in str(s):
-            return job_path(s)
         s = str(s)
+        if _JOB_SEPARATOR in s:
+            return job_path(s)
         for root in roots:
             if s.startswith(root):
                 return os.path.relpath(s, root)
@@ -185,7 +185,8 @@ def _labels_frame(data: pd.DataFrame):
     folders' ``labels.parquet`` (a re-shipped merge keeps them); None when there are none."""
     from ..running.labels_store import read_labels
 
-    wanted = set(zip(data["config_hash"].astype(str), data["trial"].astype(int))) if set(KEY) <= set(data) else set()
+    ok = data[data["status"] == "ok"] if "status" in data else data.iloc[:0]  # a trial that is not ok has no partition
+    wanted = set(zip(ok["config_hash"].astype(str), ok["trial"].astype(int))) if set(KEY) <= set(data) else set()
     found: dict = {}
     for source in (data["source"].dropna().unique() if "source" in data else []):
         folder = Path(str(source))
@@ -329,6 +330,13 @@ def read_shipped(folder) -> pd.DataFrame:
     return data
 
 
+def check_grid_size(axes: dict, where) -> None:
+    """A ValueError naming ``where`` when the grid ``axes`` ({key: [values]}) holds more than
+    :data:`MAX_GRID_JOBS` jobs (counted without listing them)."""
+    if axes and np.prod([len(v) for v in axes.values()], dtype=float) > MAX_GRID_JOBS:
+        raise ValueError(f"{where}: a grid of more than {MAX_GRID_JOBS:,} jobs")
+
+
 def read_shipped_grids(folder) -> list[dict]:
     """The grids a shipped folder's ``grid.json`` lists ({key: [values]}, checked like the rows), or [].
     A ValueError naming the file when its shape is not that."""
@@ -338,8 +346,8 @@ def read_shipped_grids(folder) -> list[dict]:
         if line.get("kind") != "grid":
             continue
         payload = _verified(folder, line)
-        if len(payload) > _MAX_GRID_BYTES:
-            raise ValueError(f"{folder / line['file']}: {len(payload):,} bytes, above the {_MAX_GRID_BYTES:,} "
+        if len(payload) > MAX_YAML_BYTES:  # bounded like a grid file of a sweep directory
+            raise ValueError(f"{folder / line['file']}: {len(payload):,} bytes, above the {MAX_YAML_BYTES:,} "
                              f"ccbench reads as a grid")
         try:
             found = json.loads(payload)
@@ -350,8 +358,8 @@ def read_shipped_grids(folder) -> list[dict]:
                                             and all(x is None or isinstance(x, str) for x in v) for k, v in g.items())
                 for g in found)):
             raise ValueError(f"{folder / line['file']}: a grid file is a list of {{key: [values]}} with text values")
-        if any(np.prod([len(v) for v in g.values()], dtype=float) > 10_000_000 for g in found):
-            raise ValueError(f"{folder / line['file']}: a grid of more than 10,000,000 jobs")
+        for grid in found:
+            check_grid_size(grid, folder / line["file"])
         grids += found
     return grids
 

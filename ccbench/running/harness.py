@@ -249,7 +249,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         setup_error = _error_text()
     # once per job: the code (None when the method cannot be loaded) and the machine
     origin = {**provenance.ccbench_code(), **(code or {}), **provenance.environment()}
-    timed_out, labels = None, {}  # the first trial that timed out (timeout_stops_cell); store_labels' arrays
+    timed_out = None  # the first trial that timed out (timeout_stops_cell)
     try:
         for i, t in enumerate(todo, 1):
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
@@ -263,8 +263,10 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                 row.update(_run_trial(cell, setup, t))
                 if row["status"] == "timeout" and cell.get("timeout_stops_cell"):
                     timed_out = t
-            if (fitted := row.pop("labels", None)) is not None:  # store_labels: beside the rows, not in them
-                labels[entry(chash, t)] = fitted
+            # store_labels: beside the rows, not in them, and on disk before the row (a job killed between the
+            # two leaves no ok row without its labels); a re-run trial's old labels go when it made none
+            fitted = row.pop("labels", None)
+            write_labels(out, {} if fitted is None else {entry(chash, t): fitted}, drop=[entry(chash, t)])
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(i)
@@ -275,7 +277,6 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                       label, timed_out)
     finally:  # on Ctrl-C (KeyboardInterrupt) the finished trials are still written
         store.flush(force=True)
-        write_labels(out, labels)
         progress.close()
     frame = store.frame()
     if frame.empty:

@@ -7,7 +7,8 @@ reference partition means refitting every trial (the leaderboard's 47,520 of the
 the labels, compressed (``numpy.savez_compressed``). A trial that produced no labels (refused,
 timeout, error) has no entry. The file is rewritten whole through a temporary file under the job's
 lock, merged with what is on disk, like the results file: a resume adds its trials' labels and a
-retried trial replaces its old ones.
+retried trial replaces its old ones, or removes them when it produced none. The harness writes a
+trial's labels before its row, so a killed job leaves no ok row without its labels.
 
 ``ccbench report DIR --leaderboard --out FOLDER`` ships them as ``labels.parquet`` beside the rows
 (:mod:`ccbench.reporting.leaderboard.shipped`).
@@ -56,13 +57,19 @@ def read_labels(path) -> dict[str, np.ndarray]:
         return {name: npz[name] for name in npz.files}
 
 
-def write_labels(job_dir, labels: dict[str, np.ndarray]) -> Path | None:
-    """Merge ``labels`` ({entry: array}) into ``job_dir/labels.npz`` (new entries win); None when empty."""
-    if not labels:
-        return None
+def write_labels(job_dir, labels: dict[str, np.ndarray], drop=()) -> Path | None:
+    """Merge ``labels`` ({entry: array}) into ``job_dir/labels.npz`` (new entries win) and remove the
+    entries named in ``drop`` that ``labels`` does not replace (a trial re-run without labels: its old
+    array is another run's partition); None when nothing changes."""
     path = Path(job_dir) / LABELS_FILE
+    drop = set(drop) - set(labels)
+    if not labels and not (drop and path.is_file()):
+        return None
     with locked(path):
-        merged = {**read_labels(path), **{k: compact(v) for k, v in labels.items()}}
+        old = read_labels(path)
+        if not labels and not drop & set(old):
+            return None
+        merged = {**{k: v for k, v in old.items() if k not in drop}, **{k: compact(v) for k, v in labels.items()}}
         with atomically(path) as tmp:
             with open(tmp, "wb") as handle:
                 np.savez_compressed(handle, **merged)

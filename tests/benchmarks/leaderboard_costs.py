@@ -60,7 +60,11 @@ def main(argv=None) -> int:
     parser.add_argument("rows", help="a sweep directory or a shipped folder (reports/leaderboard)")
     parser.add_argument("--cores", type=int, default=2)
     args = parser.parse_args(argv)
-    print(costs(load(args.rows), args.cores).round(2).to_string())
+    try:
+        rows = load(args.rows)
+    except (OSError, ValueError) as exc:  # no such folder, a damaged or refused file: its message says which
+        parser.error(str(exc))
+    print(costs(rows, args.cores).round(2).to_string())
     return 0
 
 

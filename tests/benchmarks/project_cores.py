@@ -146,7 +146,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--trial-timeout", type=float, default=10.0)
     args = parser.parse_args(argv)
     grid = _grid(args.experiment)
-    measured = _cell_times(args.sweep, args.experiment)
+    try:
+        measured = _cell_times(args.sweep, args.experiment)
+    except (OSError, ValueError) as exc:  # a shipped folder that is damaged or not one: its message says which
+        parser.error(str(exc))
     missing = [cell for cell in grid if cell not in measured]
     predicted = {}
     if args.extrapolate and missing:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from .._safe import read_yaml
-from ..shipped import is_shipped, read_shipped_grids
+from ..shipped import check_grid_size, is_shipped, read_shipped_grids
 
 
 def _grid_files(directory: Path) -> list[Path]:
@@ -52,8 +51,7 @@ def _grid_axes(path: Path) -> tuple[dict, dict]:
         if key == "dataset":
             values = [m for v in values for m in SUITES.get(v, [v])]
         axes[key] = values
-    if axes and np.prod([len(v) for v in axes.values()], dtype=float) > 10_000_000:
-        raise ValueError(f"{path}: a grid of more than 10,000,000 jobs")
+    check_grid_size(axes, path)
     return axes, conf
 
 
