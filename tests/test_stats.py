@@ -554,3 +554,23 @@ def test_iman_davenport_by_hand_and_infinite_on_blocks_that_all_agree():
     # two data sets (the fewest) ranking three methods alike: chi2 = n (k - 1), F_F infinite, p 0
     agree = stats.friedman(pd.DataFrame([[0.1, 0.2, 0.3], [0.4, 0.5, 0.6]], columns=list("abc")))
     assert agree["iman_davenport"] == np.inf and agree["pvalue_iman_davenport"] == 0.0
+
+
+def test_the_cd_diagram_is_the_same_picture_whatever_the_hash_seed():
+    """scikit-posthocs joins a crossbar's points in a set's order, which follows Python's hash seed: the
+    same ranks drew other PNG bytes run to run (the leaderboard's three CD figures changed on every
+    regeneration). Four processes, four seeds, one picture."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, io, numpy as np, pandas as pd\n"
+            "from ccbench.reporting.stats import cd_diagram\n"
+            "means = pd.DataFrame(np.random.default_rng(0).random((24, 22)), columns=[f'm_{i:02d}' for i in range(22)])\n"
+            "buf = io.BytesIO()\n"
+            "cd_diagram(means, 'ari').savefig(buf, format='png', metadata={'Software': None})\n"
+            "print(hashlib.md5(buf.getvalue()).hexdigest())\n")
+    digests = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                              env={**os.environ, "PYTHONHASHSEED": str(seed), "MPLBACKEND": "Agg"}).stdout
+               for seed in (1, 2, 3, 4)}
+    assert len(digests) == 1, digests

@@ -493,8 +493,12 @@ def cd_diagram(means: pd.DataFrame, metric: str, alpha: float = 0.05, title: str
     # the method names sit outside the axes, left and right: leave them room (no layout engine sees them)
     side = min(0.42, 0.06 + 0.0085 * max(len(str(m)) + 6 for m in ranks.index))
     fig.subplots_adjust(left=side, right=1 - side, top=1 - 0.75 / fig.get_figheight(), bottom=0.02)
-    sp.critical_difference_diagram(ranks, nemenyi(means), ax=ax, alpha=alpha,
-                                   color_palette={m: colors[m] for m in ranks.index})
+    drawn = sp.critical_difference_diagram(ranks, nemenyi(means), ax=ax, alpha=alpha,
+                                           color_palette={m: colors[m] for m in ranks.index})
+    # scikit-posthocs joins a crossbar's points in the order of a set (Python's hash seed): the same
+    # numbers gave other PNG bytes from run to run; left to right, one picture
+    for line in (x for bar in drawn.get("crossbars", []) for x in bar):
+        line.set_xdata(np.sort(np.asarray(line.get_xdata(), dtype=float)))
     cd = critical_difference(k, n, alpha)
     at = means.attrs.get("at")
     where = "" if "at" not in means.attrs else " at each data set's largest x" if at is None else \
