@@ -117,19 +117,22 @@ def test_a_text_column_gathered_as_object_ships_as_it_reads_back():
     assert _parquet_bytes(pq.read_table(io.BytesIO(first)).to_pandas()) == first
 
 
-def test_a_shipped_grid_of_the_wrong_shape_is_left_out_naming_it(shipped, tmp_path):
+def _with_grid_file(folder, copy, blob: bytes):
+    """A copy of the shipped ``folder`` whose grid.json is ``blob``, listed in its manifest (a stranger's)."""
     import hashlib
 
-    from ccbench.reporting import leaderboard as lb
-
-    _, folder = shipped
-    copy = tmp_path / "copy"
     shutil.copytree(folder, copy)
-    blob = b'[{"method": "kmeans"}]\n'
     (copy / "grid.json").write_bytes(blob)
     line = {"file": "grid.json", "kind": "grid", "sha256": hashlib.sha256(blob).hexdigest(), "rows": 1}
     with open(copy / "manifest.jsonl", "a") as manifest:
         manifest.write(json.dumps(line) + "\n")
+    return copy
+
+
+def test_a_shipped_grid_of_the_wrong_shape_is_left_out_naming_it(shipped, tmp_path):
+    from ccbench.reporting import leaderboard as lb
+
+    copy = _with_grid_file(shipped[1], tmp_path / "copy", b'[{"method": "kmeans"}]\n')
     with pytest.warns(UserWarning, match=r"grid.json: a grid file is a list of"):
         assert lb.sweep_coverage([copy], _rows(copy)) is None
 
@@ -294,21 +297,12 @@ def test_compare_sweeps_counts_run_to_run_noise_as_within_the_spread(shipped, tm
 def test_a_grid_claiming_billions_of_jobs_is_left_out_whichever_file_holds_it(shipped, tmp_path):
     """One bound for both files a stranger can hand the coverage line: a shipped grid.json and a sweep
     directory's multirun.yaml (10 keys of 10 values: 10^10 jobs, never listed)."""
-    import hashlib
-
     import yaml
 
     from ccbench.reporting import leaderboard as lb
 
-    sweep, folder = shipped
     huge = {f"key{i}": [str(v) for v in range(10)] for i in range(10)}
-    copy = tmp_path / "copy"
-    shutil.copytree(folder, copy)
-    blob = (json.dumps([huge]) + "\n").encode()
-    (copy / "grid.json").write_bytes(blob)
-    line = {"file": "grid.json", "kind": "grid", "sha256": hashlib.sha256(blob).hexdigest(), "rows": 1}
-    with open(copy / "manifest.jsonl", "a") as manifest:
-        manifest.write(json.dumps(line) + "\n")
+    copy = _with_grid_file(shipped[1], tmp_path / "copy", (json.dumps([huge]) + "\n").encode())
     with pytest.warns(UserWarning, match=r"grid.json: a grid of more than 10,000,000 jobs"):
         assert lb.sweep_coverage([copy], _rows(copy)) is None
     params = {k: ",".join(v) for k, v in huge.items()}
