@@ -1,0 +1,32 @@
+"""`.ci/run` fails loudly, naming the phase, once the whole run passes its time limit (issue 56).
+
+The limit is lowered to a few seconds and the venv's python replaced by a program that only sleeps,
+so the first phase that runs it (the install) is killed: no real install, no real test run.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None or sys.platform != "linux", reason="needs coreutils' timeout")
+def test_ci_run_names_the_phase_that_passes_the_limit(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    fake = venv / "bin" / "python"
+    fake.write_text("#!/bin/sh\nexec sleep 120\n")
+    fake.chmod(0o755)
+    env = {**os.environ, "CI_VENV": str(venv), "CI_LIMIT_SECONDS": "6"}
+    start = time.monotonic()
+    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=180)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "CI FAILED" in proc.stderr and "phase '" in proc.stderr and "CI_LIMIT_SECONDS" in proc.stderr
+    assert elapsed < 120  # killed at the limit, not after the sleeping program ended
