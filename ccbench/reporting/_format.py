@@ -272,14 +272,39 @@ def axis_label(key: str) -> str:
 
 def method_colors(labels) -> dict:
     """One colour per method label, from the sorted set of labels: pass the whole page's labels so
-    a method has the same colour in every line plot and CD diagram of the page."""
+    a method has the same colour in every line plot and CD diagram of the page. A palette colour too pale
+    to read on white (a CD diagram's labels are drawn in it) is darkened to :data:`MIN_CONTRAST`."""
     from matplotlib import colormaps
 
     names = sorted({str(v) for v in labels})
     # tab10, then tab20 / tab20b + tab20c: qualitative palettes, distinct up to 60 labels
     palettes = ["tab10"] if len(names) <= 10 else ["tab20"] if len(names) <= 20 else ["tab20", "tab20b", "tab20c"]
-    colours = [c for name in palettes for c in colormaps[name].colors]
+    colours = [_readable(c) for name in palettes for c in colormaps[name].colors]
     return {name: colours[i % len(colours)] for i, name in enumerate(names)}
+
+
+#: The least contrast a method's colour keeps against the white figure background: WCAG 2's minimum for
+#: graphical objects and large text (1.4.11). tab20's pale half (srcp, cobs at 1.4-1.6) is below it.
+MIN_CONTRAST = 3.0
+
+
+def _contrast_on_white(rgb) -> float:
+    """WCAG 2 contrast ratio of an sRGB colour (0..1) against white: 1.05 / (L + 0.05), L the relative
+    luminance 0.2126 R + 0.7152 G + 0.0722 B of the linearised channels."""
+    c = np.asarray(rgb[:3], dtype=float)
+    lin = np.where(c <= 0.03928, c / 12.92, ((c + 0.055) / 1.055) ** 2.4)
+    return 1.05 / (float(lin @ [0.2126, 0.7152, 0.0722]) + 0.05)
+
+
+def _readable(rgb, target: float = MIN_CONTRAST) -> tuple:
+    """``rgb`` scaled toward black (hue kept) by the least factor, in steps of 1/100, that gives it
+    ``target`` contrast against white; a colour dark enough already is returned unchanged. Deterministic:
+    a function of the colour alone."""
+    c = np.asarray(rgb[:3], dtype=float)
+    for factor in np.arange(100, -1, -1) / 100:
+        if _contrast_on_white(c * factor) >= target:
+            return tuple(float(v) for v in c * factor)
+    return (0.0, 0.0, 0.0)
 
 
 

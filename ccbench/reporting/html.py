@@ -77,9 +77,17 @@ _PIPE = re.compile(r"(?<!\\)\|")
 
 
 def _inline(text: str) -> str:
-    """Escape, then turn markdown `code` spans into <code>."""
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", html.escape(html.unescape(
-        text.replace("\\|", "|").replace("\\[", "[").replace("\\]", "]"))))
+    """Escape, then turn markdown `code` spans into <code> and **bold** spans (outside code) into <strong>.
+
+    The bold rule runs on the escaped text with the code spans held out: ``**`` inside a code span stays
+    literal, a bold span may hold a code span, and an unpaired ``**`` stays as typed (text, not markup)."""
+    escaped = html.escape(html.unescape(text.replace("\\|", "|").replace("\\[", "[").replace("\\]", "]")))
+    escaped = escaped.replace("\x00", " ")  # the placeholder below: a NUL in the text is no code span
+    codes = re.findall(r"`([^`]*)`", escaped)
+    held = re.sub(r"`[^`]*`", "\x00", escaped)  # code spans held out while bold is found
+    held = re.sub(r"\*\*(?=\S)(.+?)(?<=\S)\*\*", r"<strong>\1</strong>", held)
+    spans = iter(codes)
+    return re.sub("\x00", lambda _: f"<code>{next(spans)}</code>", held)
 
 
 def markdown_to_html(text: str) -> str:

@@ -162,7 +162,8 @@ def _leaderboard(args, data, request: dict) -> int:
     paths.update(write_shipped(data, out, dirs=sources, grids=leaderboard.recorded_grids(sources)))
     if args.site:
         paths["site"] = leaderboard.write_site(data, Path(args.site), metric=metric, margin=args.margin,
-                                               command=command)
+                                               command=command, coverage=coverage, pages=out,
+                                               new_rows=own if args.with_ else None)
     print(paths["index"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._format import clean_text
 
-__all__ = ["esc", "slug", "page", "table", "bar_svg", "scatter_svg", "SCRIPT"]
+__all__ = ["esc", "slug", "page", "table", "bar_svg", "interval_svg", "scatter_svg", "SCRIPT"]
 
 #: Click a column header to sort by it (again: the other way); type in the box above a table to keep the
 #: rows that contain the text. Numbers sort as numbers (a cell's ``data-v`` holds the exact value).
@@ -73,7 +73,8 @@ table{border-collapse:collapse;margin:.4em 0 1em;background:#fff;font-size:13.5p
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef2f8;cursor:pointer;user-select:none;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
-td.n{text-align:right;font-variant-numeric:tabular-nums}tr.win td{background:#eaf7ea}
+td.n{text-align:right;font-variant-numeric:tabular-nums}tr.win td{background:#eaf7ea}tr.tie td{background:#f1f1f6}
+.banner{background:#fff4d6;border:1px solid #e0b84a;padding:.5em .8em}details{margin:.6em 0 1.2em}
 .filter{margin:.2em 0;padding:3px 6px;width:20em}.note{color:#555;font-size:.92em}
 .bad{color:#a40000}.ok{color:#1a6b1a}code{background:#eee;padding:0 3px}
 """
@@ -96,8 +97,12 @@ def slug(kind: str, name) -> str:
     return f"{kind}-{safe}.html"
 
 
-def page(title: str, body: str, nav: list[tuple[str, str]]) -> str:
-    """A whole page: the title, the navigation (href, label), ``body`` (already escaped HTML) and the script."""
+def page(title: str, body: str, nav: list[tuple[str, str]], banner: str = "") -> str:
+    """A whole page: the title, the navigation (href, label), ``banner`` (markdown text, escaped here, its
+    `code` and **bold** rendered: a partial run's coverage, atop every page), ``body`` (already escaped HTML)
+    and the script."""
+    from ..html import _inline
+
     links = "".join(f'<a href="{esc(href)}">{esc(label)}</a>' for href, label in nav)
     csp = (f"default-src 'none'; script-src 'sha256-{_SCRIPT_HASH}'; style-src 'unsafe-inline'; "
            f"img-src data: 'self'")
@@ -105,7 +110,9 @@ def page(title: str, body: str, nav: list[tuple[str, str]]) -> str:
             f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"
-            f"<header>{links}</header><main><h1>{esc(title)}</h1>\n{body}\n</main>"
+            f"<header>{links}</header><main><h1>{esc(title)}</h1>\n"
+            + (f'<p class="banner" role="note">{_inline(banner)}</p>' if banner else "")
+            + f"{body}\n</main>"
             f"<script>{SCRIPT}</script></body></html>\n")
 
 
@@ -155,6 +162,44 @@ def bar_svg(values: pd.Series, title: str, better: str = "lower") -> str:
         parts.append(f'<text x="{left - 6}" y="{y + 13}" font-size="12" text-anchor="end">{esc(label)}</text>'
                      f'<rect x="{left}" y="{y + 2}" width="{w:.1f}" height="{bar - 5}" fill="#4a78b5"/>'
                      f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{float(v):.2f}</text>')
+    return "".join(parts) + "</svg>"
+
+
+#: a verdict's colour on the interval chart (ahead and behind are the method's place against the reference)
+VERDICT_COLOURS = {"ahead": "#1a6b1a", "behind": "#a40000", "tied": "#4a4a4a", "undetermined": "#9a6a00"}
+
+
+def interval_svg(rows: pd.DataFrame, title: str, colour_by: str = "verdict") -> str:
+    """A forest plot as inline SVG: one line per index label, its ``mean_diff`` as a dot and its interval
+    (``ci_low`` to ``ci_high``) as a bar, a vertical line at 0 (no difference), in the order given; the
+    dot and bar coloured by ``colour_by`` (:data:`VERDICT_COLOURS`) and labelled with the value and verdict."""
+    rows = rows[np.isfinite(rows["mean_diff"].astype(float))]
+    if rows.empty:
+        return ""
+    width, left, right, line = 760, 170, 190, 18
+    height = 50 + line * len(rows)
+    lo = float(np.nanmin(rows[["ci_low", "mean_diff"]].to_numpy(float)))
+    hi = float(np.nanmax(rows[["ci_high", "mean_diff"]].to_numpy(float)))
+    lo, hi = min(lo, 0.0), max(hi, 0.0)
+    span = (hi - lo) or 1.0
+    sx = lambda v: left + (v - lo) / span * (width - left - right)  # noqa: E731
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+             f'aria-label="{esc(title)}"><text x="4" y="16" font-size="13" font-weight="bold">{esc(title)}</text>'
+             f'<line x1="{sx(0):.1f}" y1="24" x2="{sx(0):.1f}" y2="{height - 18}" stroke="#999" stroke-dasharray="3,3"/>'
+             f'<text x="{sx(0):.1f}" y="{height - 4}" font-size="11" text-anchor="middle">0</text>']
+    parts += [f'<text x="{sx(v):.1f}" y="{height - 4}" font-size="11" text-anchor="{anchor}">{v:+.2f}</text>'
+              for v, anchor in ((lo, "start"), (hi, "end")) if abs(v) > 0.08 * span]  # not over the 0
+    for i, (label, rec) in enumerate(rows.iterrows()):
+        y = 32 + i * line
+        verdict = str(rec.get(colour_by, ""))
+        colour = VERDICT_COLOURS.get(verdict, "#4a78b5")
+        a, b = rec.get("ci_low"), rec.get("ci_high")
+        bar = (f'<line x1="{sx(float(a)):.1f}" y1="{y}" x2="{sx(float(b)):.1f}" y2="{y}" stroke="{colour}" '
+               f'stroke-width="3"/>' if pd.notna(a) and pd.notna(b) else "")
+        parts.append(f'<text x="{left - 6}" y="{y + 4}" font-size="12" text-anchor="end">{esc(label)}</text>{bar}'
+                     f'<circle cx="{sx(float(rec["mean_diff"])):.1f}" cy="{y}" r="4" fill="{colour}"/>'
+                     f'<text x="{width - right + 8}" y="{y + 4}" font-size="11" fill="{colour}">'
+                     f'{float(rec["mean_diff"]):+.3f} {esc(verdict)}</text>')
     return "".join(parts) + "</svg>"
 
 
