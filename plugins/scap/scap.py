@@ -40,7 +40,7 @@ from ccbench.base import (
 )
 from ccbench.similarity import fit_for_n_clusters, negative_sq_euclidean, preference_bracket
 
-__all__ = ["SCAP", "SSAPL"]
+__all__ = ["SCAP", "SSAPL", "NClustersUnreachableWarning"]
 
 # Pairs used to estimate the default penalty (median pairwise distance) when
 # there are more pairs than this; chunked so memory stays O(chunk * d).
@@ -52,15 +52,20 @@ _PAIR_CHUNK = 10_000
 
 
 class _CandidateSimilarity:
-    """Similarity rows from variables (points that choose an exemplar) to candidates.
+    """Similarity rows from variables (nodes that choose an exemplar) to candidates.
 
-    Candidates are the variables themselves (in ``variables`` order) followed by
-    one macro-node per group in ``macro_nodes``; the similarity of a point to a
-    macro-node is the maximum over the node's members (section 4). Without
-    macro-nodes, variables are all points and rows are plain similarity rows.
+    Candidates are the point variables (in ``variables`` order) followed by one
+    macro-node per group in ``macro_nodes``; the similarity of a point to a
+    macro-node is the maximum over the node's members (section 4). The first
+    ``n_free`` macro-nodes are variables too ("free" macro-nodes: unlabeled
+    chunklets that choose an exemplar, see :class:`SSAPL`); a free macro-node's
+    row is the maximum of its members' rows, so its similarity to another
+    macro-node is the maximum over both member sets. Variables are the point
+    variables then the free macro-nodes: variable ``i`` is candidate ``i``.
+    Without macro-nodes, variables are all points and rows are plain similarity rows.
     """
 
-    def __init__(self, X, kind, variables, macro_nodes):
+    def __init__(self, X, kind, variables, macro_nodes, n_free=0):
         if kind != "precomputed":
             # Centred once, so the Gram identity in every row (numpy or compiled)
             # is translation-invariant to rounding (see ccbench.similarity).
@@ -68,6 +73,9 @@ class _CandidateSimilarity:
         self.X = X
         self.kind = kind
         self.variables = variables
+        self.macro_nodes = macro_nodes
+        self.n_free = int(n_free)
+        self.n_variables = len(variables) + self.n_free
         self.n_points = X.shape[0]
         self.plain = len(macro_nodes) == 0 and len(variables) == self.n_points
         if kind != "precomputed":
@@ -96,7 +104,16 @@ class _CandidateSimilarity:
     def rows(self, positions):
         """Candidate-similarity rows of the variables at ``positions``."""
         positions = np.asarray(positions)
-        full = self.point_rows(self.variables[positions])
+        n_points = len(self.variables)
+        if self.n_free == 0 or np.all(positions < n_points):
+            full = self.point_rows(self.variables[positions])
+        else:
+            full = np.empty((len(positions), self.n_points))
+            is_point = positions < n_points
+            if is_point.any():
+                full[is_point] = self.point_rows(self.variables[positions[is_point]])
+            for r in np.flatnonzero(~is_point):  # a free macro-node: the max over its members (section 4)
+                full[r] = self.point_rows(self.macro_nodes[positions[r] - n_points]).max(axis=0)
         if self.plain:
             return full
         parts = [full[:, self.variables]]
@@ -300,8 +317,10 @@ def _run_scap(similarity, *, p, max_iter, convergence_iter, rng, dense, engine="
     components (``"clusters"``), stayed the same for ``convergence_iter``
     consecutive sweeps.
     """
-    n_var, n_cand = len(similarity.variables), similarity.n_candidates
+    n_var, n_cand = similarity.n_variables, similarity.n_candidates
     state = _new_state(n_var, n_cand, dense)
+    if engine == "numba" and not dense and similarity.n_free:
+        engine = "numpy"  # the compiled linear sweep builds point rows only; free macro-nodes need their max
     if not dense:
         S = None
     elif similarity.plain and similarity.kind == "precomputed":
@@ -356,6 +375,15 @@ def _components(exemplar, n_candidates):
 
 #: Most fits one ``n_clusters`` search may run (bisection steps).
 SEARCH_FITS = 20
+
+
+class NClustersUnreachableWarning(UserWarning):
+    """The ``n_clusters`` asked for is below the fewest clusters the model can return.
+
+    Raised by a search for ``n_clusters`` when the method's structure forbids that count (SSAP-L:
+    more labeled macro-nodes than ``n_clusters``, each a cluster of its own); the estimator's
+    ``n_clusters_reached_`` is False and ``n_clusters_unreachable_`` says why.
+    """
 
 
 class SCAP(ConstrainedClusterer):
@@ -456,6 +484,12 @@ class SCAP(ConstrainedClusterer):
         Fits run (1 without ``n_clusters``; the search's bisection steps with it).
     n_clusters_exact_ : bool
         Whether the kept fit has ``n_clusters`` clusters (True without a search).
+    n_clusters_reached_ : bool
+        The same (True without a search): the name the harness and reports read.
+    n_clusters_unreachable_ : str or None
+        Why the search did not return ``n_clusters`` (None when it did): the count is below the
+        model's floor (:class:`SSAPL`: more labeled macro-nodes than ``n_clusters``; with a
+        ``NClustersUnreachableWarning``), or no ``p`` in the bracket gave it (a ``ConvergenceWarning``).
     n_iter_ : int
         Number of sweeps run.
     converged_ : bool
@@ -578,26 +612,48 @@ class SCAP(ConstrainedClusterer):
         """Groups of points merged into macro-nodes (none for unsupervised SCAP)."""
         return []
 
+    def _split_macro_nodes(self, constraints, n_samples, free):
+        """``(free, held)`` macro-nodes: none for unsupervised SCAP."""
+        return [], []
+
+    def _cluster_floor(self, constraints, n_samples, n_clusters):
+        """``(free, floor, reason)`` for a search for ``n_clusters``: no macro-node, no floor but 1."""
+        return False, 1, None
+
     def fit(self, X, y=None, *, constraints=None):
         if self.n_clusters is None:
             self._fit(X, constraints, self.p)
             self.n_preference_fits_, self.n_clusters_exact_ = 1, True
+            self.n_clusters_reached_, self.n_clusters_unreachable_ = True, None
             return self
         if self.p is not None:
             raise ValueError(
                 f"{type(self).__name__}: give p or n_clusters, not both (n_clusters={self.n_clusters!r} "
                 f"searches p; p={self.p!r} fixes it)"
             )
-        X_checked, _ = self._validate_fit(X, constraints)
+        X_checked, cons = self._validate_fit(X, constraints)
         self._check_similarity_input(X_checked)
+        k = int(self.n_clusters)
+        free, floor, unreachable = self._cluster_floor(cons, X_checked.shape[0], k)
         low, high = preference_bracket(X_checked, kind=self.similarity)  # at or below low one exemplar is optimal
         def fit_at(preference):  # preference = -p
-            self._fit(X, constraints, max(-preference, 0.0))
+            self._fit(X, constraints, max(-preference, 0.0), free=free)
             return int(self.labels_.max()) + 1
 
-        search = fit_for_n_clusters(self, fit_at, int(self.n_clusters), low, high, max_iter=SEARCH_FITS)
+        search = fit_for_n_clusters(self, fit_at, k, low, high, max_iter=SEARCH_FITS)
         self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
-        if not search.exact:
+        self.n_clusters_reached_ = search.exact
+        self.n_clusters_unreachable_ = None if search.exact else unreachable
+        if unreachable is not None and not search.exact:
+            warnings.warn(
+                f"{type(self).__name__}: n_clusters={k} cannot be reached: {unreachable}; kept "
+                f"{search.n_clusters} clusters at p={self.p_:.6g} (n_clusters_reached_=False)",
+                NClustersUnreachableWarning,
+                stacklevel=2,
+            )
+        elif not search.exact:
+            self.n_clusters_unreachable_ = (f"no p in [{-high:.4g}, {-low:.4g}] gave {k} clusters in "
+                                            f"{search.n_fits} bisection steps")
             warnings.warn(
                 f"{type(self).__name__}: no p in [{-high:.4g}, {-low:.4g}] gave n_clusters={self.n_clusters} "
                 f"in {search.n_fits} bisection steps; kept the closest, {search.n_clusters} clusters at "
@@ -609,7 +665,7 @@ class SCAP(ConstrainedClusterer):
             warnings.warn(f"{type(self).__name__} did not converge at the p found", ConvergenceWarning, stacklevel=2)
         return self
 
-    def _fit(self, X, constraints, p):
+    def _fit(self, X, constraints, p, free=False):
         X, cons = self._validate_fit(X, constraints)
         self._check_similarity_input(X)
         if self.memory == "linear" and not np.isinf(self.beta):
@@ -619,20 +675,21 @@ class SCAP(ConstrainedClusterer):
             )
         rng = check_random_state(self.random_state)
         n = X.shape[0]
-        macro_nodes = self._macro_nodes(cons, n)
+        free_nodes, held_nodes = self._split_macro_nodes(cons, n, free)
+        macro_nodes = free_nodes + held_nodes  # free ones first: they are variables too
         in_macro = np.zeros(n, dtype=bool)
         for group in macro_nodes:
             in_macro[group] = True
         variables = np.flatnonzero(~in_macro)
+        n_var, n_cand = len(variables) + len(free_nodes), len(variables) + len(macro_nodes)
         if self.memory == "dense":  # the similarity matrix and two message arrays, float64
-            check_memory(3 * 8 * len(variables) * (len(variables) + len(macro_nodes)),
+            check_memory(3 * 8 * n_var * n_cand,
                          what=f"{type(self).__name__} on {n} points with memory='dense'",
                          fix="use memory='linear' (O(N) memory, eqs. 16-20)")
-        similarity = _CandidateSimilarity(X, self.similarity, variables, macro_nodes)
+        similarity = _CandidateSimilarity(X, self.similarity, variables, macro_nodes, n_free=len(free_nodes))
         self.p_ = similarity.median_distance(rng) if p is None else float(p)
         self.preference_ = -self.p_
 
-        n_var, n_cand = len(variables), similarity.n_candidates
         if n_cand - 1 >= 2 and n_var > 0:
             state, self.n_iter_, self.converged_ = _run_scap(
                 similarity,
@@ -660,16 +717,17 @@ class SCAP(ConstrainedClusterer):
 
         comp = _components(exemplar, n_cand)
         point_comp = np.empty(n, dtype=np.intp)
-        point_comp[variables] = comp[:n_var]
+        point_comp[variables] = comp[:len(variables)]
         for g, group in enumerate(macro_nodes):
-            point_comp[group] = comp[n_var + g]
+            point_comp[group] = comp[len(variables) + g]
         _, self.labels_ = np.unique(point_comp, return_inverse=True)
         self.labels_ = self.labels_.astype(np.intp)
         # Exemplar as a data-point index; n + g for macro-node g; -1 inside a macro-node.
         candidate_index = np.concatenate([variables, n + np.arange(len(macro_nodes))])
         self.exemplars_ = np.full(n, -1, dtype=np.intp)
-        self.exemplars_[variables] = candidate_index[exemplar]
+        self.exemplars_[variables] = candidate_index[exemplar[:len(variables)]]
         self.macro_nodes_ = macro_nodes  # empty for unsupervised SCAP
+        self.n_free_macro_nodes_ = len(free_nodes)
         return self
 
 
@@ -718,8 +776,31 @@ class SSAPL(SCAP):
     decide. Cannot-link constraints are ignored: SSAP-L only uses must-links
     (Arzeno & Vikalo 2015, section 4.1), so a cannot-link inside one chunklet
     is violated and one between clusters is never enforced. Every macro-node
-    is a cluster of its own, so ``n_clusters`` below the number of macro-nodes
-    cannot be met (the search keeps the closest count and warns).
+    is a cluster of its own (it chooses no exemplar, so it heads its component).
+
+    ``n_clusters`` below the number of macro-nodes (the search for k). Held
+    apart, the macro-nodes are a floor on the count at every ``p``: sparse
+    random pairs give one chunklet per must-link (wdbc, 57 pairs: 18-28
+    chunklets for k = 2), and the shipped leaderboard's SSAP-L returned k in
+    19.9 % of its 760 sparse-pair trials. Section 4 holds a macro-node apart
+    because it is *labeled* ("since macro-nodes are labeled, they do not need
+    an exemplar"); a chunklet of must-link pairs carries no label, and more
+    of them than ``n_clusters`` cannot all be classes. So when the macro-nodes
+    outnumber ``n_clusters``, the search frees every chunklet holding no
+    labeled point: it becomes a variable of eq. 21's first sum, choosing an
+    exemplar among the points and the other macro-nodes like an unlabeled
+    point (eqs. 22-23 with the variable set {unlabeled points} + {free
+    chunklets}), its similarity to any candidate the maximum over its members
+    (section 4's macro-node similarity; to another macro-node, the maximum
+    over both member sets). Its members still share one cluster (the
+    must-links hold); two chunklets may now share one. Labeled macro-nodes
+    stay held. The k-free fit (``n_clusters=None``) and a search whose
+    macro-nodes do not outnumber ``n_clusters`` are unchanged. More labeled
+    macro-nodes than ``n_clusters`` is a count the model cannot return: the
+    search keeps the closest fit, ``n_clusters_reached_`` is False,
+    ``n_clusters_unreachable_`` says why and a ``NClustersUnreachableWarning``
+    is issued. Attributes: ``n_free_macro_nodes_`` (how many of
+    ``macro_nodes_``, the first ones, were freed).
 
     References
     ----------
@@ -736,6 +817,39 @@ class SSAPL(SCAP):
             f"use backend={self.engine!r}", FutureWarning, stacklevel=3,
         )
         return self.engine
+
+    def _split_macro_nodes(self, constraints, n_samples, free):
+        """``(free, held)``: with ``free``, the macro-nodes holding no labeled point choose exemplars."""
+        groups = self._macro_nodes(constraints, n_samples)
+        if not free:
+            return [], groups
+        labeled = self._holds_label(groups, constraints)
+        return [g for g, lab in zip(groups, labeled) if not lab], [g for g, lab in zip(groups, labeled) if lab]
+
+    @staticmethod
+    def _holds_label(groups, constraints):
+        if constraints.labels is None:
+            return np.zeros(len(groups), dtype=bool)
+        return np.array([bool((constraints.labels[g] >= 0).any()) for g in groups], dtype=bool)
+
+    def _cluster_floor(self, constraints, n_samples, n_clusters):
+        """``(free, floor, reason)``: whether the search frees the unlabeled chunklets, the fewest
+        clusters the model can then return, and why ``n_clusters`` is below it (None if it is not).
+
+        Held apart, every macro-node is a cluster (it chooses no exemplar, eq. 21), so more macro-nodes
+        than ``n_clusters`` forbid that count. The unlabeled ones are freed then (class Notes); the
+        labeled ones stay held: more of them than ``n_clusters`` is a count the model cannot return.
+        """
+        groups = self._macro_nodes(constraints, n_samples)
+        if len(groups) <= n_clusters:
+            return False, max(len(groups), 1), None
+        n_held = int(self._holds_label(groups, constraints).sum())
+        free = n_held < len(groups)
+        floor = max(n_held if free else len(groups), 1)
+        if floor <= n_clusters:
+            return free, floor, None
+        return free, floor, (f"the supervision gives {n_held} labeled macro-nodes (Leone et al. 2008, section 4: "
+                             f"one per label), each a cluster of its own, more than n_clusters={n_clusters}")
 
     def _macro_nodes(self, constraints, n_samples):
         groups = [np.asarray(g, dtype=np.intp) for g in constraints.chunklets()]
