@@ -14,7 +14,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "RELATIVE_K", "K_AROUND", "resolve_relative_k", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec",
            "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec"]
@@ -75,27 +75,71 @@ class MemoryModel:
 
 @dataclasses.dataclass(frozen=True)
 class TimeModel:
-    """A method's fit time against n, measured: ``seconds`` at ``n`` points, growing as n**exponent.
+    """A method's CPU time per trial, measured: ``seconds`` at ``n`` points, growing as n**exponent.
 
-    Declared from the scale table (``tests/benchmarks/scale_table.py``, d = 10, 0.01 n pairs,
-    the 2-core reference machine). With the cell option ``time_budget`` set, the protocol
-    refuses before fitting a cell whose predicted time exceeds it
+    ``TimeModel(n, seconds, exponent)`` is a power law in n, the form every plugin declared first
+    (from the scale table, ``tests/benchmarks/scale_table.py``). The optional terms, all neutral at
+    their defaults, let a model calibrated from measured rows (``ccbench time-models ROWS``,
+    :mod:`ccbench.running.time_models`) follow what the rows show matters::
+
+        t(n, p, k, d) = seconds * (n / self.n)**exponent * (1 + p / n)**pairs_exponent
+                        * (k / 2)**k_exponent * (d / 10)**features_exponent
+
+    with ``p`` the trial's supervision pairs (must-links plus cannot-links: the dense track holds
+    tens of thousands), ``k`` the number of clusters the trial is given (the term is left out
+    when none is given) and ``d`` the number of features (left out when not known). A tuned trial is charged ``tuned * fits * t`` (``fits`` from
+    :func:`ccbench.running.protocol.tuning_fits`; ``tuned`` is the measured CPU of a tuned trial per
+    fit over the untuned one: a cross-validation fit sees fewer constraints, the score costs time).
+
+    ``k_free``: for a method that finds k itself and ``accepts_n_clusters`` (the AP family), the
+    model of its k-free trial, one fit; the outer model is then the given-k trial *including the
+    search for k* (measured so), and :attr:`MethodSpec.search_fits` is not charged on top. Without
+    ``k_free`` the model is one fit, and a given-k trial is charged ``search_fits`` of them (the rule
+    for a model declared from single fits).
+
+    With the cell option ``time_budget`` set, the protocol refuses before fitting a trial whose
+    prediction exceeds :data:`ccbench.running.protocol.TIME_REFUSAL_FACTOR` times the budget
     (:func:`ccbench.running.protocol.size_refusal`).
     """
 
     n: int
     seconds: float
     exponent: float
+    pairs_exponent: float = 0.0
+    k_exponent: float = 0.0
+    features_exponent: float = 0.0
+    tuned: float = 1.0
+    k_free: "TimeModel | None" = None
 
-    def predict(self, n_samples: int) -> float:
-        return self.seconds * (n_samples / self.n) ** self.exponent
+    #: The k and d at which ``seconds`` is stated (the ``k_exponent`` and ``features_exponent`` terms are 1 there).
+    K_REF: ClassVar[int] = 2
+    D_REF: ClassVar[int] = 10
+
+    def predict(self, n_samples: int, n_pairs: int = 0, n_clusters: int | None = None,
+                n_features: int | None = None) -> float:
+        """Seconds of one untuned trial of ``n_samples`` points, ``n_pairs`` supervision pairs, ``n_clusters``
+        given and ``n_features`` (None: not given, that term left out)."""
+        seconds = self.seconds * (n_samples / self.n) ** self.exponent
+        if self.pairs_exponent:
+            seconds *= (1.0 + max(n_pairs, 0) / max(n_samples, 1)) ** self.pairs_exponent
+        if self.k_exponent and n_clusters:
+            seconds *= (max(int(n_clusters), 1) / self.K_REF) ** self.k_exponent
+        if self.features_exponent and n_features:
+            seconds *= (max(int(n_features), 1) / self.D_REF) ** self.features_exponent
+        return seconds
 
     def largest_n(self, seconds: float = 60.0) -> int:
-        """The n at which the predicted fit time reaches ``seconds``."""
+        """The n at which the predicted fit time (no supervision, k = 2, d = 10) reaches ``seconds``."""
         return int(self.n * (seconds / self.seconds) ** (1.0 / self.exponent))
 
     def describe(self) -> str:
-        return f"O(n^{self.exponent:g}); {self.seconds:.2g} s at n={self.n:,}; 60 s at n~{self.largest_n():,}"
+        extra = "".join([f" (1+p/n)^{self.pairs_exponent:g}" if self.pairs_exponent else "",
+                         f" (k/2)^{self.k_exponent:g}" if self.k_exponent else "",
+                         f" (d/10)^{self.features_exponent:g}" if self.features_exponent else "",
+                         f"; tuned x{self.tuned:g} a fit" if self.tuned != 1.0 else "",
+                         f"; k-free: {self.k_free.describe()}" if self.k_free is not None else ""])
+        return (f"O(n^{self.exponent:g}){extra}; {self.seconds:.2g} s at n={self.n:,}; "
+                f"60 s at n~{self.largest_n():,}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -126,18 +170,23 @@ class MethodSpec:
         and nothing when it does not (the k-free run).
     search_fits : int
         Fits one ``fit`` makes when an ``accepts_n_clusters`` method is given k (its search
-        for the count): the time budget charges ``time`` that many times. The AP family and
-        SCAP declare 10 (given the true k of 8 UCI sets, AP's bisection took 5-9 fits on
-        six and stopped at the 20-fit cap without hitting k on ecoli and voting; SCAP took
-        6-17); 1 for every other method.
+        for the count), charged to the time budget only when ``time`` is a model of one fit
+        (no ``TimeModel.k_free``): a model calibrated on given-k trials (the built-in AP family's,
+        ``ccbench time-models``) already includes the search and its ``k_free`` part describes the
+        k-free trial, so nothing is charged on top. Given the true k of 8 UCI sets, AP's bisection
+        took 5-9 fits on six and stopped at the 20-fit cap on ecoli and voting; on the shipped
+        leaderboard rows a given-k AP trial took 5-16 times its k-free one. 1 for every other method.
     constraint_kind : {"none", "soft", "hard"}
         Whether constraints are penalised (soft) or enforced (hard).
     memory : MemoryModel, optional
         Peak memory against n and d; a problem it says will not fit is refused
         before fitting (status ``refused``). ``None``: O(n d), never refused.
     time : TimeModel, optional
-        Measured fit time against n; with ``time_budget`` set, a cell predicted
-        to take longer is refused before fitting.
+        Measured CPU time per trial against n (and, calibrated, supervision pairs, k and the
+        tuning fits); with ``time_budget`` set, a trial predicted to take more than
+        ``TIME_REFUSAL_FACTOR`` (3) times the budget is refused before fitting
+        (:func:`ccbench.running.protocol.size_refusal`); below that the CPU kill at
+        ``trial_timeout`` decides. ``None``: never refused by time.
     uses : tuple of str
         Registry names of the methods this one builds through ``make_method``
         (a composition across families): their code is part of this method's

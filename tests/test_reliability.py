@@ -439,9 +439,11 @@ def test_a_declared_time_model_refuses_over_the_time_budget_only():
     assert spec.time.predict(2000) == pytest.approx(80.0)
     assert spec.time.largest_n(60.0) == 1817  # 1000 * 6 ** (1/3)
     assert protocol.size_refusal(spec, {}, 5000, 10) is None  # no budget configured: nothing refused
-    message = protocol.size_refusal(spec, {}, 2000, 10, time_budget=60)
+    # refused over TIME_REFUSAL_FACTOR (3) x the budget only (issue 50): 80 s is run under a 60 s budget
+    assert protocol.size_refusal(spec, {}, 2000, 10, time_budget=60) is None
+    message = protocol.size_refusal(spec, {}, 2000, 10, time_budget=20)
     assert "predicted to take about 80 s" in message and "n <= 1,817" in message
-    assert protocol.size_refusal(spec, {}, 1500, 10, time_budget=60) is None
+    assert protocol.size_refusal(spec, {}, 1500, 10, time_budget=20) is None
 
 
 def _import_and_read(module: str) -> int:

@@ -367,8 +367,8 @@ def test_tuning_fits_charges_the_time_budget_for_every_fold_and_combination():
     assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3, n_clusters=3) == 10
     timed = dataclasses.replace(spec, time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
     assert protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0) is None
-    refusal = protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0, fits=19)
-    assert refusal is not None and "19 fits" in refusal and "n <= 512" in refusal
+    refusal = protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0, fits=19)  # 19 s over 3 x 5 s
+    assert refusal is not None and "19 fits" in refusal and "n <= 888" in refusal  # 19 (n / 1000)^2 = 15
 
 
 def test_a_method_without_a_grid_is_skipped_under_tune(tmp_path):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-SUBCOMMANDS = ("report", "plugins", "check-plugin")
+SUBCOMMANDS = ("report", "plugins", "check-plugin", "time-models")
 DEFAULT_EXPERIMENT = "experiment=quickstart"
 # Choosing any of these on the command line means "run what I say", not the quick start.
 _CHOOSERS = ("dataset", "method", "constraints", "noise", "experiment")
@@ -322,6 +322,9 @@ def _parser() -> argparse.ArgumentParser:
     from .check_plugin import add_parser as _add_check_plugin
 
     _add_check_plugin(sub)
+    from .time_models import add_parser as _add_time_models
+
+    _add_time_models(sub)
     return parser
 
 

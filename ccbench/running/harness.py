@@ -409,10 +409,9 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
             row.update(status="skipped", error=f"tune={tune}: method {spec.name!r} has no free grid parameter "
                                                f"(MethodSpec.grid), nothing to tune; its defaults are the tune=none rows")
             return row
-        searched = k is not None and spec.accepts_n_clusters and not spec.needs_n_clusters
         refusal = protocol.size_refusal(spec, params, ds.X.shape[0], ds.X.shape[1],
-                                        time_budget=cell.get("time_budget"),
-                                        fits=fits * (spec.search_fits if searched else 1))
+                                        time_budget=cell.get("time_budget"), fits=fits, n_clusters=k,
+                                        n_pairs=cons.n_must_link + cons.n_cannot_link)
         if refusal is not None:
             row.update(status="refused", error=refusal)
             return row

@@ -25,7 +25,10 @@ def ccbench_methods() -> list[MethodSpec]:
             search_fits=10,  # the search's typical fits, charged to the time budget
             summary="affinity propagation on negative squared Euclidean similarities (unsupervised)",
             paper="Frey & Dueck, Science 2007",
-            time=TimeModel(n=5000, seconds=15, exponent=1.44),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=8.67, exponent=2.47, pairs_exponent=0.01, k_exponent=-0.11, features_exponent=-0.38, tuned=2.39,
+                           k_free=TimeModel(n=1000, seconds=0.699, exponent=2.32, pairs_exponent=-0.19, features_exponent=-0.05)),
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -39,7 +42,10 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_ARZENO,
             supervision=_PAIRS,
             constraint_kind="soft",
-            time=TimeModel(n=5000, seconds=18, exponent=1.96),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=10.1, exponent=2.59, pairs_exponent=0.55, k_exponent=0.18, features_exponent=-0.11, tuned=1.85,
+                           k_free=TimeModel(n=1000, seconds=0.674, exponent=2.43, pairs_exponent=0.8, features_exponent=-0.04)),
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -53,7 +59,10 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_ARZENO,
             supervision=_PAIRS,
             constraint_kind="soft",
-            time=TimeModel(n=5000, seconds=143, exponent=1.82),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=10.9, exponent=1.59, pairs_exponent=0.47, k_exponent=0.87, features_exponent=0.2, tuned=1.27,
+                           k_free=TimeModel(n=1000, seconds=10.9, exponent=2.82, pairs_exponent=1.39, features_exponent=-0.14)),
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -67,7 +76,10 @@ def ccbench_methods() -> list[MethodSpec]:
             paper="Givoni & Frey, AISTATS 2009",
             supervision=_PAIRS,
             constraint_kind="hard",
-            time=TimeModel(n=5000, seconds=17, exponent=1.97),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=6.78, exponent=2.05, pairs_exponent=0.04, k_exponent=0.68, features_exponent=0.01, tuned=1.13,
+                           k_free=TimeModel(n=1000, seconds=0.67, exponent=2.38, pairs_exponent=-0.11, features_exponent=-0.03)),
             memory=MemoryModel(dense=6, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
     ]

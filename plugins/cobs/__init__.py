@@ -27,7 +27,10 @@ def ccbench_methods() -> list[MethodSpec]:
             # scale table (docs/benchmarks.md), fitted on n = 3,200..10,000 (2.2 s, 6.3 s, 9.9 s): AP
             # skipped, NCuts on its low-rank route. Below 2,001 points AP and NCuts's dense route make
             # a fit slower than this predicts (21 s at n = 2,000, the curve's maximum), never a minute
-            time=TimeModel(n=5000, seconds=6.3, exponent=1.33),
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=5.87, exponent=2.17, k_exponent=-0.07, features_exponent=-0.27, tuned=1.07,
+                           k_free=TimeModel(n=1000, seconds=2.34, exponent=1.32, pairs_exponent=-0.21, features_exponent=0.11)),
             uses=("kmeans", "ap", "ncuts"),  # built through make_method: their code is this method's
         ),
     ]

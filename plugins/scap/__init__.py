@@ -23,7 +23,10 @@ def ccbench_methods() -> list[MethodSpec]:
             search_fits=12,  # the search's typical fits (11-14 on four UCI sets), charged to the time budget
             summary="soft-constraint affinity propagation: exemplar penalty p, no self-exemplars",
             paper=_LEONE,
-            time=TimeModel(n=5000, seconds=5.2, exponent=1.43),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=1.62, exponent=0.85, pairs_exponent=0.02, k_exponent=1.3, features_exponent=0.16, tuned=0.85,
+                           k_free=TimeModel(n=1000, seconds=0.758, exponent=3, pairs_exponent=0.13, features_exponent=-0.27)),
             memory=MemoryModel(dense=2, alternative="use memory='linear' (O(N) memory, eqs. 16-20)", unless=(("memory", "linear"),)),
         ),
         MethodSpec(
@@ -38,7 +41,10 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_LEONE + ", section 4",
             supervision=("must_link", "labels"),
             constraint_kind="hard",
-            time=TimeModel(n=5000, seconds=4.6, exponent=1.69),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=2.52, exponent=1.02, pairs_exponent=-0.29, k_exponent=0.84, features_exponent=0.06, tuned=0.988,
+                           k_free=TimeModel(n=1000, seconds=0.766, exponent=3, pairs_exponent=0.03, features_exponent=-0.27)),
             memory=MemoryModel(dense=2, alternative="use memory='linear' (O(N) memory, eqs. 16-20)", unless=(("memory", "linear"),)),
         ),
     ]

