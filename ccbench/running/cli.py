@@ -319,12 +319,9 @@ def _parser() -> argparse.ArgumentParser:
     plg.add_argument("--all", action="store_true", help="also list data sets, schemes, noise and metrics")
     plg.add_argument("--plugin", action="append", metavar="MODULE", help="extra plugin module to load first")
     plg.set_defaults(func=_plugins)
-    from .check_plugin import add_parser as _add_check_plugin
-
-    _add_check_plugin(sub)
-    from .time_models import add_parser as _add_time_models
-
-    _add_time_models(sub)
+    from . import check_plugin, time_models  # subcommands that add their own parsers
+    for module in (check_plugin, time_models):
+        module.add_parser(sub)
     return parser
 
 
