@@ -13,7 +13,8 @@ from ..stats import (
 )
 
 __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
-           "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS"]
+           "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS", "MEASURED_FAILURES",
+           "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells"]
 
 #: The supervision kind of each constraint scheme.
 KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "dense_pairs": ("fraction_pairs", "pccc_file"),
@@ -57,6 +58,26 @@ TRIAL_KEYS = ["dataset", "data_setting", "trial"]
 
 
 N_BOOT = 2000
+
+
+#: Statuses that are a measured failure: the trial ran and failed (the CPU-time kill, an error, a measured
+#: memory limit, contradictory constraints). They rank last and score as the one-cluster partition.
+MEASURED_FAILURES = ("timeout", "error", "infeasible")
+
+#: Statuses that are no measurement: a refusal is the method's ``TimeModel``/``MemoryModel`` *predicting*
+#: that the trial would exceed the budget (issue 50, item 3: those models are off by large factors); a
+#: skipped draw is one the method cannot take (``cop_kmeans_xing`` on a draw with no cannot-link: item 6);
+#: ``not_found`` is a job with no row. None is a result of the method.
+NOT_MEASURED = ("refused", "skipped", "not_found")
+
+#: The two failure conventions. ``missing`` (the default): a (cell, method) with a :data:`NOT_MEASURED`
+#: trial is missing (not ranked, no score there); only a measured failure ranks last / scores as a
+#: failure. ``last``: every trial that is not ``ok`` counts as a failure (the convention before issue 50).
+#: A status in neither list (a stranger's rows) counts as a measured failure under both: no result is
+#: dropped silently.
+CONVENTIONS = ("missing", "last")
+
+DEFAULT_CONVENTION = "missing"
 
 
 CI = 0.95
@@ -118,7 +139,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     """One row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
     ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
     ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
-    ``unsupervised``, ``family`` (:func:`_families`), ``row`` (the row's position in ``data``), ``seed``
+    ``unsupervised``, ``family`` (:func:`_families`), ``fit_key`` (the shared unsupervised fit an ok row
+    re-scored, else None), ``row`` (the row's position in ``data``), ``seed``
     (the base seed: the pages rank the smallest, :mod:`.seeds` compares the others).
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
@@ -166,6 +188,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["k_free"] = out["default_method"].str.endswith(K_FREE)
     out["k_free_of"] = out["default_method"].str.removesuffix(K_FREE).where(out["k_free"])
     out["method_name"] = data["method.name"].astype(str)
+    # the shared unsupervised fit a row re-scored (share_unsupervised_fits): one fit, however many rows carry it
+    out["fit_key"] = data["fit_key"].where(ok & data["fit_key"].notna(), None) if "fit_key" in data else None
     out["tuned_params"] = data["tuned_params"] if "tuned_params" in data else None
     out["row"] = data.index  # back to the full row (provenance, error messages)
     out["seed"] = pd.to_numeric(data["seed"], errors="coerce").fillna(0).astype(int) if "seed" in data else 0
@@ -206,17 +230,36 @@ def cell_means(frame: pd.DataFrame) -> pd.DataFrame:
     return means.where(done)
 
 
-def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
+def unmeasured_cells(frame: pd.DataFrame) -> pd.DataFrame:
+    """Index cells, columns methods: True where some trial of the method in the cell is
+    :data:`NOT_MEASURED` (refused by a prediction, skipped, not found): under the ``missing`` convention
+    the cell is missing for the method, neither ranked nor scored. A cell that mixes such a trial with a
+    measured failure is missing too (its mean would be over the draws that were run; none in the
+    shipped rows: a refusal is per method and data set). Absent where the method has no row."""
+    return frame.assign(_nm=frame["status"].isin(NOT_MEASURED)).groupby([*CELL, "method"])["_nm"].any().unstack("method")
+
+
+def _missing_mask(unmeasured: pd.DataFrame | None, like: pd.DataFrame) -> np.ndarray:
+    if unmeasured is None:
+        return np.zeros(like.shape, dtype=bool)
+    return unmeasured.reindex(index=like.index, columns=like.columns).fillna(False).astype(bool).to_numpy()
+
+
+def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None,
+                  unmeasured: pd.DataFrame | None = None) -> pd.DataFrame:
     """Convention (b): a cell a method did not complete holds a value worse than any real one, so it
     ranks last there (several such methods tie for last). With ``attempted`` (cells x methods, True
     where the method has rows in the cell), a cell outside the method's grid stays NaN: a variant the
-    experiment runs on some cells only (a tuned one) is not ranked last where it was never asked."""
+    experiment runs on some cells only (a tuned one) is not ranked last where it was never asked. With
+    ``unmeasured`` (:func:`unmeasured_cells`), the ``missing`` convention: a cell whose failure is no
+    measurement (refused, skipped) stays NaN too, so only measured failures rank last; without it every
+    failure ranks last (the ``last`` convention)."""
     sign = _sign(metric)
     finite = means.to_numpy(float)
     finite = finite[np.isfinite(finite)]
     worst = -sign if not finite.size else (  # nobody completed anything: every method ties for last
         finite.min() - (finite.max() - finite.min() + 1.0) if sign > 0 else finite.max() + (finite.max() - finite.min() + 1.0))
-    filled = means.fillna(worst)
+    filled = means.fillna(worst).mask(_missing_mask(unmeasured, means) & means.isna().to_numpy())
     return filled if attempted is None else filled.where(attempted.reindex_like(means).fillna(False).astype(bool))
 
 

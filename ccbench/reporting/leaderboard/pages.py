@@ -34,7 +34,10 @@ from ._frame import (
     cell_table,
     long_frame,
     main_methods,
+    unmeasured_cells,
 )
+from .effects import FAILURE_SCORE, headline_effects
+from .headline_text import headline_blocks
 from .figures import COVERAGE_MIN, gain_figure, noise_figure, quality_time_scatter
 from .gains import (
     best_baseline,
@@ -43,6 +46,7 @@ from .gains import (
     hurt_exclusions,
     hurt_share,
     noise_effect,
+    same_fit_note,
     status_counts,
 )
 from .ranks import (
@@ -110,9 +114,11 @@ def _friedman_or_why(values: pd.DataFrame, what: str, alpha: float) -> tuple[dic
 
 
 def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind: str, alpha: float,
-                colors: dict) -> tuple[list, dict]:
+                colors: dict, unmeasured: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The CD diagram with data sets as Friedman blocks (a method's per-cell ranks averaged within each
-    data set first), and the per-cell view (cells as blocks) as a secondary table."""
+    data set first), and the per-cell view (cells as blocks) as a secondary table. ``unmeasured``: the
+    refused and skipped cells, left out of the ranks (the ``missing`` convention); a data set where a
+    method has no ranked cell is then no complete Friedman block and is left out (the page says which)."""
     blocks = []
     core, cd_cells = _cd_selection(attempted)
     if not core.all():
@@ -125,15 +131,24 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
                              + ", ".join(sorted(set(means.index[~cd_cells].get_level_values("dataset"))))
                              + ")."))
     sub_means, sub_attempted = means.loc[cd_cells, core], attempted.loc[cd_cells, core]
-    worst = _worst_filled(sub_means, metric)
-    per_set = dataset_blocks(sub_means, metric, sub_attempted).dropna()
+    sub_unmeasured = None if unmeasured is None else unmeasured.reindex_like(sub_means).fillna(False).astype(bool)
+    worst = _worst_filled(sub_means, metric, unmeasured=sub_unmeasured).dropna()
+    every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
+    per_set = every_set.dropna()
+    if len(per_set) < len(every_set):
+        gaps = every_set.isna()
+        blocks.append(("md", f"The CD diagram leaves out {len(every_set) - len(per_set)} data set(s) where some method "
+                             f"has no ranked cell (every cell refused or skipped: missing, not last): "
+                             + "; ".join(f"{d} ({', '.join(f'`{m}`' for m in gaps.columns[gaps.loc[d]])})"
+                                         for d in gaps.index[gaps.any(axis=1)]) + "."))
     n_cd, n_sets = len(worst), len(per_set)
     fr, why = _friedman_or_why(per_set, "data sets", alpha)
     if fr is not None:
-        blocks.append(("md", f"Critical-difference diagram on convention (b) with the **data sets as Friedman "
+        blocks.append(("md", f"Secondary view: critical-difference diagram on convention (b) with the **data sets as Friedman "
                              f"blocks**: a method's value in a data set is its average rank (b) over the data set's "
                              f"cells (its budgets, noise levels and settings share the data set's points, so they "
-                             f"are no independent blocks). Friedman chi² = {fr['statistic']:.2f}, p = "
+                             f"are no independent blocks; refused and skipped cells are missing, measured failures rank "
+                             f"last). Friedman chi² = {fr['statistic']:.2f}, p = "
                              f"{fr['pvalue']:.3g} over {n_sets} data sets and {per_set.shape[1]} methods; Nemenyi "
                              f"post-hoc test at alpha = {alpha}."))
         blocks.append(("fig", f"{kind}_cd", cd_diagram(
@@ -152,7 +167,7 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
         cd_cell = critical_difference(worst.shape[1], n_cd, alpha)
         text = (f"Secondary, per-cell view (cells as blocks; optimistic, as the cells of one data set are "
                 f"correlated): Friedman chi² = {cell_fr['statistic']:.2f}, p = {cell_fr['pvalue']:.3g} over {n_cd} "
-                f"cells; its Nemenyi CD would be {cd_cell:.2f} against "
+                f"cells (those where every method is ranked); its Nemenyi CD would be {cd_cell:.2f} against "
                 f"{critical_difference(per_set.shape[1], max(n_sets, 1), alpha):.2f} over data sets.")
     else:
         text = f"Secondary, per-cell view (cells as blocks): no Friedman test: {cell_why}."
@@ -162,6 +177,22 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
                     "cd": cd, "n_sets": n_sets}
 
 
+def _supervision_text(schemes) -> str:
+    """What the page's supervision is, in each scheme's own words (its ``SchemeSpec.summary``), so a page
+    names its track for what it draws (issue 50, item 11: the dense track is all pairs among f n random
+    points, not PCCC's random pairs over all points)."""
+    from ... import registry
+
+    parts = []
+    for name in sorted(set(map(str, schemes)) - {"none"}):
+        try:
+            summary = registry.get_scheme_spec(name).summary or "no summary"
+        except Exception:  # noqa: BLE001 - a report must open without the scheme's package
+            summary = "a scheme not installed here"
+        parts.append(f"`{md_text(name)}`: {md_text(summary)}")
+    return "Supervision on this page: " + "; ".join(parts) + "." if parts else ""
+
+
 def _variant_section(title: str, table: pd.DataFrame, none: str, text: str) -> list:
     """A section comparing variants with their defaults (tuned: 1b; k-free: 1c)."""
     if table.empty:
@@ -169,20 +200,51 @@ def _variant_section(title: str, table: pd.DataFrame, none: str, text: str) -> l
     return [("h", 2, title), ("md", text), ("md", _md_frame(table.set_index("variant"), floats="{:.3f}"))]
 
 
+def headline_metrics(metric: str, data: pd.DataFrame | None) -> list[str]:
+    """The metrics of the page's headline: the page's, and ``ari_unconstrained`` beside ``ari`` where the rows
+    have it (issue 50, item 7: ARI on all points credits copying the supervision)."""
+    return [metric] + (["ari_unconstrained"] if metric == "ari" and data is not None and "ari_unconstrained" in data
+                       and pd.to_numeric(data["ari_unconstrained"], errors="coerce").notna().any() else [])
+
+
+def _headline_section(frames: dict, margin: float, alpha: float) -> tuple[list, dict]:
+    """The headline (:func:`~.effects.headline_effects`) per metric of ``frames`` ({metric: the kind's long
+    frame on it}), as page blocks and tables (``effects``, ``p_best``, ``flags``, each with a ``metric``
+    column). A metric with no known failure score is left out, and the page says so."""
+    results, skipped = {}, []
+    for m, rows in frames.items():
+        if m not in FAILURE_SCORE:
+            skipped.append(m)
+            continue
+        results[m] = headline_effects(rows, m, margin=margin, alpha=alpha, n_boot=N_BOOT)
+    if not results:
+        return [("h", 2, "Headline: paired effect sizes over data sets"),
+                ("md", f"No headline for `{', '.join(skipped)}`: a measured failure's score (the one-cluster "
+                       f"partition's value) is known for {', '.join(sorted(FAILURE_SCORE))} only; the average "
+                       f"ranks of section 1 are the only view.")], {}
+    blocks = headline_blocks(results, alpha, margin, N_BOOT, lambda t: _md_frame(t))
+    tables = {name: pd.concat([r[name].assign(metric=m) for m, r in results.items()], ignore_index=True)
+              for name in ("effects", "p_best", "flags")}
+    return blocks, tables
+
+
 def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alpha: float, colors: dict,
-                 command: str | None, data: pd.DataFrame | None = None) -> tuple[list, dict]:
+                 command: str | None, data: pd.DataFrame | None = None,
+                 other_metrics: dict | None = None) -> tuple[list, dict]:
     """The page as blocks: ``("h", level, text)``, ``("md", markdown)``, ``("fig", name, figure)``;
-    and its tables for the parquet file."""
+    and its tables for the parquet file. ``other_metrics``: {metric: the kind's long frame on it} for the
+    headline beside the page's metric (:func:`headline_metrics`)."""
     every_seed = frame
     frame = frame[frame["seed"] == base_seed(frame)] if "seed" in frame else frame
     cells = _cells(frame)
     all_means = cell_means(cells)
     all_attempted = attempted_cells(cells).reindex_like(all_means).fillna(False).astype(bool)
+    all_unmeasured = unmeasured_cells(cells).reindex_like(all_means).fillna(False).astype(bool)
     main = main_methods(cells)
     tuned = [m for m in all_means.columns if m not in main]
     main_cells = cells[cells["method"].isin(main)]
-    means, attempted = all_means[main], all_attempted[main]
-    ranks = rank_table(means, metric, attempted)
+    means, attempted, unmeasured = all_means[main], all_attempted[main], all_unmeasured[main]
+    ranks = rank_table(means, metric, attempted, unmeasured)
     n_cells, n_sets = len(means), cells["dataset"].nunique()
     blocks = [("h", 1, f"ccbench leaderboard: {kind} supervision"),
               ("md", f"{len(frame)} trials, {n_sets} data set(s), {n_cells} ranking cells (data set x budget x "
@@ -198,14 +260,16 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       "not ranked here). Scale honesty: a method completes a cell when every one of its trials there "
                       "is ok. (a) `rank_completed`: ranked only among the methods that completed the cell, "
                       "averaged over the cells it completed; (b) `rank_failed_last`: a cell it did not complete "
-                      "(timeout, refused, error, skipped, infeasible, not found, or not run) ranks it last there, "
-                      "tied with the other failures; averaged over the cells the method was run on (`cells`). "
-                      "The table is sorted by (b). Every (cell, method) mean, its number of trials and status is in "
+                      "by a *measured* failure (timeout, error, infeasible) ranks it last there, tied with the other "
+                      "failures; a cell it was refused (a time or memory model's prediction, not a measurement) or "
+                      "skipped (a draw it cannot take) is missing, not ranked; averaged over the cells it is ranked "
+                      "in (`cells`). `rank_all_failures_last`: every cell not completed ranked last (refusals and "
+                      "skips too; the convention before issue 50), over `cells_all`. The table is sorted by (b). Every (cell, method) mean, its number of trials and status is in "
                       "`leaderboard.parquet` (table `cell_means`): the ranks can be recomputed from it."),
                ("md", _md_frame(ranks, floats="{:.2f}"))]
-    cd_blocks, cd_tables = _cd_section(means, attempted, metric, kind, alpha, colors)
+    cd_blocks, cd_tables = _cd_section(means, attempted, metric, kind, alpha, colors, unmeasured)
     blocks += cd_blocks
-    by_condition = ranks_by_condition(means, metric, attempted).reindex(ranks.index)
+    by_condition = ranks_by_condition(means, metric, attempted, unmeasured).reindex(ranks.index)
     blocks += [("md", "Average rank (b) within each budget / noise (columns): how a method's standing moves "
                       "with the amount of supervision and with noise."),
                ("md", _md_frame(by_condition, floats="{:.2f}"))]
@@ -214,7 +278,13 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         "1b. Tuned variants against their defaults", versus, "No tuned variant in these rows.",
         f"Each tuned variant against its own default, paired per cell over the cells both completed: "
         f"`mean_diff` = variant minus default (positive = tuning helped), the mean over those "
-        f"cells with a {CI:.0%} bootstrap interval over the cells; w/t/l per cell by the rule of "
+        f"cells with a {CI:.0%} bootstrap interval over the cells (per variant, uncorrected: a description, "
+        f"not a verdict). `verdict`, corrected for the family of the {len(versus)} variants of this table: "
+        f"`p` is the two-sided Wilcoxon signed-rank test of the variant's per-cell differences, `p_holm` "
+        f"its Holm adjustment over the {int(versus['p'].notna().sum()) if len(versus) else 0} variants "
+        f"with a test; `helped` / `hurt` only when `p_holm` <= {alpha} AND |`mean_diff`| >= {margin:g} "
+        f"(the rule of section 2), `too few cells` when no test of that size could reach {alpha} after "
+        f"the correction; an interval that excludes 0 alone is no verdict. w/t/l per cell by the rule of "
         f"section 2 (Wilcoxon p <= {alpha} over the cell's paired trials AND a difference of at "
         f"least {margin:g}); `kept_default`: the share of the variant's ok trials in which the tuner "
         f"chose the estimator's defaults (its rows' `tuned_params`; empty where they carry none).")
@@ -227,12 +297,19 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
         f"bisection for k, COBS's pool restricted to k). Their k-free runs (`name[k-free]`: the "
         f"method chooses k) are this track, each against the same method given k, paired per "
         f"cell over the cells both completed: `mean_diff` = k-free minus given k (negative = "
-        f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells; "
-        f"w/t/l by the rule of section 2; `ok_trials`: the k-free run's ok trials.")
+        f"the method's own k did worse), with a {CI:.0%} bootstrap interval over the cells (per "
+        f"variant, uncorrected); `verdict` as in section 1b, Holm's correction over the family of the "
+        f"{len(k_free)} k-free runs of this table (Wilcoxon over the cells; `p_holm` <= {alpha} AND "
+        f"|`mean_diff`| >= {margin:g}); w/t/l by the rule of section 2; `ok_trials`: the k-free run's ok "
+        f"trials.")
     seed_section, seed_table, seed_summary = seed_blocks(_cells(every_seed), main, metric, _md_frame)
     blocks += seed_section
-    blocks.insert(2, ("md", headline(cd_tables["ranks_over_sets"], cd_tables["cd"], seed_summary.get("avg_rank_shift"),
-                                     cd_tables["n_sets"])))
+    secondary = headline(cd_tables["ranks_over_sets"], cd_tables["cd"], seed_summary.get("avg_rank_shift"),
+                         cd_tables["n_sets"])
+    blocks.insert(blocks.index(("h", 2, "1. Average ranks")) + 1, ("md", secondary))
+    frames = {metric: frame, **{m: f for m, f in (other_metrics or {}).items() if m != metric}}
+    head_blocks, head_tables = _headline_section(frames, margin, alpha)
+    blocks[2:2] = head_blocks
     wtl = win_tie_loss_cells(main_cells, metric, margin=margin, alpha=alpha)
     blocks += [("h", 2, "2. Win/tie/loss"),
                ("md", f"Row method against column method, counted over the cells both completed (w/t/l). One rule "
@@ -282,8 +359,15 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                ("md", "Share of a method's ok supervised trials in which it scored worse than its own "
                       "unconstrained run (its row with `constraints=none` or budget 0: `n_constraints=0`, "
                       "`per_class=0`) on the same data set, setting and trial index; the noiseless "
-                      "unconstrained run where there is one. The two runs draw their method seeds from different "
-                      "cells, so part of the change is seed variance. The join is on the data set, its options "
+                      "unconstrained run where there is one. A supervised method's two runs draw their method "
+                      "seeds in different cells, so part of its change is seed variance. `same_fit`: the share of "
+                      "the trials that re-scored the unconstrained run's own fit (the same `fit_key`)."
+                      + (" `cobs` is in the table: given k, with no constraints every member of its pool "
+                         "satisfies none and its silhouette tie rule selects one (a pool restricted to k: k-means "
+                         "and NCuts with k, AP searched for k), so its share is how often selecting by the "
+                         "constraints did worse than selecting by the silhouette." if "cobs" in set(hurt["method"])
+                         else "")
+                      + same_fit_note(hurt) + " The join is on the data set, its options "
                       "and `evaluate_on`, and the trial index, never on a constraints key (the labeled rows' "
                       "`constraints.small_classes` is no option of an unconstrained run). Methods without an "
                       "unconstrained run are absent."
@@ -315,7 +399,12 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
     cost = cost_table(frame, all_means, ranks)
     cost.insert(1, "coverage", (all_means.notna().sum() / all_attempted.sum()).reindex(cost.index))
     blocks += [("h", 2, "6. Cost beside quality"),
-               ("md", "Fit time: seconds in `fit` per ok supervised trial. Peak memory: the row's `peak_rss_mb`, the "
+               ("md", "Fit time: seconds in `fit` per ok supervised trial (`fit_time_median_s`); "
+                      "`fit_time_total_s`: the seconds of the `fits` behind those trials, a shared unsupervised "
+                      "fit (`share_unsupervised_fits`: one `fit_key`, re-scored in every cell of its data set and "
+                      "trial) counted once, not once per cell that re-scored it; a fit shared with another kind's "
+                      "page counts on both (the sweep's cost, each fit once: `tests/benchmarks/leaderboard_costs.py`). "
+                      "Peak memory: the row's `peak_rss_mb`, the "
                       "peak resident set size of the process that ran `fit`, reset right before it (Linux "
                       "/proc/self/clear_refs): with `trial_timeout` the worker process's, else the whole job "
                       "process's (data and imports included); `fit_rss` is that peak minus the resident size "
@@ -344,7 +433,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                    ("h", 2, "Provenance"), ("md", provenance_markdown(rows))]
     tables = {"cd_blocks": cd_tables["cd_blocks"], "cell_means": cell_table(cells), "tuned_vs_default": versus, "k_free_vs_given": k_free, "seed_spread": seed_table,
               "ranks": ranks.reset_index(), "ranks_by_condition": by_condition.reset_index(), "gains": g, "hurt": hurt_cells, "cost": cost.reset_index(),
-              "status": counts.reset_index(), "unbeaten": never_beaten.reset_index(), "noise": effect, "wtl": wtl["table"].rename_axis("method").reset_index()}
+              "status": counts.reset_index(), "unbeaten": never_beaten.reset_index(), "noise": effect, "wtl": wtl["table"].rename_axis("method").reset_index(),
+              **head_tables}
     return blocks, tables
 
 
@@ -399,6 +489,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
     ``data``, ``index.md`` and ``leaderboard.parquet``; return the paths written."""
     out = output_dir(out_dir)
     frame = long_frame(data, metric)
+    others = {m: long_frame(data, m) for m in headline_metrics(metric, data)[1:]}
     colors = method_colors(frame["method"])  # one colour per method on both pages
     paths, tables, index = {}, [], ["# ccbench leaderboard", ""]
     with plain_text():
@@ -407,7 +498,10 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
             if _cells(rows[rows["kind"] == kind]).empty:
                 continue
             blocks, kind_tables = _page_blocks(rows, kind, metric, margin, alpha, colors, command,
-                                               data.reset_index(drop=True))
+                                               data.reset_index(drop=True),
+                                               {m: _of_kind(f, kind) for m, f in others.items()})
+            supervision = _supervision_text(data["constraints.name"].iloc[rows["row"].to_numpy()])
+            blocks.insert(1, ("md", supervision))
             if coverage:
                 blocks.insert(2, ("md", coverage))
             paths[f"{kind}_md"] = out / f"{kind}.md"
@@ -418,6 +512,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
                 tables.append(t.assign(kind=kind, table=name).astype({c: str for c in t.columns
                                                                       if t[c].dtype == object}))
             index.append(f"- {kind} supervision: [{kind}.md]({kind}.md), [{kind}.html]({kind}.html)")
+            index += [f"  {supervision}"] if supervision else []
             index += [f"  {line}" for line in index_summary(blocks, kind_tables)]
     if not paths:
         raise ValueError("no leaderboard cells: the rows need constraints=random_pairs/per_class_pairs (pairs) or "

@@ -8,9 +8,11 @@ import pandas as pd
 
 from .._format import fmt
 from ..stats import (
+    _holm_floor,
     _sign,
     _wilcoxon,
     decide,
+    holm,
     wilcoxon_min_p,
 )
 from ._frame import CELL, _worst_filled, completed
@@ -19,21 +21,31 @@ __all__ = ["rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition",
            "tuned_vs_default", "k_free_vs_given", "kept_default"]
 
 
-def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Average ranks both ways, per method (1 = best; ties share the average rank):
+def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None,
+               unmeasured: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Average ranks, per method (1 = best; ties share the average rank):
 
     ``rank_completed`` (a): per cell, ranks among the methods that completed it, averaged over the
     cells the method completed (``cells_completed``); ``rank_failed_last`` (b): per cell over every
-    method, a cell not completed ranked last (tied with the other failures), averaged over all
-    ``cells``. With ``attempted`` (:func:`attempted_cells`), (b) counts only the cells where the
-    method has rows (a sweep that runs a variant on some cells only). Sorted by (b).
+    method, a cell not completed by a *measured* failure (timeout, error, infeasible:
+    :data:`~._frame.MEASURED_FAILURES`) ranked last (tied with the other failures), a cell whose
+    failure is no measurement (refused by a prediction, skipped: ``unmeasured``,
+    :func:`~._frame.unmeasured_cells`) left out, averaged over the ``cells`` it is ranked in (the
+    ``missing`` convention, issue 50 item 3); ``rank_all_failures_last``: the same with every cell not
+    completed ranked last (the ``last`` convention, the pages' (b) before issue 50), over ``cells_all``.
+    Without ``unmeasured`` the two are equal. With ``attempted`` (:func:`attempted_cells`), both count
+    only the cells where the method has rows (a sweep that runs a variant on some cells only). Sorted
+    by (b).
     """
     ascending = _sign(metric) < 0
     a = means.rank(axis=1, ascending=ascending, method="average")
-    worst = _worst_filled(means, metric, attempted)
+    worst = _worst_filled(means, metric, attempted, unmeasured)
+    every = _worst_filled(means, metric, attempted)
     b = worst.rank(axis=1, ascending=ascending, method="average")
     out = pd.DataFrame({"rank_completed": a.mean(), "cells_completed": means.notna().sum(),
-                        "rank_failed_last": b.mean(), "cells": worst.notna().sum()})
+                        "rank_failed_last": b.mean(), "cells": worst.notna().sum(),
+                        "rank_all_failures_last": every.rank(axis=1, ascending=ascending, method="average").mean(),
+                        "cells_all": every.notna().sum()})
     out.index.name = "method"
     return out.sort_values(["rank_failed_last", "rank_completed"])
 
@@ -123,24 +135,29 @@ def _cd_selection(attempted: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
     return core, attempted.loc[:, core].all(axis=1)
 
 
-def ranks_by_condition(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
+def ranks_by_condition(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None,
+                       unmeasured: pd.DataFrame | None = None) -> pd.DataFrame:
     """Average rank (b) per method within each (budget, noise): where a method's standing moves with
-    the supervision budget or the noise. Columns ``budget / noise``, rows methods."""
-    ranks = _worst_filled(means, metric, attempted).rank(axis=1, ascending=_sign(metric) < 0, method="average")
+    the supervision budget or the noise. Columns ``budget / noise``, rows methods. ``unmeasured``: as
+    :func:`rank_table` (refused and skipped cells left out)."""
+    ranks = _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=_sign(metric) < 0, method="average")
     keys = ranks.index.to_frame(index=False)
     label = keys["budget"].map(fmt) + " / " + keys["noise"].astype(str)
     order = keys.assign(label=label).sort_values(["noise", "budget"])["label"].unique()
     return ranks.set_axis(label.to_numpy()).groupby(level=0).mean().T.reindex(columns=order)
 
 
-def dataset_blocks(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None) -> pd.DataFrame:
+def dataset_blocks(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None,
+                   unmeasured: pd.DataFrame | None = None) -> pd.DataFrame:
     """Index data sets, columns methods: a method's average rank (b) (:func:`rank_table`'s per-cell ranks,
     failures last) over the data set's cells, oriented as the metric (higher is better for a higher-is-
     better metric: the negated rank), so a data set is one Friedman block: the cells of one data set
     (budgets, noise, settings) share its points and are not independent. NaN where a method has no
-    ranked cell in the data set."""
+    ranked cell in the data set. With ``unmeasured`` (:func:`~._frame.unmeasured_cells`), the default
+    ``missing`` convention of :func:`rank_table`'s (b): a refused or skipped cell is not ranked, so a
+    method refused on every cell of a data set has no block there (the CD then leaves the data set out)."""
     ascending = _sign(metric) < 0
-    ranks = _worst_filled(means, metric, attempted).rank(axis=1, ascending=ascending, method="average")
+    ranks = _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=ascending, method="average")
     per_set = ranks.groupby(level="dataset").mean()
     return -_sign(metric) * per_set
 
@@ -196,7 +213,8 @@ def tuned_vs_default(frame: pd.DataFrame, metric: str, margin: float = 0.03, alp
     positive = tuning helped, averaged over the cells' means) with a bootstrap interval over the cells
     (``ci_low``, ``ci_high``), ``wins``/``ties``/``losses`` per cell by :func:`win_tie_loss_cells`' rule
     (paired trials of the cell, Wilcoxon p <= ``alpha`` and a mean difference of at least ``margin``),
-    ``tuned_trials`` and ``kept_default`` (share of the variant's ok trials where the tuner chose the
+    ``p``, ``p_holm``, ``verdict`` (:func:`_variant_verdicts`: the multiplicity correction over the
+    table's variants), ``tuned_trials`` and ``kept_default`` (share of the variant's ok trials where the tuner chose the
     defaults, :func:`kept_default`; NaN when the rows carry no ``tuned_params``)."""
     return _variant_vs_default(frame, "tuned", "default_method", metric, margin, alpha, seed)
 
@@ -211,11 +229,40 @@ def k_free_vs_given(frame: pd.DataFrame, metric: str, margin: float = 0.03, alph
     return table.drop(columns="kept_default").rename(columns={"tuned_trials": "ok_trials"})
 
 
+#: The ``verdict`` words of :func:`_variant_verdicts`.
+HELPED, HURT, NO_DIFFERENCE, TOO_FEW = "helped", "hurt", "no supported difference", "too few cells"
+
+
+def _variant_verdicts(table: pd.DataFrame, margin: float, alpha: float) -> pd.DataFrame:
+    """``p_holm`` and ``verdict`` of each variant of ``table``, corrected for the family of its variants.
+
+    The family is the table's variants (one page's section 1b, or its section 1c), every one with at
+    least one cell both completed (a raw ``p``): m tests. A variant's ``p`` is the two-sided Wilcoxon
+    signed-rank test of its per-cell differences from its default (the cells as paired values; the
+    bootstrap interval beside it is per variant and uncorrected, a description, not the verdict);
+    ``p_holm`` is Holm's step-down adjustment over the m tests (:func:`~ccbench.reporting.stats.holm`).
+    ``verdict`` by the one rule of the pages (:func:`~ccbench.reporting.stats.decide`): ``helped``
+    (``hurt``) when ``p_holm`` <= ``alpha`` AND ``mean_diff`` >= ``margin`` (<= -``margin``); ``too few
+    cells`` when no sample of its size could reach ``alpha`` after the correction (its Holm floor,
+    :func:`~ccbench.reporting.stats._holm_floor`, is above it); else ``no supported difference``. Why
+    Holm on a test and not Bonferroni-widened bootstrap intervals: at 1 - 0.05 / 29 the percentile
+    interval of 2,000 resamples rests on its one or two most extreme resamples."""
+    p = table["p"].to_numpy(float)
+    adjusted = holm(p)
+    tested = np.isfinite(p)
+    floors = np.full(p.shape, np.nan)
+    floors[tested] = _holm_floor(table.loc[tested, "nonzero"].to_numpy(int))
+    words = {"A": HELPED, "B": HURT, "tie": NO_DIFFERENCE, "too few": TOO_FEW}
+    verdict = [TOO_FEW if not ok else words[decide(d, ph, floor, margin, alpha)]
+               for ok, d, ph, floor in zip(tested, table["mean_diff"].to_numpy(float), adjusted, floors)]
+    return table.assign(p_holm=adjusted, verdict=verdict)
+
+
 def _variant_vs_default(frame, flag, default_column, metric, margin, alpha, seed) -> pd.DataFrame:
     from .gains import bootstrap_ci
 
-    cols = ["variant", "default", "cells", "mean_diff", "ci_low", "ci_high", "wins", "ties", "losses",
-            "tuned_trials", "kept_default"]
+    cols = ["variant", "default", "cells", "mean_diff", "ci_low", "ci_high", "p", "p_holm", "verdict", "wins",
+            "ties", "losses", "tuned_trials", "kept_default"]
     if flag not in frame or not frame[flag].any():
         return pd.DataFrame(columns=cols)
     sign = _sign(metric)
@@ -235,8 +282,13 @@ def _variant_vs_default(frame, flag, default_column, metric, margin, alpha, seed
         # a variant (or default) with no ok trial anywhere (every trial refused) is in no matrix: 0 cells
         counted = {k: int(wtl[k].loc[variant, default]) if variant in wtl[k].index and default in wtl[k].columns
                    else 0 for k in ("wins", "ties", "losses")}
+        diffs = d.to_numpy(float)
         out.append(dict(variant=variant, default=default, cells=int(both.sum()),
                         mean_diff=float(d.mean()) if len(d) else np.nan, ci_low=lo, ci_high=hi,
-                        **counted, tuned_trials=len(rows),
+                        p=_wilcoxon(diffs, np.zeros_like(diffs))[1] if len(d) else np.nan,
+                        nonzero=int((diffs != 0).sum()), **counted, tuned_trials=len(rows),
                         kept_default=float(kept.astype(bool).mean()) if len(kept) else np.nan))
-    return pd.DataFrame(out, columns=cols).sort_values("variant").reset_index(drop=True)
+    table = pd.DataFrame(out, columns=[*cols, "nonzero"]).sort_values("variant").reset_index(drop=True)
+    if table.empty:
+        return table[cols]
+    return _variant_verdicts(table, margin, alpha)[cols]

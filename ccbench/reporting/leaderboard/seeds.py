@@ -12,9 +12,13 @@ import numpy as np
 import pandas as pd
 
 from ..stats import _sign
-from ._frame import CELL, _worst_filled, attempted_cells, cell_means
+from ._frame import CELL, _worst_filled, attempted_cells, cell_means, unmeasured_cells
 
-__all__ = ["base_seed", "seed_spread", "seed_blocks", "split_at_best", "headline", "SEED_COLUMNS"]
+__all__ = ["base_seed", "seed_spread", "seed_blocks", "split_at_best", "headline", "SEED_COLUMNS", "SECONDARY_VIEW"]
+
+#: How the rank paragraph starts: the ranks are the pages' secondary view, the headline is the paired
+#: effect sizes over data sets (:mod:`.effects`, issue 50).
+SECONDARY_VIEW = "**Secondary view, average ranks (what they support):**"
 
 SEED_COLUMNS = ["method", "cells", "avg_rank_shift", "mean_abs_shift", "cell_rank_sd"]
 
@@ -25,11 +29,12 @@ def base_seed(frame: pd.DataFrame) -> int:
 
 
 def _cell_ranks(frame: pd.DataFrame, methods: list, metric: str) -> pd.DataFrame:
-    """Cells x methods: per-cell ranks (1 = best; a cell not completed ranks last), NaN outside a
-    method's grid."""
+    """Cells x methods: per-cell ranks (1 = best; a cell not completed by a measured failure ranks last),
+    NaN outside a method's grid and where it was refused or skipped (the pages' ``missing`` convention)."""
     means = cell_means(frame).reindex(columns=methods)
     attempted = attempted_cells(frame).reindex(index=means.index, columns=methods).fillna(False).astype(bool)
-    return _worst_filled(means, metric, attempted).rank(axis=1, ascending=_sign(metric) < 0, method="average")
+    unmeasured = unmeasured_cells(frame).reindex(index=means.index, columns=methods).fillna(False).astype(bool)
+    return _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=_sign(metric) < 0, method="average")
 
 
 def seed_spread(frame: pd.DataFrame, methods: list, metric: str) -> tuple[pd.DataFrame, dict]:
@@ -84,7 +89,8 @@ def seed_blocks(frame: pd.DataFrame, methods: list, metric: str, md_frame) -> tu
     s0 = summary["seeds"][0]
     blocks += [("md", f"The ranks above use base seed {s0}. Base seeds {', '.join(map(str, summary['seeds']))} were "
                       f"both run on {summary['cells']} cells ({len(summary['datasets'])} data sets: "
-                      f"{', '.join(summary['datasets'])}); ranked per seed over those cells (failures last), a "
+                      f"{', '.join(summary['datasets'])}); ranked per seed over those cells (measured failures "
+                      f"last, refused and skipped cells missing), a "
                       f"method's average rank moves by up to {summary['avg_rank_shift']:.2f} (`avg_rank_shift`), "
                       f"its rank in a cell by {np.nanmean(table['mean_abs_shift']):.2f} on average "
                       f"(`mean_abs_shift`; `cell_rank_sd`: the SD across seeds), and the best method of "
@@ -106,13 +112,16 @@ def split_at_best(ranks: pd.Series, threshold: float) -> tuple[list[str], list[s
 
 def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: int) -> str:
     """One paragraph: which methods the data put level with the best (average rank over data sets) and
-    which behind it, under the larger of the Nemenyi CD over data sets and the seed-to-seed shift.
+    which behind it, under the larger of the Nemenyi CD over data sets and the seed-to-seed shift: the
+    pages' secondary view (:data:`SECONDARY_VIEW`), below the headline of paired effect sizes
+    (:mod:`.effects`), as mean-rank tests change their verdicts with the pool of methods (Benavoli,
+    Corani & Mangili, JMLR 17, 2016).
 
     Only orderings against the best are stated: a chain "a = b > c" would also claim b ahead of c,
     which the data need not support (b and c may be closer than the threshold)."""
     limits = [x for x in (cd, shift) if x is not None and np.isfinite(x)]
     if not limits or not len(ranks):
-        return ("**What these ranks support:** no critical difference could be computed (too few data sets for "
+        return (f"{SECONDARY_VIEW} no critical difference could be computed (too few data sets for "
                 "Friedman's test) and no second seed was run, so no ordering below is a supported claim.")
     threshold = max(limits)
     named = {}
@@ -125,7 +134,7 @@ def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: in
     level, behind = split_at_best(ranks, threshold)
     listed = lambda names: ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in names)  # noqa: E731
     best, rest = level[0], level[1:]
-    text = (f"**What these ranks support:** average ranks over data sets (1 = best); two methods whose average "
+    text = (f"{SECONDARY_VIEW} average ranks over data sets (1 = best); two methods whose average "
             f"ranks differ by less than {threshold:.2f} ({why_text}) are a tie. The best, `{best}` "
             f"({ranks[best]:.2f}), is tied with " + (listed(rest) if rest else "no other method") + ". ")
     if behind:

@@ -1,0 +1,187 @@
+"""The headline of :mod:`.effects` in words and tables: the sentences quoted on each page and in the index,
+and the page's compact table per reference. A sentence orders two methods only where the verdict does
+(Holm's p <= alpha and stable when any one data set is dropped), always with its interval; every other
+method is named as tied (no supported difference) or undetermined (a verdict one data set flips)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["headline_sentences", "headline_tables", "headline_blocks", "DEFAULT_VIEW", "SENTENCE_PREFIXES"]
+
+#: The view the sentences lead with: refused and skipped cells missing, every data set.
+DEFAULT_VIEW = {"convention": "missing", "subset": "all"}
+
+
+def _view(effects: pd.DataFrame, convention: str, subset: str, reference: str) -> pd.DataFrame:
+    return effects[(effects["convention"] == convention) & (effects["subset"] == subset)
+                   & (effects["reference"] == reference)].set_index("method")
+
+
+def _effect(r) -> str:
+    return (f"`{r.Index}` {r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] "
+            f"({r.wins}/{r.losses} wins/losses of {r.n_sets} data sets, p_holm = {r.p_holm:.2g})")
+
+
+def _names(index) -> str:
+    return ", ".join(f"`{m}`" for m in index)
+
+
+def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text: str | None) -> str:
+    name = view["reference_name"].iloc[0]
+    against = f"the best, `{name}` ({best_text})" if best_text else f"`{name}`"
+    text = (f"**Headline (`{metric}`) against {against}:** per data set, the mean over the cells both have of the "
+            f"difference in `{metric}` (refused and skipped cells missing, a measured failure scoring as one "
+            f"cluster); two-sided Wilcoxon over the data sets, Holm over the {len(view)} methods compared with "
+            f"`{name}` (alpha = {alpha}), each verdict checked by dropping each data set in turn.")
+    for verdict, label in (("ahead", "Ahead of it"), ("behind", "Behind it")):
+        rows = view[view["verdict"] == verdict].sort_values("mean_diff", ascending=verdict == "behind")
+        if len(rows):
+            text += f" {label}: " + "; ".join(_effect(r) for r in rows.itertuples()) + "."
+    shaky = view[view["verdict"] == "undetermined"]
+    if len(shaky):
+        text += (" Undetermined (dropping one data set changes the verdict, or no data set in common): "
+                 + "; ".join(f"`{r.Index}` {r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] "
+                             f"(flips in {r.loo_flips} of {r.loo_n} drops)" for r in shaky.itertuples()) + ".")
+    tied = view[view["verdict"] == "tied"]
+    if len(tied):
+        text += f" Tied with it (no supported difference): {_names(tied.index)}."
+    return text
+
+
+def _changes(effects: pd.DataFrame, other: dict) -> list[str]:
+    """Verdicts that differ between the default view and ``other`` (``{"convention": .., "subset": ..}``)."""
+    out = []
+    for reference in ("kmeans", "best"):
+        base = _view(effects, reference=reference, **DEFAULT_VIEW)
+        alt = _view(effects, reference=reference, **other)
+        if base.empty or alt.empty:
+            continue
+        names = (base["reference_name"].iloc[0], alt["reference_name"].iloc[0])
+        head = f"against `{names[0]}`" + ("" if names[0] == names[1] else f" (the best there is `{names[1]}`)")
+        both = base.index.intersection(alt.index)
+        moved = [f"`{m}` {base.at[m, 'verdict']} -> {alt.at[m, 'verdict']}" for m in both
+                 if base.at[m, "verdict"] != alt.at[m, "verdict"]]
+        if moved or names[0] != names[1]:
+            out.append(f"{head}: " + (", ".join(moved) if moved else "no verdict changes"))
+    return out
+
+
+def headline_sentences(effects: pd.DataFrame, p_best: pd.DataFrame, flags: pd.DataFrame, metric: str, alpha: float,
+                       margin: float, n_boot: int) -> list[str]:
+    """The headline's sentences (markdown): one per reference under the default view, P(best), what the
+    ``last`` convention changes, the flagged data sets and what leaving them out changes."""
+    if effects.empty:
+        return [f"**Headline (`{metric}`):** no method pair has a data set in common: no effect is measured."]
+    pb = p_best[(p_best["convention"] == "missing") & (p_best["subset"] == "all")].set_index("method")
+    eligible = pb["p_best"].dropna()
+    out = []
+    for reference in ("kmeans", "best"):
+        view = _view(effects, reference=reference, **DEFAULT_VIEW)
+        if view.empty:
+            continue
+        best_text = None
+        if reference == "best":
+            name = view["reference_name"].iloc[0]
+            best_text = (f"highest mean `{metric}` over the {int(pb.at[name, 'n_sets'])} data sets, "
+                         f"{pb.at[name, 'mean']:.3f}, among the {len(eligible)} methods with a value on every one")
+        out.append(_reference_sentence(view, metric, alpha, best_text))
+    if len(eligible):
+        top = eligible[eligible >= 0.05].sort_values(ascending=False)
+        missing = pb.index[pb["p_best"].isna()]
+        out.append(f"**P(best) (`{metric}`):** in {n_boot} bootstrap resamples of the data sets, the highest mean is "
+                   + ", ".join(f"`{m}`'s in {p:.0%}" for m, p in top.items())
+                   + (" of the resamples" if len(top) else "nobody's in 5 % or more")
+                   + f" (every other method: under 5 %), among the {len(eligible)} methods with a value on every "
+                     f"data set" + (f"; {_names(missing)} miss some (refused or skipped there) and are not drawn"
+                                    if len(missing) else "") + f". The ROPE of P(ahead/rope/behind) is {margin:g}.")
+    last = _changes(effects, {"convention": "last", "subset": "all"})
+    out.append(f"**Refusals and skipped draws as failures (`{metric}`, convention `last`):** "
+               + ("; ".join(last) + "." if last else "no verdict changes."))
+    if len(flags):
+        listed = "; ".join(f"`{r.dataset}` ({r.flag}: {r.why})" for r in flags.itertuples())
+        kept = _changes(effects, {"convention": "missing", "subset": "informative"})
+        out.append(f"**Flagged data sets (`{metric}`):** {listed}. Without them: "
+                   + ("; ".join(kept) + "." if kept else "no verdict changes."))
+    return out
+
+
+def _cell(r) -> tuple:
+    if not np.isfinite(r.mean_diff):
+        return ("",) * 7
+    return (r.n_sets, f"{r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]", f"{r.wins}/{r.losses}",
+            f"{r.p_holm:.2g}", f"{r.p_ahead:.2f}/{r.p_rope:.2f}/{r.p_behind:.2f}", r.verdict,
+            f"{r.loo_flips}/{r.loo_n}")
+
+
+def headline_tables(effects: pd.DataFrame, metric: str) -> list[tuple[str, pd.DataFrame]]:
+    """Per reference, a compact table (index methods) under the default view: data sets, mean
+    difference [95 % interval], wins/losses, p_holm, P(ahead/rope/behind), verdict, leave-one-out flips;
+    beside it the ``last`` convention's and the no-flagged-sets' difference and verdict where any
+    differs. Returns ``[(caption, table)]``."""
+    out = []
+    columns = ["sets", "mean diff [95% CI]", "w/l", "p_holm", "P(ahead/rope/behind)", "verdict", "LOO flips"]
+    for reference in ("kmeans", "best"):
+        base = _view(effects, reference=reference, **DEFAULT_VIEW)
+        if base.empty:
+            continue
+        table = pd.DataFrame([_cell(r) for r in base.itertuples()], index=base.index, columns=columns)
+        for label, other in (("failures last", {"convention": "last", "subset": "all"}),
+                             ("without flagged sets", {"convention": "missing", "subset": "informative"})):
+            alt = _view(effects, reference=reference, **other).reindex(base.index)
+            if alt["verdict"].isna().all():
+                continue
+            text = [f"{a.mean_diff:+.3f}, {a.verdict}" if isinstance(a.verdict, str) else "" for a in alt.itertuples()]
+            differs = (alt["verdict"] != base["verdict"]) | ~np.isclose(alt["mean_diff"], base["mean_diff"])
+            differs |= alt["reference_name"] != base["reference_name"]
+            if differs.any():
+                table[label] = np.where(differs, text, "same")
+        name = base["reference_name"].iloc[0]
+        caption = (f"`{metric}`, each method minus `{name}`" + (" (the best)" if reference == "best" else "")
+                   + ", over data sets (refused and skipped cells missing):")
+        order = base["verdict"].map({"ahead": 0, "tied": 1, "undetermined": 2, "behind": 3})
+        table = table.iloc[np.lexsort((-base["mean_diff"].fillna(-np.inf).to_numpy(), order.to_numpy()))]
+        out.append((caption, table.rename_axis("method")))
+    return out
+
+
+#: How each headline sentence starts: :func:`~.claims.index_summary` quotes these into the index.
+SENTENCE_PREFIXES = ("**Headline (", "**P(best) (", "**Refusals and skipped draws as failures (",
+                     "**Flagged data sets (")
+
+
+def headline_blocks(results: dict, alpha: float, margin: float, n_boot: int, md_frame) -> list:
+    """The page's headline section: its definitions, then per metric (``results``: {metric:
+    :func:`~.effects.headline_effects` result}, the page's metric first) the sentences and the compact
+    tables. ``md_frame`` renders a table as the page's markdown."""
+    metrics = list(results)
+    blocks = [("h", 2, "Headline: paired effect sizes over data sets"),
+              ("md", "Each method against two references: plain `kmeans`, and the kind's best (the highest mean "
+                     "over the data sets among the methods with a value on every one). The **data sets are the "
+                     "units**: per data set, the mean over the cells both methods have of their difference (a cell "
+                     "score is the mean over its trials; a measured failure, a timeout, error or infeasible "
+                     "trial, scores as the one-cluster partition, 0 in ARI and NMI). `mean diff`: the mean over "
+                     f"the data sets (positive: the method is ahead), with a 95 % percentile bootstrap interval "
+                     f"over the data sets ({n_boot} resamples); `w/l`: data sets where it is ahead / behind; "
+                     f"`p_holm`: two-sided Wilcoxon signed-rank over the data sets, Holm-adjusted over the family "
+                     f"of every method compared with that reference (per metric, convention and set of data "
+                     f"sets); `P(ahead/rope/behind)`: the Bayesian signed-rank posterior (baycomp) with a region "
+                     f"of practical equivalence of {margin:g}. `verdict`: ahead or behind where p_holm <= {alpha}, "
+                     f"else tied; **undetermined** where dropping any one data set (Holm recomputed) changes it "
+                     f"(`LOO flips`: the drops that change it, of the data sets). Failure conventions: refused "
+                     f"(a time or memory model's *prediction*) and skipped trials are no measurement, so their "
+                     f"cells are missing (the default); `failures last` scores them as failures, shown where a "
+                     f"verdict or difference changes. Flagged data sets (no method recovers the classes, or "
+                     f"saturated) are listed; `without flagged sets` repeats the comparison without them. "
+                     + (f"`{metrics[0]}` is on every point, which credits copying the supervision; "
+                        + ", ".join(f"`{m}`" for m in metrics[1:]) + " (the points in no constraint) is shown "
+                        "beside it. " if len(metrics) > 1 else "")
+                     + "The average ranks and the CD diagram (section 1) are the secondary view.")]
+    for metric, result in results.items():
+        if len(metrics) > 1:
+            blocks.append(("h", 3, f"`{metric}`"))
+        blocks += [("md", s) for s in result["text"]]
+        for caption, table in headline_tables(result["effects"], metric):
+            blocks += [("md", caption), ("md", md_frame(table))]
+    return blocks
