@@ -228,7 +228,7 @@ def plugins_table(all: bool = False) -> str:
     parts = ["Methods\n" + _table(methods, ["name", "summary", "supervision", "needs k", "constraints", "paper"])]
     limits = [[m.name, m.memory.describe() if m.memory else "O(n d)", m.time.describe() if m.time else "not declared"]
               for m in registry.list_methods(load=False)]
-    parts.append("Size limits (memory refused above what is available; time refused above time_budget)\n"
+    parts.append("Size limits (memory refused above what is available; time above 3 x time_budget: TIME_REFUSAL_FACTOR)\n"
                  + _table(limits, ["name", "memory", "time"]))
     grids = [[m.name, len(m.grid_combinations()),
               ", ".join(f"{k} in {'/'.join(map(str, v))}" for k, v in m.grid.items())]
