@@ -25,7 +25,7 @@ def ccbench_constraint_schemes():
         SchemeSpec("none", lambda y, *, rng: constraints.Constraints.empty(len(y)), "no supervision"),
         SchemeSpec("random_pairs", constraints.random_pairs, "n random pairs, ML iff same label"),
         SchemeSpec("fraction_pairs", constraints.fraction_pairs,
-                   "every pair among round(fraction n) random points, ML iff same label (PCCC/DILS)"),
+                   "all pairs among round(fraction n) random points, ML iff same label"),
         SchemeSpec("labeled_subsets", constraints.labeled_subsets, "per_class labeled points per class"),
         SchemeSpec("per_class_pairs", constraints.per_class_pairs, "j ML per class, j CL per class pair"),
     ]

@@ -7,8 +7,8 @@ Schemes (DESIGN.md "Experiments"):
 - :func:`labeled_subsets` — a few labeled points per class (NNC, SCAP trainers).
 - :func:`per_class_pairs` — ``j`` must-links per class and ``j`` cannot-links
   per class pair (RN-SDP).
-- :func:`fraction_pairs` — every pair among a random fraction of the points
-  (PCCC / DILS / KEEL's constraint sets: dense supervision on few points).
+- :func:`fraction_pairs` — all pairs among a random fraction of the points (dense supervision
+  on few points; not the scheme of PCCC's files, which spread as many pairs over all points).
 
 Every scheme takes the labels it may look at and a ``numpy.random.Generator``;
 none touches global random state.
@@ -426,15 +426,20 @@ def random_pairs(y, n_constraints: int | None = None, *, per_point: float | None
 
 
 def fraction_pairs(y, fraction: float, *, rng: np.random.Generator) -> Constraints:
-    """Every pair among ``round(fraction * n)`` random points; must-link iff labels agree.
+    """All pairs among ``round(fraction * n)`` random points; must-link iff labels agree.
 
-    The constraint sets of PCCC (Baumann & Hochbaum, arXiv:2212.14437, collection 1) and DILS
-    (Gonzalez-Almagro et al.): a fraction ``f`` of the points is drawn and all
-    ``m (m - 1) / 2`` pairs among those ``m`` points are labelled from the classes. The
-    budget grows with ``(f n)^2 / 2``: f = 10 % gives 105 pairs on iris (n = 150) and
-    50,721 on splice (n = 3,190), where :func:`random_pairs` at ``per_point=0.1`` gives 15
-    and 319. (PCCC rounds the point count up, ``ceil(f n)``; ``round`` here, which agrees
-    whenever ``f n`` is an integer or its fraction is at least one half.)
+    A fraction ``f`` of the points is drawn and all ``m (m - 1) / 2`` pairs among those
+    ``m = round(f n)`` points are labelled from the classes: dense supervision on few points.
+    The budget grows with ``(f n)^2 / 2``: f = 10 % gives 105 pairs on iris (n = 150) and
+    50,403 on splice (n = 3,175, m = 318), where :func:`random_pairs` at ``per_point=0.1``
+    gives 15 and 318.
+
+    Not the scheme of PCCC's constraint files (Baumann & Hochbaum, arXiv:2212.14437,
+    collection 1, whose sizes follow DILS, Gonzalez-Almagro et al.): those hold
+    ``C(ceil(f n), 2)`` random pairs over *all* ``n`` points (PCCC-Data's
+    ``generate_hard_constraints``; iris at 5 %: 28 pairs touching 50 distinct points, where
+    this scheme's 28 pairs touch 8), and count with ``ceil`` where this uses ``round``. The
+    ``pccc_file`` scheme (plugin ``ccbench_plugins.datasets.pccc``) reads PCCC's files.
     """
     y = _check_y(y)
     n = len(y)

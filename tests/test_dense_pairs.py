@@ -1,5 +1,6 @@
-"""Issue 38, item 7: the dense pair scheme (PCCC / DILS: every pair among a random fraction of the
-points), its configs, and the leaderboard's dense track beside the sparse one."""
+"""Issue 38, item 7: the dense pair scheme (all pairs among a random fraction of the points; not the
+scheme of PCCC's files, issue 50 item 11), its configs, and the leaderboard's dense track beside the
+sparse one."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 
 Baumann & Hochbaum, "PCCC: the pairwise-confidence constrained clustering algorithm"
 (arXiv:2212.14437), collection 1: per data set and level f (5, 10, 15, 20 %), one noise-free set of
-every pair among ``ceil(f n)`` points. The files are external and never part of this repository: they are
+``C(ceil(f n), 2)`` random pairs over all ``n`` points (not every pair among ``ceil(f n)`` points: that
+is ``fraction_pairs``, the leaderboard's dense track). The files are external and never part of this repository: they are
 read from ``$CCBENCH_PCCC_DIR``, else ``<parent of the data dir>/pccc`` (``$CCBENCH_DATA_DIR/../pccc``;
 ``shared/pccc/`` beside ``shared/datasets/``), whose README and PROVENANCE describe them. When the
 directory or a file is absent the scheme raises :class:`~ccbench.base.InsufficientSupervisionError`, so

@@ -14,15 +14,16 @@ from ..stats import (
 from ._frame import CELL, CI, N_BOOT, TRIAL_KEYS, _cells, completed
 
 __all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "cost_table",
-           "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions"]
+           "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions", "same_fit_note"]
 
 
 #: Methods whose run without supervision is not the method itself, so "did the supervision hurt?" has no
 #: reference for them: the hurt share leaves them out and the page says why (keyed by ``method.name``;
-#: their tuned variants too).
+#: their tuned variants too). Not COBS (issue 50, item 9): given k, with no constraints every member of
+#: its pool (k-means, NCuts, AP searched for k) satisfies none, so the silhouette tie rule selects one;
+#: it returned the true k in 197 of its 200 unconstrained ok trials on the shipped leaderboard. Its hurt
+#: share asks whether selecting by the constraints did worse than selecting by the silhouette.
 NO_UNCONSTRAINED_REFERENCE = {
-    "cobs": "with no constraints COBS has nothing to select its clustering by and returns its first pool "
-            "member (k-means with k = 2), not a COBS run",
     "rn_sdp": "with no constraints RN-SDP's learned similarity is (nearly) all ones, every point alike, and its "
               "k-medoids step splits noise: not a clustering the constraints could have made worse",
 }
@@ -107,26 +108,31 @@ def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame(out, columns=[*CELL, "method", "baseline", "n_pairs", "gain", "ci_low", "ci_high"])
 
 
-def _own_unconstrained(frame: pd.DataFrame) -> pd.Series:
+def _own_unconstrained(frame: pd.DataFrame) -> pd.DataFrame:
     """Per (method, dataset, data_setting, trial): the method's value on its unconstrained run, the
-    ``noise=none`` row where there is one, else the mean of its unconstrained rows there. Keyed by
-    :data:`TRIAL_KEYS` (data set, its options, evaluate_on, trial index), never by a constraints key:
-    the labeled rows' ``constraints.small_classes`` is no option of an unconstrained run."""
+    ``noise=none`` row where there is one, else the mean of its unconstrained rows there, and its
+    ``fit_key`` (the shared fit it re-scored, else None). Keyed by :data:`TRIAL_KEYS` (data set, its
+    options, evaluate_on, trial index), never by a constraints key: the labeled rows'
+    ``constraints.small_classes`` is no option of an unconstrained run."""
     ref = frame[frame["unconstrained"] & frame["value"].notna()]
     clean = ref[ref["noise"] == "none"]
     keys = ["method", *TRIAL_KEYS]
     has_clean = ref.set_index(keys).index.isin(clean.set_index(keys).index)
     ref = ref[has_clean & (ref["noise"] == "none") | ~has_clean]
-    return ref.groupby(keys)["value"].mean()
+    fit_key = ref["fit_key"] if "fit_key" in ref else pd.Series(None, index=ref.index, dtype=object)
+    g = ref.assign(fit_key=fit_key).groupby(keys)
+    return pd.DataFrame({"value": g["value"].mean(), "fit_key": g["fit_key"].first()})
 
 
 def hurt_share(frame: pd.DataFrame, metric: str, by=("method",)) -> pd.DataFrame:
     """Share of supervised ok trials worse than the same method's own unconstrained run of the same
     data set, setting and trial index (:func:`_own_unconstrained`; strictly worse in the metric's
     direction: an equal value is no harm). Columns: ``by``, ``n_trials`` (trials with a reference),
-    ``n_worse``, ``share_worse``, ``mean_change``. A method without an unconstrained run has no row;
-    nor has a method of :data:`NO_UNCONSTRAINED_REFERENCE` (:func:`hurt_exclusions`: its run without
-    supervision is not the method).
+    ``n_worse``, ``share_worse``, ``mean_change``, ``same_fit`` (share of those trials that re-scored
+    the unconstrained run's own fit: the same ``fit_key``, a shared unsupervised fit; their change is 0
+    by construction). A method without an unconstrained run has no row; nor has a method of
+    :data:`NO_UNCONSTRAINED_REFERENCE` (:func:`hurt_exclusions`: its run without supervision is not
+    the method).
     """
     sign = _sign(metric)
     frame = frame[~frame["method"].isin(list(hurt_exclusions(frame)))]
@@ -134,13 +140,31 @@ def hurt_share(frame: pd.DataFrame, metric: str, by=("method",)) -> pd.DataFrame
     cells = _cells(frame)
     cells = cells[cells["value"].notna()]
     keyed = pd.MultiIndex.from_frame(cells[["method", *TRIAL_KEYS]])
-    change = sign * (cells["value"].to_numpy(float) - ref.reindex(keyed).to_numpy(float))
-    cells = cells.assign(change=change)[np.isfinite(change)]
+    change = sign * (cells["value"].to_numpy(float) - ref["value"].reindex(keyed).to_numpy(float))
+    own_key = cells["fit_key"] if "fit_key" in cells else pd.Series(None, index=cells.index, dtype=object)
+    ref_key = ref["fit_key"].reindex(keyed).to_numpy(object)
+    same = own_key.notna().to_numpy() & (own_key.to_numpy(object) == ref_key)
+    cells = cells.assign(change=change, same_fit=same)[np.isfinite(change)]
     by = list(by)
     out = cells.groupby(by).agg(n_trials=("change", "size"), n_worse=("change", lambda c: int((c < 0).sum())),
-                                mean_change=("change", "mean")).reset_index()
+                                mean_change=("change", "mean"), same_fit=("same_fit", "mean")).reset_index()
     out["share_worse"] = out["n_worse"] / out["n_trials"]
-    return out[[*by, "n_trials", "n_worse", "share_worse", "mean_change"]]
+    return out[[*by, "n_trials", "n_worse", "share_worse", "mean_change", "same_fit"]]
+
+
+def same_fit_note(hurt: pd.DataFrame) -> str:
+    """The page's sentence on the methods of ``hurt`` (:func:`hurt_share` by method) whose every trial
+    re-scored its unconstrained run's own fit: their share is 0 by construction, no measure of anything
+    (not a seed-variance floor: the seeds are the same). Empty when there is none."""
+    if hurt.empty or "same_fit" not in hurt:
+        return ""
+    same = sorted(hurt.loc[hurt["same_fit"] == 1.0, "method"])
+    if not same:
+        return ""
+    return (" " + ", ".join(f"`{m}`" for m in same) + (" re-score" if len(same) > 1 else " re-scores")
+            + " one shared unsupervised fit per data set and trial (`share_unsupervised_fits`: the same `fit_key` "
+            "in every cell, `same_fit` = 1): the supervised trial's partition is the unconstrained run's, so "
+            "the change is 0 and the share 0 by construction, not a seed-variance floor.")
 
 
 def noise_effect(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
@@ -178,9 +202,35 @@ def status_counts(frame: pd.DataFrame) -> pd.DataFrame:
     return counts
 
 
+def _fit_time_total(ok: pd.DataFrame) -> pd.Series:
+    """Per method: seconds of the fits behind its ok rows, a shared unsupervised fit counted once.
+
+    A row that re-scored a shared fit (``share_unsupervised_fits``: same ``fit_key``) carries the time
+    of that one fit, so summing ``fit_time`` over rows would charge it once per cell that re-scored it
+    (9 to 12 times on the leaderboard). Total = sum of ``fit_time`` over rows without a ``fit_key`` +
+    sum over the distinct ``fit_key`` of its ``fit_time`` (one row's: the cached fit's time, the same on
+    every row that carries it). Per table: a fit shared by two kinds' pages counts once on each, as
+    each page's trials needed it (``tests/benchmarks/leaderboard_costs.py`` charges it once to the
+    sweep, to the row that made it)."""
+    keys = ok["fit_key"] if "fit_key" in ok else pd.Series(None, index=ok.index, dtype=object)
+    own = ok[keys.isna()].groupby("method")["fit_time"].sum()
+    shared = ok[keys.notna()].drop_duplicates(["method", "fit_key"]).groupby("method")["fit_time"].sum()
+    return own.add(shared, fill_value=0.0)
+
+
+def _fit_count(ok: pd.DataFrame) -> pd.Series:
+    """Per method: the fits behind its ok rows (rows without a ``fit_key``, plus distinct ``fit_key``)."""
+    keys = ok["fit_key"] if "fit_key" in ok else pd.Series(None, index=ok.index, dtype=object)
+    own = keys.isna().groupby(ok["method"]).sum()
+    shared = ok.loc[keys.notna(), ["method", "fit_key"]].drop_duplicates().groupby("method").size()
+    return own.add(shared, fill_value=0).astype(int)
+
+
 def cost_table(frame: pd.DataFrame, means: pd.DataFrame, ranks: pd.DataFrame) -> pd.DataFrame:
-    """Per method: quality (mean of its completed-cell means, rank (b)) beside cost (median and
-    total fit time of its ok supervised trials, median and largest peak RSS)."""
+    """Per method: quality (mean of its completed-cell means, rank (b)) beside cost: median fit time of
+    its ok supervised trials (``fit_time_median_s``: what one trial's fit takes), ``fit_time_total_s``
+    (the fits behind those trials, a shared unsupervised fit counted once: :func:`_fit_time_total`),
+    ``fits`` (how many fits that is), median and largest peak RSS."""
     ok = _cells(frame)
     ok = ok[ok["status"] == "ok"]
     g = ok.groupby("method")
@@ -188,7 +238,8 @@ def cost_table(frame: pd.DataFrame, means: pd.DataFrame, ranks: pd.DataFrame) ->
         "quality": means.mean(),
         "rank_failed_last": ranks["rank_failed_last"],
         "fit_time_median_s": g["fit_time"].median(),
-        "fit_time_total_s": g["fit_time"].sum(),
+        "fit_time_total_s": _fit_time_total(ok),
+        "fits": _fit_count(ok),
         "peak_rss_median_mb": g["peak_rss_mb"].median(),
         "peak_rss_max_mb": g["peak_rss_mb"].max(),
         "fit_rss_median_mb": g["fit_rss_mb"].median(),
