@@ -162,3 +162,20 @@ def test_free_chunklet_messages_match_direct_loops_over_eq22():
     rng = np.random.default_rng(seed)
     _, _, c_ref = _reference_sweeps(S, p, [rng.permutation(5) for _ in range(sweeps)])
     np.testing.assert_array_equal(state.exemplar, c_ref)
+
+
+@pytest.mark.parametrize("method", ["ap", "scap"])
+def test_ap_family_search_reports_n_clusters_reached_under_one_name(method):
+    # the AP family (PreferenceSearchMixin) and SCAP give the same two attributes the harness can read:
+    # ten points of one blob are not ten clusters at any preference in the bracket (every point its own
+    # exemplar needs a preference above s_max), nine are
+    from ccbench import make_method
+
+    X = 0.3 * np.random.default_rng(0).normal(size=(10, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        missed = make_method(method, n_clusters=10, random_state=0).fit(X)
+        default = make_method(method, random_state=0).fit(X)
+    assert not missed.n_clusters_reached_ and missed.labels_.max() + 1 != 10
+    assert "bisection steps" in missed.n_clusters_unreachable_
+    assert default.n_clusters_reached_ and default.n_clusters_unreachable_ is None

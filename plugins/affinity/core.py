@@ -692,7 +692,8 @@ class PreferenceSearchMixin:
     on :meth:`_preference_bracket` (:func:`ccbench.similarity.preference_bracket`: at or
     below its lower end one exemplar is optimal) and keeps the fit at the preference it
     returns (the upper end of the plateau that gives ``n_clusters``). Fitted: ``preference_``,
-    ``n_preference_fits_`` (fits run: 1 without a search), ``n_clusters_exact_``.
+    ``n_preference_fits_`` (fits run: 1 without a search), ``n_clusters_exact_``, and the same fact as
+    ``n_clusters_reached_`` with ``n_clusters_unreachable_`` (why not, else None), as SCAP and SSAP-L.
     """
 
     def _preference_bracket(self, X):
@@ -702,6 +703,7 @@ class PreferenceSearchMixin:
         if self.n_clusters is None:
             self._fit(X, constraints, self.preference)
             self.n_preference_fits_, self.n_clusters_exact_ = 1, True
+            self.n_clusters_reached_, self.n_clusters_unreachable_ = True, None
             return self
         if self.preference is not None:
             raise ValueError(
@@ -717,6 +719,10 @@ class PreferenceSearchMixin:
         search = fit_for_n_clusters(self, fit_at, int(self.n_clusters), low, high, max_iter=PREFERENCE_SEARCH_FITS)
         self.preference_ = search.preference
         self.n_preference_fits_, self.n_clusters_exact_ = search.n_fits, search.exact
+        # the names SCAP / SSAP-L give the same facts (issue 50): the harness and reports read one name
+        self.n_clusters_reached_ = search.exact
+        self.n_clusters_unreachable_ = None if search.exact else (
+            f"no preference in [{low:.4g}, {high:.4g}] gave {self.n_clusters} clusters in {search.n_fits} bisection steps")
         if not search.exact:
             warnings.warn(
                 f"{type(self).__name__}: no preference in [{low:.4g}, {high:.4g}] gave n_clusters="
