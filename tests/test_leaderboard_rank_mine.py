@@ -110,3 +110,55 @@ def test_rank_my_method_against_shipped_rows_on_the_smoke_protocol(tmp_path):
     refused = _ccbench(["report", str(other), "--leaderboard", "--with", str(shipped)], tmp_path, env)
     assert refused.returncode == 2
     assert "different protocols" in refused.stderr and "n_trials: 3 in" in refused.stderr
+
+
+@pytest.mark.slow  # two small sweeps and two reports through the real command (a few minutes when loaded)
+def test_ranking_a_partial_run_keeps_the_boards_numbers_and_says_it_is_partial(tmp_path):
+    """Issue 50, item 15, as a newcomer meets it: their plugin's sweep stops after the first of two data sets
+    (the jobs of the second never ran), and they rank it ``--with`` the shipped folder. The site re-ranked
+    every shipped method over the one data set the new method has while its text said two, and listed the
+    new method's rank over one data set among ranks over two. Now the shipped methods keep the numbers of
+    the shipped site, the new method is compared with k-means and the best over the data set it ran, and
+    every page of the site says the run is partial."""
+    import shutil
+
+    from test_leaderboard_site import _ranks
+
+    site = install(tmp_path / "site", dist_info=False)
+    env = {**os.environ, "MPLBACKEND": "Agg",
+           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    cells = ["dataset=iris_uci,soybean_small", *SMALL[1:]]
+    theirs = tmp_path / "runs" / "leaderboard"
+    run = _ccbench(["experiment=leaderboard_smoke", "method=kmeans,pck_means", *cells, f"hydra.sweep.dir={theirs}"],
+                   tmp_path, env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    shipped = tmp_path / "reports" / "leaderboard"
+    ship = _ccbench(["report", str(theirs), "--leaderboard", "--out", str(shipped), "--site", str(shipped / "site")],
+                    tmp_path, env)
+    assert ship.returncode == 0, ship.stderr[-3000:]
+
+    sweep, report = rank_commands()
+    sweep = [w.replace("my_method", NAME).replace("my_pkg", f"{PACKAGE}.plugin") for w in sweep]
+    sweep[1] = "experiment=leaderboard_smoke"
+    run = _ccbench([*sweep[1:], *cells], tmp_path, env)
+    assert run.returncode == 0, run.stderr[-3000:]
+    stopped = list((tmp_path / "runs" / "mine").glob("dataset=soybean_small,*"))
+    assert len(stopped) == 3
+    for job in stopped:  # the sweep stopped after iris: soybean_small's jobs never ran
+        shutil.rmtree(job)
+    ranked = _ccbench(report[1:], tmp_path, env)
+    assert ranked.returncode == 0, ranked.stderr[-3000:]
+
+    mine = tmp_path / "runs" / "mine" / "site"
+    for kind in ("pairs", "labels"):
+        for table in ("ranks", "effects-kmeans", "p-best"):
+            assert _ranks(mine / f"kind-{kind}.html", table) == _ranks(shipped / "site" / f"kind-{kind}.html", table)
+        page = (mine / f"kind-{kind}.html").read_text()
+        assert f"{NAME}: a partial run, over 1 of 2 data sets" in page
+        assert _ranks(mine / f"kind-{kind}.html", f"partial-{kind}")["kmeans"]["n_sets"] == "1"
+    index = _ranks(mine / "index.html", "methods")
+    assert index[NAME]["rank pairs"] == "-" and index[NAME]["data_sets"] == "1"
+    for page in mine.glob("*.html"):
+        text = page.read_text()
+        assert "<strong>the sweep is incomplete</strong>" in text, page.name
+        assert f"{NAME} ran 1 of 2 data sets (pairs), 1 of 2 data sets (labels)" in text, page.name

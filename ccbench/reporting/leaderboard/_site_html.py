@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._format import clean_text
 
-__all__ = ["esc", "slug", "page", "table", "bar_svg", "interval_svg", "scatter_svg", "SCRIPT"]
+__all__ = ["esc", "slug", "page", "table", "interval_svg", "scatter_svg", "SCRIPT"]
 
 #: Click a column header to sort by it (again: the other way); type in the box above a table to keep the
 #: rows that contain the text. Numbers sort as numbers (a cell's ``data-v`` holds the exact value).
@@ -73,7 +73,7 @@ table{border-collapse:collapse;margin:.4em 0 1em;background:#fff;font-size:13.5p
 th,td{border:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#eef2f8;cursor:pointer;user-select:none;white-space:nowrap}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
-td.n{text-align:right;font-variant-numeric:tabular-nums}tr.win td{background:#eaf7ea}tr.tie td{background:#f1f1f6}
+td.n{text-align:right;font-variant-numeric:tabular-nums}tr.win td{background:#eaf7ea}tr.tie td{background:#e9eff9}
 .banner{background:#fff4d6;border:1px solid #e0b84a;padding:.5em .8em}details{margin:.6em 0 1.2em}
 .filter{margin:.2em 0;padding:3px 6px;width:20em}.note{color:#555;font-size:.92em}
 .bad{color:#a40000}.ok{color:#1a6b1a}code{background:#eee;padding:0 3px}
@@ -146,25 +146,6 @@ def table(frame: pd.DataFrame, links: dict | None = None, row_class: pd.Series |
     return f'<table class="sortable"{ident}><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
 
 
-def bar_svg(values: pd.Series, title: str, better: str = "lower") -> str:
-    """Horizontal bars (one per index label), best first, as inline SVG."""
-    values = values.dropna().sort_values(ascending=better == "lower")
-    if values.empty:
-        return ""
-    width, left, bar = 640, 170, 18
-    height = 30 + bar * len(values)
-    top = float(values.max()) or 1.0
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
-             f'aria-label="{esc(title)}"><text x="4" y="16" font-size="13" font-weight="bold">{esc(title)}</text>']
-    for i, (label, v) in enumerate(values.items()):
-        y = 26 + i * bar
-        w = max(1.0, (width - left - 60) * float(v) / top)
-        parts.append(f'<text x="{left - 6}" y="{y + 13}" font-size="12" text-anchor="end">{esc(label)}</text>'
-                     f'<rect x="{left}" y="{y + 2}" width="{w:.1f}" height="{bar - 5}" fill="#4a78b5"/>'
-                     f'<text x="{left + w + 4:.1f}" y="{y + 13}" font-size="11">{float(v):.2f}</text>')
-    return "".join(parts) + "</svg>"
-
-
 #: a verdict's colour on the interval chart (ahead and behind are the method's place against the reference)
 VERDICT_COLOURS = {"ahead": "#1a6b1a", "behind": "#a40000", "tied": "#4a4a4a", "undetermined": "#9a6a00"}
 
@@ -172,7 +153,8 @@ VERDICT_COLOURS = {"ahead": "#1a6b1a", "behind": "#a40000", "tied": "#4a4a4a", "
 def interval_svg(rows: pd.DataFrame, title: str, colour_by: str = "verdict") -> str:
     """A forest plot as inline SVG: one line per index label, its ``mean_diff`` as a dot and its interval
     (``ci_low`` to ``ci_high``) as a bar, a vertical line at 0 (no difference), in the order given; the
-    dot and bar coloured by ``colour_by`` (:data:`VERDICT_COLOURS`) and labelled with the value and verdict."""
+    dot and bar coloured by ``colour_by`` (:data:`VERDICT_COLOURS`) and labelled with the value, the verdict
+    and, where given, ``n_sets`` (a difference over fewer data sets says so)."""
     rows = rows[np.isfinite(rows["mean_diff"].astype(float))]
     if rows.empty:
         return ""
@@ -199,7 +181,8 @@ def interval_svg(rows: pd.DataFrame, title: str, colour_by: str = "verdict") -> 
         parts.append(f'<text x="{left - 6}" y="{y + 4}" font-size="12" text-anchor="end">{esc(label)}</text>{bar}'
                      f'<circle cx="{sx(float(rec["mean_diff"])):.1f}" cy="{y}" r="4" fill="{colour}"/>'
                      f'<text x="{width - right + 8}" y="{y + 4}" font-size="11" fill="{colour}">'
-                     f'{float(rec["mean_diff"]):+.3f} {esc(verdict)}</text>')
+                     f'{float(rec["mean_diff"]):+.3f} {esc(verdict)}'
+                     + (f' ({int(rec["n_sets"])} sets)' if pd.notna(rec.get("n_sets")) else "") + "</text>")
     return "".join(parts) + "</svg>"
 
 
