@@ -162,3 +162,21 @@ def test_ranking_a_partial_run_keeps_the_boards_numbers_and_says_it_is_partial(t
         text = page.read_text()
         assert "<strong>the sweep is incomplete</strong>" in text, page.name
         assert f"{NAME} ran 1 of 2 data sets (pairs), 1 of 2 data sets (labels)" in text, page.name
+
+
+def test_ranking_rows_of_fewer_data_sets_says_the_run_is_partial():
+    """Item 15: the terminal, too, says that rows covering 1 of the shipped rows' 3 data sets are a partial
+    run (compared over that data set, not ranked on the board), and names the data sets not run."""
+    from ccbench.reporting import merge_with
+
+    def rows(method, datasets):
+        return pd.DataFrame([{"dataset.name": d, "constraints.name": "random_pairs", "constraints.n_constraints": 20,
+                              "method.name": method, "config_hash": f"{method}-{d}", "trial": t, "status": "ok",
+                              "ari": 0.5} for d in datasets for t in range(2)])
+
+    shipped = rows("kmeans", ["iris", "wine", "glass"])
+    _, notes = merge_with(rows("mine", ["iris"]), shipped, new_name="runs/mine", shipped_name="reports/leaderboard")
+    assert len(notes) == 1 and "runs/mine cover 1 of the 3 data sets of reports/leaderboard (not run: glass, wine)" \
+        in notes[0] and "partial" in notes[0]
+    _, notes = merge_with(rows("mine", ["iris", "wine", "glass"]), shipped)
+    assert notes == []

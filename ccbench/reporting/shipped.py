@@ -378,6 +378,21 @@ def _describe(protocol: dict) -> str:
     return ", ".join(f"{k}={canonical_json(v)}" for k, v in protocol.items())
 
 
+def _partial_note(new: pd.DataFrame, shipped: pd.DataFrame, new_name: str, shipped_name: str) -> list[str]:
+    """A note when the new rows cover fewer data sets than the shipped ones (a sweep stopped early, or run
+    on a subset): a method that ran only those is compared with the board over them, not ranked on it."""
+    if "dataset.name" not in new or "dataset.name" not in shipped:
+        return []
+    mine, theirs = set(new["dataset.name"].astype(str)), set(shipped["dataset.name"].astype(str))
+    left = sorted(theirs - mine)
+    if not left:
+        return []
+    return [f"{new_name} cover {len(mine & theirs)} of the {len(theirs)} data sets of {shipped_name} (not run: "
+            f"{', '.join(left[:8])}{', ...' if len(left) > 8 else ''}): a method run on these only is compared with "
+            f"k-means and the best over them and not ranked on the board, and the pages and site say the run is "
+            f"partial; resume the sweep with the same command to rank it on the board"]
+
+
 def merge_with(new: pd.DataFrame, shipped: pd.DataFrame, *, new_name: str = "the new rows",
                shipped_name: str = "the shipped rows") -> tuple[pd.DataFrame, list[str]]:
     """``new`` ranked against ``shipped``: their rows together, newest per ``(config_hash, trial)``, and
@@ -387,7 +402,8 @@ def merge_with(new: pd.DataFrame, shipped: pd.DataFrame, *, new_name: str = "the
     shipped rows do not have (:data:`PROTOCOL_KEYS`), or in a cell they do not have (a data set
     option, supervision or noise the leaderboard's grid lacks): ranks over different protocols or cells
     compare different questions. Warned when the time-budget verdicts (``timeout``, ``refused``) of
-    either side come from a machine the other side did not use: a slower machine times out more.
+    either side come from a machine the other side did not use: a slower machine times out more; and
+    when the new rows cover fewer data sets than the shipped ones (a partial run: :func:`_partial_note`).
     """
     mine, theirs = protocol_values(new), protocol_values(shipped)
     foreign = sorted(set(mine) - set(theirs))
@@ -417,6 +433,7 @@ def merge_with(new: pd.DataFrame, shipped: pd.DataFrame, *, new_name: str = "the
             warnings.append(f"{int(timed.sum())} timeout/refused verdict(s) of {name} come from "
                             f"{'; '.join(elsewhere)}, a machine {other_name} were not made on ({'; '.join(sorted(there))}): "
                             f"a time limit's verdict depends on the machine's speed; compare such cells with care")
+    warnings += _partial_note(new, shipped, new_name, shipped_name)
     merged = newest_rows(pd.concat([shipped, new], ignore_index=True))
     merged.attrs["shipped_from"] = list(shipped.attrs.get("shipped_from") or [])
     return merged, warnings
