@@ -15,7 +15,8 @@ Definitions (each is stated on the pages and in docs/leaderboard.md):
   data set share its points).
 - ``mean_diff``: the mean of those differences over the data sets, with a percentile bootstrap interval
   over the data sets (:func:`~.gains.bootstrap_ci`, seed ``seed``); ``wins``/``losses``/``ties``: data sets
-  where the difference is > 0, < 0, = 0 (within :data:`TIE_TOL`).
+  where the difference is > 0, < 0, = 0 (differences rounded to :data:`TIE_TOL`, so floating-point noise
+  in a mean neither breaks a tie in the signed-rank test nor makes a 0 a win).
 - ``p_wilcoxon``: two-sided Wilcoxon signed-rank test over the data sets; ``p_holm``: Holm over the
   **family** of every method compared with that reference (per convention, subset and metric);
   ``p_ahead``/``p_rope``/``p_behind``: the Bayesian signed-rank posterior (baycomp) with ROPE = ``margin``.
@@ -61,6 +62,7 @@ SATURATED_MIN_METHODS = 5
 
 #: Two values this close are equal (a tie of two means, a difference of 0).
 TIE_TOL = 1e-12
+DECIMALS = 12  # the paired differences are rounded to TIE_TOL
 
 EFFECT_COLUMNS = ["convention", "subset", "reference", "reference_name", "method", "n_sets", "mean_diff", "ci_low",
                   "ci_high", "wins", "losses", "ties", "p_wilcoxon", "p_holm", "p_ahead", "p_rope", "p_behind",
@@ -203,7 +205,9 @@ def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0
                 if name is None:
                     continue
                 diffs = score_in.drop(columns=name).sub(score_in[name], axis=0).groupby(level="dataset").mean()
-                diffs = diffs.reindex(keep).dropna(how="all")
+                # rounded to TIE_TOL: floating-point noise in a mean of differences neither breaks a tie nor
+                # turns a 0 (the same value) into a win
+                diffs = diffs.reindex(keep).dropna(how="all").round(DECIMALS)
                 effects.append(_pair_table(diffs, margin, alpha, seed, n_boot).assign(
                     convention=convention, subset=subset, reference=reference, reference_name=name))
     effects = pd.concat(effects, ignore_index=True)[EFFECT_COLUMNS] if effects else pd.DataFrame(columns=EFFECT_COLUMNS)
