@@ -36,7 +36,8 @@ def index_summary(blocks: list, tables: dict) -> list[str]:
     """What a kind's page supports, for the index: its headline sentences (paired effect sizes over data
     sets against k-means and the best, P(best), what the failure convention and the flagged data sets
     change: :data:`~.headline_text.SENTENCE_PREFIXES`, every metric of the headline), and the tuned and
-    k-free variants whose difference from their default has an interval excluding 0. The average ranks'
+    k-free variants whose difference from their default survives Holm's correction over the section's
+    variants (:func:`variant_verdicts`). The average ranks'
     paragraph is the pages' secondary view and is not quoted."""
     from .headline_text import SENTENCE_PREFIXES
 
