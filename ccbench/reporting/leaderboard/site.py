@@ -55,12 +55,18 @@ def _cell_stats(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: f
     ``best_group`` (the method is in the cell's top tie group) and ``winner`` (it alone is)."""
     from scipy import stats
 
-    g = frame.groupby(["kind", *CELL, "method"], sort=True)
-    out = pd.DataFrame({"trials": g.size(), "ok": g["status"].agg(lambda s: int((s == "ok").sum())),
+    keys = ["kind", *CELL, "method"]
+    g = frame.groupby(keys, sort=True)
+    ok = frame["status"].eq("ok")
+    bad = frame[~ok]  # the most common status that is not ok, where a cell has one (ties: the first by name)
+    other = (bad.groupby([*keys, "status"]).size().reset_index(name="n")
+             .sort_values([*keys, "n", "status"], ascending=[True] * len(keys) + [False, True])
+             .drop_duplicates(keys).set_index(keys)["status"])
+    out = pd.DataFrame({"trials": g.size(), "ok": ok.groupby([frame[c] for c in keys]).sum().astype(int),
                         "mean": g["value"].mean(), "sd": g["value"].std(ddof=1),
-                        "fit_time_s": g["fit_time"].mean(), "fit_rss_mb": g["fit_rss_mb"].max(),
-                        "status": g["status"].agg(lambda s: "completed" if (s == "ok").all()
-                                                  else s[s != "ok"].mode().iloc[0])}).reset_index()
+                        "fit_time_s": g["fit_time"].mean(), "fit_rss_mb": g["fit_rss_mb"].max()})
+    out["status"] = other.reindex(out.index).fillna("completed")
+    out = out.reset_index()
     done = out["status"] == "completed"
     out["mean"] = out["mean"].where(done)
     half = stats.t.ppf(0.975, (out["ok"] - 1).clip(lower=1)) * out["sd"] / np.sqrt(out["ok"].clip(lower=1))
@@ -90,25 +96,28 @@ def _best_group(frame: pd.DataFrame, metric: str, margin: float, alpha: float) -
     of the pages gives for that pair and cell.
     """
     sign = _sign(metric)
-    done = frame.groupby(["kind", *CELL, "method"])["status"].transform(lambda s: bool((s == "ok").all()))
+    done = frame["status"].eq("ok").groupby([frame[c] for c in ["kind", *CELL, "method"]]).transform("all")
     wide = frame[done.astype(bool)].pivot_table(index=["kind", *CELL, "trial"], columns="method", values="value",
                                                 aggfunc="first")
+    methods = wide.columns.to_numpy()
     group = set()
     for cell, rows in wide.groupby(level=["kind", *CELL], sort=False):
-        rows = rows.dropna(axis=1, how="all")
-        if rows.shape[1] == 0:
+        values = sign * rows.to_numpy(float)  # trials x methods, NaN where a method did not complete the cell
+        ran = np.isfinite(values).any(axis=0)
+        if not ran.any():
             continue
-        means = sign * rows.mean()
-        best = means.idxmax()
-        group.add((*cell, best))
-        for other in rows.columns.drop(best):
-            both = rows[[best, other]].dropna()
-            d = sign * (both[best] - both[other]).to_numpy()
-            if abs(d.mean()) >= margin and d.size:  # the test only where the margin is met, as section 2
+        best = int(np.nanargmax(np.where(ran, np.nanmean(np.where(ran, values, 0.0), axis=0), -np.inf)))
+        group.add((*cell, methods[best]))
+        for j in np.flatnonzero(ran):
+            if j == best:
+                continue
+            d = values[:, best] - values[:, j]
+            d = d[np.isfinite(d)]
+            if d.size and abs(d.mean()) >= margin:  # the test only where the margin is met, as section 2
                 p = _wilcoxon(d, np.zeros(d.size))[1]
                 if decide(float(d.mean()), p, wilcoxon_min_p(int((d != 0).sum())), margin, alpha) == "A":
                     continue
-            group.add((*cell, other))
+            group.add((*cell, methods[j]))
     return group
 
 
