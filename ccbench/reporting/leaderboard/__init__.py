@@ -6,7 +6,13 @@ opens offline), plus ``index.md`` and ``leaderboard.parquet`` (every number of t
 pages in long form, and the per-cell means the ranks start from: table ``cell_means``,
 :func:`cell_table`). Each page holds:
 
-1. average ranks over *cells* (data set x budget x noise x setting) on one metric
+0. the **headline** (:func:`headline_effects`, :mod:`.effects`): paired effect sizes over data sets of every
+   main method against plain ``kmeans`` and against the kind's best (mean difference with a data-set
+   bootstrap interval, wins/losses, Wilcoxon with Holm over the family, the Bayesian signed-rank posterior
+   with a ROPE, leave-one-data-set-out stability), P(best), the flagged data sets, under both failure
+   conventions (:data:`CONVENTIONS`: a refused or skipped cell missing, or every failure last) and, beside
+   ``ari``, for ``ari_unconstrained``; tables ``effects``, ``p_best``, ``flags``;
+1. (the secondary view) average ranks over *cells* (data set x budget x noise x setting) on one metric
    (default ``ari``), ranked two ways (see *Scale honesty*) over the *main* methods
    (:func:`main_methods`: every method at its defaults), with a critical-difference diagram
    (:func:`ccbench.cd_diagram`: Friedman blocks are the data sets, :func:`dataset_blocks`; the
@@ -46,8 +52,10 @@ Definitions (every one is stated on the page as well):
   supervision (``kmeans``, ``ap``, ``ncuts``, ``kmedoids``, ``scap``).
 """
 
-from ._frame import (BUDGET, DEFAULT_METRIC, KINDS, TRIAL_KEYS, attempted_cells, cell_means, cell_table, completed,
-                     long_frame, main_methods)
+from ._frame import (BUDGET, CONVENTIONS, DEFAULT_CONVENTION, DEFAULT_METRIC, KINDS, MEASURED_FAILURES, NOT_MEASURED,
+                     TRIAL_KEYS, attempted_cells, cell_means, cell_table, completed, long_frame, main_methods,
+                     unmeasured_cells)
+from .effects import cell_scores, headline_effects
 from .gains import (NO_UNCONSTRAINED_REFERENCE, best_baseline, bootstrap_ci, cost_table, gains, hurt_exclusions,
                     hurt_share, noise_effect, status_counts)
 from .coverage import recorded_grids, sweep_coverage
@@ -61,4 +69,6 @@ __all__ = [
     "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage", "recorded_grids",
     "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
     "dataset_blocks", "kept_default", "tuned_vs_default", "k_free_vs_given", "write_site",
+    "MEASURED_FAILURES", "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "headline_effects",
+    "cell_scores",
 ]

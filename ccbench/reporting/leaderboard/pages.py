@@ -117,8 +117,11 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
                 colors: dict, unmeasured: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The CD diagram with data sets as Friedman blocks (a method's per-cell ranks averaged within each
     data set first), and the per-cell view (cells as blocks) as a secondary table. ``unmeasured``: the
-    refused and skipped cells, left out of the ranks (the ``missing`` convention); a data set where a
-    method has no ranked cell is then no complete Friedman block and is left out (the page says which)."""
+    refused and skipped cells, left out of the ranks (the ``missing`` convention): a method with no ranked
+    cell in some data set has no complete Friedman row, so the diagram ranks the methods with a block in
+    every data set (at least 3; else the data sets where some method has none are left out instead), and
+    the page names what it leaves out. Those methods are compared in the headline over the data sets they
+    have."""
     blocks = []
     core, cd_cells = _cd_selection(attempted)
     if not core.all():
@@ -132,8 +135,20 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
                              + ")."))
     sub_means, sub_attempted = means.loc[cd_cells, core], attempted.loc[cd_cells, core]
     sub_unmeasured = None if unmeasured is None else unmeasured.reindex_like(sub_means).fillna(False).astype(bool)
-    worst = _worst_filled(sub_means, metric, unmeasured=sub_unmeasured).dropna()
     every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
+    whole = every_set.notna().all()
+    if not whole.all() and whole.sum() >= 3:
+        gaps = every_set.isna()
+        blocks.append(("md", f"The rank view below covers the {int(whole.sum())} methods with a ranked cell in every "
+                             f"data set. Left out (refused or skipped on every cell of a data set: missing there, "
+                             f"not last; the headline compares them over the data sets they have): "
+                             + "; ".join(f"`{m}` ({', '.join(gaps.index[gaps[m]])})" for m in gaps.columns[~whole])
+                             + "."))
+        keep = whole.index[whole]
+        sub_means, sub_attempted, sub_unmeasured = (sub_means[keep], sub_attempted[keep],
+                                                    None if sub_unmeasured is None else sub_unmeasured[keep])
+        every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
+    worst = _worst_filled(sub_means, metric, unmeasured=sub_unmeasured).dropna()
     per_set = every_set.dropna()
     if len(per_set) < len(every_set):
         gaps = every_set.isna()
@@ -162,7 +177,7 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
     per_cell = pd.DataFrame({
         "rank_over_data_sets": rank_over_data_sets(per_set) if n_sets else np.nan,
         "rank_over_cells": worst.rank(axis=1, ascending=_sign(metric) < 0, method="average").mean()},
-        index=pd.Index(sorted(core.index[core]), name="method")).sort_values("rank_over_data_sets")
+        index=pd.Index(sorted(sub_means.columns), name="method")).sort_values("rank_over_data_sets")
     if cell_fr is not None:
         cd_cell = critical_difference(worst.shape[1], n_cd, alpha)
         text = (f"Secondary, per-cell view (cells as blocks; optimistic, as the cells of one data set are "

@@ -134,7 +134,8 @@ def headline(ranks: pd.Series, cd: float | None, shift: float | None, n_sets: in
     level, behind = split_at_best(ranks, threshold)
     listed = lambda names: ", ".join(f"`{m}` ({ranks[m]:.2f})" for m in names)  # noqa: E731
     best, rest = level[0], level[1:]
-    text = (f"{SECONDARY_VIEW} average ranks over data sets (1 = best); two methods whose average "
+    text = (f"{SECONDARY_VIEW} average ranks over data sets of the {len(ranks)} methods of the CD diagram "
+            f"(1 = best); two methods whose average "
             f"ranks differ by less than {threshold:.2f} ({why_text}) are a tie. The best, `{best}` "
             f"({ranks[best]:.2f}), is tied with " + (listed(rest) if rest else "no other method") + ". ")
     if behind:
