@@ -134,6 +134,48 @@ def preference_bracket(X, *, kind="sqeuclidean", block_rows=1024) -> tuple[float
     return low, high
 
 
+#: Where a search looks below its bracket when every fit in it gave too many clusters: preferences
+#: 10 and 100 x as far below ``high`` (s_max) as the bracket's low end (:func:`_search_below`).
+BELOW_BRACKET = (10.0, 100.0)
+
+
+def _search_below(fit, n_clusters, low, high, n_fits, best, max_iter) -> PreferenceSearch:
+    """The search below the bracket, for a search whose every fit gave more than ``n_clusters``.
+
+    ``preference_bracket``'s low end is where one exemplar is optimal for the *similarities*; a
+    constrained method changes the objective (SCSSAP's hard constraints add penalties up to
+    2 N (s_max - s_min), eqs. 4-5; SSAP-L's macro-nodes need no exemplar), and its fits can keep more
+    than ``n_clusters`` exemplars down to that end (SCSSAP on balance, k = 3, pairs_mid trial 0: 4 or 5
+    clusters across the bracket, 3 at 10 x its low end). Probes at ``high - f (high - low)`` for ``f``
+    in :data:`BELOW_BRACKET`; at the first that gives at most ``n_clusters``, a bisection between it
+    and the previous probe (or ``low``) finds the plateau's upper end as :func:`bisect_preference`
+    does. Where every probe still gives more, the closest fit is kept (``exact=False``): 2 fits more.
+    ``fit`` keeps the best fit in ``best`` (:func:`fit_for_n_clusters`); ``n_fits`` counts every fit.
+    """
+    upper = low
+    for factor in BELOW_BRACKET:
+        probe = high - factor * (high - low)
+        found = int(fit(probe))
+        n_fits += 1
+        if found <= n_clusters:
+            deeper = bisect_preference(fit, n_clusters, probe, upper, max_iter=max_iter)
+            n_fits += deeper.n_fits
+            if deeper.exact:
+                return PreferenceSearch(deeper.preference, int(n_clusters), n_fits, True)
+            break
+        upper = probe
+    return PreferenceSearch(best["preference"], best["found"], n_fits, best["found"] == n_clusters)
+
+
+def _counted(fit_at, counts: list):
+    """``fit_at`` that also appends each count it returns to ``counts``."""
+    def fit(preference):
+        found = int(fit_at(preference))
+        counts.append(found)
+        return found
+    return fit
+
+
 @dataclass(frozen=True)
 class PreferenceSearch:
     """Outcome of :func:`bisect_preference`."""
@@ -212,6 +254,11 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
     step that does not converge is a step, not the answer); the caller says whether the count was
     hit (``exact``). One place for the AP family's and SCAP's ``n_clusters`` (issue 38).
 
+    **Below the bracket.** When every fit of the search gave more than ``n_clusters``, it probes
+    below the bracket (:func:`_search_below`: 10 and 100 x as far below ``high``; where a probe gives
+    at most ``n_clusters``, a bisection up from it): a constrained method's fits can keep too many
+    exemplars down to the bracket's low end (issue 50). 2 fits more where no probe helps.
+
     **A second pass where a fit that did not converge misled the first.** A message-passing fit that
     stops unconverged returns a count that says nothing about the preference (AP on voting, k = 2:
     232 clusters, one per point, at the bracket's midpoint; the bisection then went down, where AP
@@ -227,6 +274,8 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
 
     from .base import ConvergenceWarning, InconsistentConstraintsWarning
 
+    counts = []  # every fit's count: the search below the bracket runs only if all exceed n_clusters
+    fit_at = _counted(fit_at, counts)
     best, unconverged = {}, []
 
     def fit_and_keep(preference, second_pass=False):  # the fit bisect returns: the last exact, else the first closest
@@ -251,5 +300,10 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
             n_fits = search.n_fits + again.n_fits
             search = (PreferenceSearch(again.preference, int(n_clusters), n_fits, True) if again.exact else
                       PreferenceSearch(best["preference"], best["found"], n_fits, False))
+    if not search.exact and counts and min(counts) > n_clusters:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            warnings.simplefilter("ignore", InconsistentConstraintsWarning)
+            search = _search_below(fit_and_keep, int(n_clusters), low, high, search.n_fits, best, max_iter)
     vars(estimator).update(best["state"])
     return search

@@ -179,3 +179,37 @@ def test_ap_family_search_reports_n_clusters_reached_under_one_name(method):
     assert not missed.n_clusters_reached_ and missed.labels_.max() + 1 != 10
     assert "bisection steps" in missed.n_clusters_unreachable_
     assert default.n_clusters_reached_ and default.n_clusters_unreachable_ is None
+
+
+class _CountCurve:
+    """A stand-in estimator whose fit at a preference finds a given count (a hand-made count curve)."""
+
+    def __init__(self, count):
+        self.count, self.fits = count, []
+
+    def fit_at(self, preference):
+        self.labels_ = np.zeros(3, dtype=int)  # a fitted attribute: the state the search keeps
+        self.preference_ = preference
+        self.fits.append(preference)
+        return self.count(preference)
+
+
+def test_search_looks_below_the_bracket_when_every_fit_gives_too_many():
+    # bracket [-10, -1]; 4 clusters (k + 1) down to -50, k = 3 below it (as SCSSAP on balance: 4-5 across
+    # the bracket, 3 at 10 x its low end): the search must find -50's plateau end, not keep 4
+    from ccbench.similarity import fit_for_n_clusters
+
+    curve = _CountCurve(lambda p: 4 if p > -50.0 else 3)
+    search = fit_for_n_clusters(curve, curve.fit_at, 3, -10.0, -1.0)
+    assert search.exact and search.n_clusters == 3
+    assert -50.0 * 1.05 <= search.preference <= -50.0  # the plateau's upper end, within rtol
+    assert curve.preference_ == search.preference  # the kept state is the returned fit's
+    assert search.n_fits == len(curve.fits)
+    # a floor above k at every preference: two probes more, the closest kept, not exact
+    floor = _CountCurve(lambda p: 4)
+    missed = fit_for_n_clusters(floor, floor.fit_at, 3, -10.0, -1.0)
+    assert not missed.exact and missed.n_clusters == 4 and missed.n_fits == 20 + 2
+    # a count reached inside the bracket is searched as before: nothing below it is fitted
+    inside = _CountCurve(lambda p: 4 if p > -5.0 else 3)
+    hit = fit_for_n_clusters(inside, inside.fit_at, 3, -10.0, -1.0)
+    assert hit.exact and min(inside.fits) >= -10.0
