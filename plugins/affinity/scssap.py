@@ -125,9 +125,12 @@ class SCSSAP(PreferenceSearchMixin, ConstrainedClusterer):
         midpoint becomes the lower end, else the upper). It goes on past the first
         preference that gives ``n_clusters`` to the upper end of that plateau
         (within 5 %: where the data, not the constraints, decide the partition) and
-        stops there or after ``core.PREFERENCE_SEARCH_FITS`` = 20 fits: a search
-        costs at most 20 fits. If the count is never hit, the closest fit is kept,
-        ``n_clusters_exact_`` is False and a ``ConvergenceWarning`` says so.
+        stops there or after ``core.PREFERENCE_SEARCH_FITS`` = 20 fits (a second pass
+        where unconverged fits misled the first; where every fit gave more than
+        ``n_clusters``, probes below the bracket, :func:`ccbench.similarity.fit_for_n_clusters`:
+        hard constraints can keep k + 1 exemplars down to its low end). If the count is
+        never hit, the closest fit is kept, ``n_clusters_exact_`` and
+        ``n_clusters_reached_`` are False and a ``ConvergenceWarning`` says so.
         Give ``preference`` or ``n_clusters``, not both.
     damping : float in [0.5, 1), default=0.75
         mu of Algorithm 1 (Section 4.1).

@@ -466,9 +466,12 @@ class SCAP(ConstrainedClusterer):
         ``n_clusters`` clusters: ``p`` falls, else it rises), on past the first ``p``
         that gives ``n_clusters`` to the plateau's end (within 5 %: labels force k
         clusters at a high ``p``, where every unlabeled point joins one of them). It
-        stops there or after ``SEARCH_FITS`` = 20 fits. If the count is never hit the
-        closest fit is kept, ``n_clusters_exact_`` is False and a
-        ``ConvergenceWarning`` says so. Give ``p`` or ``n_clusters``, not both.
+        stops there or after ``SEARCH_FITS`` = 20 fits (then a second pass or a look
+        below the bracket, :func:`ccbench.similarity.fit_for_n_clusters`). If the count is
+        never hit the closest fit is kept, ``n_clusters_exact_`` and ``n_clusters_reached_``
+        are False and a ``ConvergenceWarning`` says so (SSAP-L: an
+        ``NClustersUnreachableWarning`` where its labeled macro-nodes outnumber k; see
+        :class:`SSAPL`). Give ``p`` or ``n_clusters``, not both.
 
     Attributes
     ----------
