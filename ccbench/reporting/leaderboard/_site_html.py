@@ -170,7 +170,7 @@ def interval_svg(rows: pd.DataFrame, title: str, colour_by: str = "verdict") -> 
              f'<line x1="{sx(0):.1f}" y1="24" x2="{sx(0):.1f}" y2="{height - 18}" stroke="#999" stroke-dasharray="3,3"/>'
              f'<text x="{sx(0):.1f}" y="{height - 4}" font-size="11" text-anchor="middle">0</text>']
     parts += [f'<text x="{sx(v):.1f}" y="{height - 4}" font-size="11" text-anchor="{anchor}">{v:+.2f}</text>'
-              for v, anchor in ((lo, "start"), (hi, "end")) if abs(v) > 0.08 * span]  # not over the 0
+              for v, anchor in ((lo, "start"), (hi, "end")) if abs(v) > 0.15 * span]  # not over the 0
     for i, (label, rec) in enumerate(rows.iterrows()):
         y = 32 + i * line
         verdict = str(rec.get(colour_by, ""))
