@@ -217,6 +217,20 @@ def test_a_skipped_draw_makes_the_cell_missing():
     assert ranks.at["cop_kmeans", "cells"] == 2 and ranks.at["cop_kmeans", "cells_all"] == 3
 
 
+def test_a_method_refused_everywhere_has_no_verdict_and_is_no_member_of_the_family():
+    """cop_kmeans is refused on all 7 data sets: missing, so no pair with kmeans (undetermined, not tied) and
+    no test in Holm's family (pck_means keeps its unadjusted p); under last it scores 0 everywhere."""
+    values = _paired({"pck_means": [0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.1], "cop_kmeans": [0.1] * 7})
+    statuses = {(f"set{i}", "cop_kmeans"): "refused" for i in range(7)}
+    result = lb_effects.headline_effects(_frame(values, statuses), "ari")
+    gone, kept = _one(result["effects"], "cop_kmeans"), _one(result["effects"], "pck_means")
+    assert gone["n_sets"] == 0 and gone["verdict"] == "undetermined" and np.isnan(gone["p_holm"])
+    assert kept["p_holm"] == pytest.approx(ss.wilcoxon([0.1, 0.2, 0.3, 0.1, 0.2, 0.3, 0.1]).pvalue)
+    assert "Holm over the 1 method compared with `kmeans`" in result["text"][0]
+    assert "`cop_kmeans` no data set in common" in result["text"][0]
+    assert _one(result["effects"], "cop_kmeans", convention="last")["mean_diff"] == pytest.approx(-0.5)
+
+
 def test_a_metric_without_a_known_failure_score_is_refused_naming_the_fix():
     frame = lb.long_frame(_rows(_paired({"pck_means": D_A})).rename(columns={"ari": "constraint_violations"}),
                           "constraint_violations")

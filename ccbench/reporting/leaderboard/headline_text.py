@@ -24,6 +24,10 @@ def _effect(r) -> str:
             f"({r.wins}/{r.losses} wins/losses of {r.n_sets} data sets, p_holm = {r.p_holm:.2g})")
 
 
+def _count(n) -> str:
+    return f"{int(n)} method" + ("" if int(n) == 1 else "s")
+
+
 def _names(index) -> str:
     return ", ".join(f"`{m}`" for m in index)
 
@@ -33,7 +37,8 @@ def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text
     against = f"the best, `{name}` ({best_text})" if best_text else f"`{name}`"
     text = (f"**Headline (`{metric}`) against {against}:** per data set, the mean over the cells both have of the "
             f"difference in `{metric}` (refused and skipped cells missing, a measured failure scoring as one "
-            f"cluster); two-sided Wilcoxon over the data sets, Holm over the {len(view)} methods compared with "
+            f"cluster); two-sided Wilcoxon over the data sets, Holm over the {_count(view['p_wilcoxon'].notna().sum())} "
+            f"compared with "
             f"`{name}` (alpha = {alpha}), each verdict checked by dropping each data set in turn.")
     for verdict, label in (("ahead", "Ahead of it"), ("behind", "Behind it")):
         rows = view[view["verdict"] == verdict].sort_values("mean_diff", ascending=verdict == "behind")
@@ -42,7 +47,8 @@ def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text
     shaky = view[view["verdict"] == "undetermined"]
     if len(shaky):
         text += (" Undetermined (dropping one data set changes the verdict, or no data set in common): "
-                 + "; ".join(f"`{r.Index}` {r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] "
+                 + "; ".join(f"`{r.Index}` no data set in common" if not r.n_sets else
+                             f"`{r.Index}` {r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] "
                              f"(flips in {r.loo_flips} of {r.loo_n} drops)" for r in shaky.itertuples()) + ".")
     tied = view[view["verdict"] == "tied"]
     if len(tied):
@@ -94,8 +100,8 @@ def headline_sentences(effects: pd.DataFrame, p_best: pd.DataFrame, flags: pd.Da
                    + ", ".join(f"`{m}`'s in {p:.0%}" for m, p in top.items())
                    + (" of the resamples" if len(top) else "nobody's in 5 % or more")
                    + f" (every other method: under 5 %), among the {len(eligible)} methods with a value on every "
-                     f"data set" + (f"; {_names(missing)} miss some (refused or skipped there) and are not drawn"
-                                    if len(missing) else "") + f". The ROPE of P(ahead/rope/behind) is {margin:g}.")
+                     f"data set" + (f"; not drawn (missing some data sets: refused or skipped there): "
+                                    f"{_names(missing)}" if len(missing) else "") + f". The ROPE of P(ahead/rope/behind) is {margin:g}.")
     last = _changes(effects, {"convention": "last", "subset": "all"})
     out.append(f"**Refusals and skipped draws as failures (`{metric}`, convention `last`):** "
                + ("; ".join(last) + "." if last else "no verdict changes."))
