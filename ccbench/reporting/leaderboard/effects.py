@@ -116,7 +116,7 @@ def flags(scores: pd.DataFrame) -> pd.DataFrame:
     for dataset, row in per_set.iterrows():
         if row.notna().any() and row.max() < UNINFORMATIVE_BELOW:
             out.append((dataset, "no method recovers the classes",
-                        f"the best method's mean is {row.max():.3f} (`{row.idxmax()}`), below {UNINFORMATIVE_BELOW}"))
+                        f"the best method's mean is {row.max():.3g} (`{row.idxmax()}`), below {UNINFORMATIVE_BELOW}"))
     top = scores.max(axis=1)
     sharing = (scores.sub(top, axis=0).abs() <= TIE_TOL).sum(axis=1)
     for dataset, counts in sharing.groupby(level="dataset"):

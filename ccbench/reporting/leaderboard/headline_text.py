@@ -57,7 +57,8 @@ def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text
 
 
 def _changes(effects: pd.DataFrame, other: dict) -> list[str]:
-    """Verdicts that differ between the default view and ``other`` (``{"convention": .., "subset": ..}``)."""
+    """Verdicts that differ between the default view and ``other`` (``{"convention": .., "subset": ..}``);
+    where the best differs there, no method-by-method change (another reference): its verdicts instead."""
     out = []
     for reference in ("kmeans", "best"):
         base = _view(effects, reference=reference, **DEFAULT_VIEW)
@@ -65,12 +66,17 @@ def _changes(effects: pd.DataFrame, other: dict) -> list[str]:
         if base.empty or alt.empty:
             continue
         names = (base["reference_name"].iloc[0], alt["reference_name"].iloc[0])
-        head = f"against `{names[0]}`" + ("" if names[0] == names[1] else f" (the best there is `{names[1]}`)")
+        if names[0] != names[1]:
+            verdicts = [f"{v}: {_names(alt.index[alt['verdict'] == v])}" for v in ("ahead", "behind", "undetermined")
+                        if (alt["verdict"] == v).any()]
+            out.append(f"the best there is `{names[1]}`, not `{names[0]}`; against it, "
+                       + ("; ".join(verdicts) if verdicts else "every method is tied") + " (every other method tied)")
+            continue
         both = base.index.intersection(alt.index)
         moved = [f"`{m}` {base.at[m, 'verdict']} -> {alt.at[m, 'verdict']}" for m in both
                  if base.at[m, "verdict"] != alt.at[m, "verdict"]]
-        if moved or names[0] != names[1]:
-            out.append(f"{head}: " + (", ".join(moved) if moved else "no verdict changes"))
+        if moved:
+            out.append(f"against `{names[0]}`: " + ", ".join(moved))
     return out
 
 
@@ -142,6 +148,9 @@ def headline_tables(effects: pd.DataFrame, metric: str) -> list[tuple[str, pd.Da
             differs = (alt["verdict"] != base["verdict"]) | ~np.isclose(alt["mean_diff"], base["mean_diff"])
             differs |= alt["reference_name"] != base["reference_name"]
             if differs.any():
+                alt_name = alt["reference_name"].dropna().iloc[0]
+                if alt_name != base["reference_name"].iloc[0]:  # another best there: say against whom
+                    label += f" (against `{alt_name}`)"
                 table[label] = np.where(differs, text, "same")
         name = base["reference_name"].iloc[0]
         caption = (f"`{metric}`, each method minus `{name}`" + (" (the best)" if reference == "best" else "")
