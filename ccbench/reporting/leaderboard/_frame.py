@@ -286,7 +286,8 @@ def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
     """Every (cell, method) of the ranking cells, in long form: ``mean`` (the metric over the cell's ok
     trials), ``n_trials`` (rows), ``n_ok``, ``status`` (``completed`` when every trial is ok, else the
     most common other status), ``main`` (ranked in section 1) -- enough to recompute the ranks: pivot
-    the completed main rows to cells x methods and rank per cell (:func:`rank_table`)."""
+    the completed main rows to cells x methods and rank per cell (:func:`rank_table`), a cell whose status
+    is in :data:`NOT_MEASURED` missing and any other failure last (the default convention)."""
     cols = [*CELL, "method", "mean", "n_trials", "n_ok", "status", "main"]
     if frame.empty:
         return pd.DataFrame(columns=cols)
