@@ -240,6 +240,21 @@ def test_a_metric_without_a_known_failure_score_is_refused_naming_the_fix():
     assert _one(result["effects"], "pck_means")["mean_diff"] == pytest.approx(-D_A.mean())  # lower is better
 
 
+def test_the_page_table_shows_failures_last_beside_only_where_it_differs():
+    from ccbench.reporting.leaderboard.headline_text import headline_tables
+
+    values = _paired({"pck_means": D_A, "cop_kmeans": np.abs(D_A) / 2})
+    plain = lb_effects.headline_effects(_frame(values), "ari")["effects"]
+    assert all("failures last" not in t.columns for _, t in headline_tables(plain, "ari"))
+    refused = lb_effects.headline_effects(_frame(values, {("set7", "cop_kmeans"): "refused"}), "ari")["effects"]
+    (caption, table), _ = headline_tables(refused, "ari")
+    assert "minus `kmeans`" in caption
+    assert table.at["pck_means", "failures last"] == "same"
+    last = _one(refused, "cop_kmeans", convention="last")
+    assert table.at["cop_kmeans", "failures last"] == f"{last['mean_diff']:+.3f}, {last['verdict']}"
+    assert table.at["cop_kmeans", "sets"] == 7 and last["n_sets"] == 8
+
+
 # --- flagged data sets ----------------------------------------------------------------------------------
 
 def test_uninformative_and_saturated_data_sets_are_flagged_and_left_out_of_the_informative_subset():
