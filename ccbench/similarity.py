@@ -149,9 +149,12 @@ def _search_below(fit, n_clusters, low, high, n_fits, best, max_iter) -> Prefere
     clusters across the bracket, 3 at 10 x its low end). Probes at ``high - f (high - low)`` for ``f``
     in :data:`BELOW_BRACKET`; at the first that gives at most ``n_clusters``, a bisection between it
     and the previous probe (or ``low``) finds the plateau's upper end as :func:`bisect_preference`
-    does. Where every probe still gives more, the closest fit is kept (``exact=False``): 2 fits more.
+    does. Where no probe reaches ``n_clusters``, the bracket's closest fit stands (``exact=False``; 2 fits
+    more): a count below the bracket that is closer but not ``n_clusters`` is another regime, not the
+    answer (SCSSAP on wdbc, k = 2: 3 clusters there with ARI 0.05, 4 in the bracket with 0.63).
     ``fit`` keeps the best fit in ``best`` (:func:`fit_for_n_clusters`); ``n_fits`` counts every fit.
     """
+    kept = dict(best)
     upper = low
     for factor in BELOW_BRACKET:
         probe = high - factor * (high - low)
@@ -164,6 +167,9 @@ def _search_below(fit, n_clusters, low, high, n_fits, best, max_iter) -> Prefere
                 return PreferenceSearch(deeper.preference, int(n_clusters), n_fits, True)
             break
         upper = probe
+    if best["found"] != n_clusters:
+        best.clear()
+        best.update(kept)
     return PreferenceSearch(best["preference"], best["found"], n_fits, best["found"] == n_clusters)
 
 

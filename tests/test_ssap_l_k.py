@@ -209,6 +209,11 @@ def test_search_looks_below_the_bracket_when_every_fit_gives_too_many():
     floor = _CountCurve(lambda p: 4)
     missed = fit_for_n_clusters(floor, floor.fit_at, 3, -10.0, -1.0)
     assert not missed.exact and missed.n_clusters == 4 and missed.n_fits == 20 + 2
+    # a closer count below the bracket that is not k does not replace the bracket's closest fit
+    closer = _CountCurve(lambda p: 5 if p > -50.0 else 4)
+    kept = fit_for_n_clusters(closer, closer.fit_at, 3, -10.0, -1.0)
+    assert not kept.exact and kept.n_clusters == 5 and -10.0 <= kept.preference
+    assert closer.preference_ == kept.preference and min(closer.fits) < -50.0
     # a count reached inside the bracket is searched as before: nothing below it is fitted
     inside = _CountCurve(lambda p: 4 if p > -5.0 else 3)
     hit = fit_for_n_clusters(inside, inside.fit_at, 3, -10.0, -1.0)
