@@ -218,3 +218,16 @@ def test_search_looks_below_the_bracket_when_every_fit_gives_too_many():
     inside = _CountCurve(lambda p: 4 if p > -5.0 else 3)
     hit = fit_for_n_clusters(inside, inside.fit_at, 3, -10.0, -1.0)
     assert hit.exact and min(inside.fits) >= -10.0
+
+
+def test_free_chunklets_numba_and_numpy_agree():
+    # dense mode: the compiled sweep reads the stored rows, free chunklets' maxima included; linear mode
+    # with numba runs the numpy sweep for them (the compiled linear sweep builds point rows only)
+    pytest.importorskip("numba")
+    X, y = _blobs(15, [[0, 0], [5, 0], [0, 5]], seed=4)
+    cons = _must_link_pairs(y, 7, np.random.default_rng(1))
+    fits = [SSAPL(n_clusters=3, memory=m, backend=b, stop_on="clusters", random_state=0).fit(X, constraints=cons)
+            for m, b in (("dense", "numpy"), ("dense", "numba"), ("linear", "numba"))]
+    for other in fits[1:]:
+        np.testing.assert_array_equal(fits[0].labels_, other.labels_)
+        assert other.p_ == fits[0].p_ and other.n_free_macro_nodes_ == 7
