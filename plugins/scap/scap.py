@@ -619,9 +619,9 @@ class SCAP(ConstrainedClusterer):
         """``(free, held)`` macro-nodes: none for unsupervised SCAP."""
         return [], []
 
-    def _cluster_floor(self, constraints, n_samples, n_clusters):
-        """``(free, floor, reason)`` for a search for ``n_clusters``: no macro-node, no floor but 1."""
-        return False, 1, None
+    def _macro_node_plan(self, constraints, n_samples, n_clusters):
+        """``(free, unreachable)`` for a search for ``n_clusters``: no macro-node, nothing to free or forbid."""
+        return False, None
 
     def fit(self, X, y=None, *, constraints=None):
         if self.n_clusters is None:
@@ -637,7 +637,7 @@ class SCAP(ConstrainedClusterer):
         X_checked, cons = self._validate_fit(X, constraints)
         self._check_similarity_input(X_checked)
         k = int(self.n_clusters)
-        free, floor, unreachable = self._cluster_floor(cons, X_checked.shape[0], k)
+        free, unreachable = self._macro_node_plan(cons, X_checked.shape[0], k)
         low, high = preference_bracket(X_checked, kind=self.similarity)  # at or below low one exemplar is optimal
         def fit_at(preference):  # preference = -p
             self._fit(X, constraints, max(-preference, 0.0), free=free)
@@ -835,9 +835,9 @@ class SSAPL(SCAP):
             return np.zeros(len(groups), dtype=bool)
         return np.array([bool((constraints.labels[g] >= 0).any()) for g in groups], dtype=bool)
 
-    def _cluster_floor(self, constraints, n_samples, n_clusters):
-        """``(free, floor, reason)``: whether the search frees the unlabeled chunklets, the fewest
-        clusters the model can then return, and why ``n_clusters`` is below it (None if it is not).
+    def _macro_node_plan(self, constraints, n_samples, n_clusters):
+        """``(free, unreachable)``: whether the search frees the unlabeled chunklets, and why
+        ``n_clusters`` is below the fewest clusters the model can then return (None if it is not).
 
         Held apart, every macro-node is a cluster (it chooses no exemplar, eq. 21), so more macro-nodes
         than ``n_clusters`` forbid that count. The unlabeled ones are freed then (class Notes); the
@@ -845,14 +845,13 @@ class SSAPL(SCAP):
         """
         groups = self._macro_nodes(constraints, n_samples)
         if len(groups) <= n_clusters:
-            return False, max(len(groups), 1), None
+            return False, None
         n_held = int(self._holds_label(groups, constraints).sum())
-        free = n_held < len(groups)
-        floor = max(n_held if free else len(groups), 1)
-        if floor <= n_clusters:
-            return free, floor, None
-        return free, floor, (f"the supervision gives {n_held} labeled macro-nodes (Leone et al. 2008, section 4: "
-                             f"one per label), each a cluster of its own, more than n_clusters={n_clusters}")
+        if n_held <= n_clusters:  # fewer held macro-nodes than groups: some chunklet is unlabeled, freed
+            return True, None
+        return n_held < len(groups), (
+            f"the supervision gives {n_held} labeled macro-nodes (Leone et al. 2008, section 4: one per label), "
+            f"each a cluster of its own, more than n_clusters={n_clusters}")
 
     def _macro_nodes(self, constraints, n_samples):
         groups = [np.asarray(g, dtype=np.intp) for g in constraints.chunklets()]
