@@ -386,7 +386,8 @@ def gather(*paths, damaged: str | list = "raise") -> pd.DataFrame:
     if "timestamp" in data:
         data = data.sort_values("timestamp", kind="stable")
     if set(KEY) <= set(data.columns):
-        data = data.drop_duplicates(list(KEY), keep="last")
+        # per budget too: a re-run at a larger budget (same config_hash) sits beside its board row
+        data = data.drop_duplicates([*KEY, *(c for c in ("trial_timeout", "time_budget") if c in data)], keep="last")
     return data.reset_index(drop=True)
 
 

@@ -144,7 +144,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     (the base seed: the pages rank the smallest, :mod:`.seeds` compares the others).
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
-    (cell, method, trial) keeps its last row (a resumed sweep re-ran it).
+    (cell, method, trial) keeps its last row (a resumed sweep re-ran it), except that a re-run at a larger
+    budget (:func:`~.budget_sensitivity.rerun_mask`) is left out: it feeds the budget-sensitivity section only.
     """
     if data.empty:
         raise ValueError("no results for a leaderboard")
@@ -199,7 +200,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["family"] = data["method.name"].astype(str).map(_families(data["method.name"]))
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
-    out = out[out["kind"].notna()]
+    from .budget_sensitivity import rerun_mask  # a larger-budget re-run of a board row never replaces it
+    out = out[out["kind"].notna() & ~rerun_mask(data).reindex(out.index).to_numpy()]
     return out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last").reset_index(drop=True)
 
 

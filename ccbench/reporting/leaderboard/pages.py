@@ -61,7 +61,9 @@ from .ranks import (
     win_tie_loss_cells,
 )
 from .claims import index_summary
+from .partial import PARTIAL_PREFIX, new_methods, partial_banner, partial_section, placed_apart
 from .seeds import base_seed, headline, seed_blocks
+from .k_free_board import write_k_free_board
 
 
 #: Section 1's title: the ranks are the pages' secondary view, under the headline (issue 50).
@@ -117,6 +119,36 @@ def _friedman_or_why(values: pd.DataFrame, what: str, alpha: float) -> tuple[dic
     return fr, ""
 
 
+def cd_ranks(means: pd.DataFrame, attempted: pd.DataFrame, metric: str,
+             unmeasured: pd.DataFrame | None = None) -> dict:
+    """The rank view of the pages' CD diagram (section 1; the site's kind pages show the same numbers):
+    the methods run on most cells and the cells where all of them were run (:func:`_cd_selection`);
+    their blocks per data set (:func:`dataset_blocks`, refused and skipped cells missing under
+    ``unmeasured``); where some method has no block in a data set (refused on its every cell) and at least
+    3 methods have one in every data set, those methods only; the data sets where every kept method has a
+    block. Returns ``core``, ``cd_cells``, ``first_blocks`` (before dropping methods), ``every_set`` and
+    ``per_set`` (after; with and without the incomplete data sets), ``worst`` (the per-cell view) and
+    ``ranks`` (``rank_over_data_sets`` and ``rank_over_cells`` per kept method, sorted)."""
+    core, cd_cells = _cd_selection(attempted)
+    sub_means, sub_attempted = means.loc[cd_cells, core], attempted.loc[cd_cells, core]
+    sub_unmeasured = None if unmeasured is None else unmeasured.reindex_like(sub_means).fillna(False).astype(bool)
+    first = every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
+    whole = every_set.notna().all()
+    if not whole.all() and whole.sum() >= 3:
+        keep = whole.index[whole]
+        sub_means, sub_attempted, sub_unmeasured = (sub_means[keep], sub_attempted[keep],
+                                                    None if sub_unmeasured is None else sub_unmeasured[keep])
+        every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
+    worst = _worst_filled(sub_means, metric, unmeasured=sub_unmeasured).dropna()
+    per_set = every_set.dropna()
+    ranks = pd.DataFrame({
+        "rank_over_data_sets": rank_over_data_sets(per_set) if len(per_set) else np.nan,
+        "rank_over_cells": worst.rank(axis=1, ascending=_sign(metric) < 0, method="average").mean()},
+        index=pd.Index(sorted(sub_means.columns), name="method")).sort_values("rank_over_data_sets")
+    return {"core": core, "cd_cells": cd_cells, "first_blocks": first, "every_set": every_set, "per_set": per_set,
+            "worst": worst, "ranks": ranks}
+
+
 def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind: str, alpha: float,
                 colors: dict, unmeasured: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The CD diagram with data sets as Friedman blocks (a method's per-cell ranks averaged within each
@@ -127,7 +159,8 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
     the page names what it leaves out. Those methods are compared in the headline over the data sets they
     have."""
     blocks = []
-    core, cd_cells = _cd_selection(attempted)
+    view = cd_ranks(means, attempted, metric, unmeasured)
+    core, cd_cells, every_set, per_set, worst = (view[k] for k in ("core", "cd_cells", "every_set", "per_set", "worst"))
     if not core.all():
         blocks.append(("md", "The CD diagram ranks the methods run on most cells; left out (run on some cells "
                              "only, ranked in the table above on those): "
@@ -137,23 +170,14 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
                              f"those methods was run (an unfinished data set: "
                              + ", ".join(sorted(set(means.index[~cd_cells].get_level_values("dataset"))))
                              + ")."))
-    sub_means, sub_attempted = means.loc[cd_cells, core], attempted.loc[cd_cells, core]
-    sub_unmeasured = None if unmeasured is None else unmeasured.reindex_like(sub_means).fillna(False).astype(bool)
-    every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
-    whole = every_set.notna().all()
+    whole = view["first_blocks"].notna().all()
     if not whole.all() and whole.sum() >= 3:
-        gaps = every_set.isna()
+        gaps = view["first_blocks"].isna()
         blocks.append(("md", f"The rank view below covers the {int(whole.sum())} methods with a ranked cell in every "
                              f"data set. Left out (refused or skipped on every cell of a data set: missing there, "
                              f"not last; the headline compares them over the data sets they have): "
                              + "; ".join(f"`{m}` ({', '.join(gaps.index[gaps[m]])})" for m in gaps.columns[~whole])
                              + "."))
-        keep = whole.index[whole]
-        sub_means, sub_attempted, sub_unmeasured = (sub_means[keep], sub_attempted[keep],
-                                                    None if sub_unmeasured is None else sub_unmeasured[keep])
-        every_set = dataset_blocks(sub_means, metric, sub_attempted, sub_unmeasured)
-    worst = _worst_filled(sub_means, metric, unmeasured=sub_unmeasured).dropna()
-    per_set = every_set.dropna()
     if len(per_set) < len(every_set):
         gaps = every_set.isna()
         blocks.append(("md", f"The CD diagram leaves out {len(every_set) - len(per_set)} data set(s) where some method "
@@ -178,10 +202,7 @@ def _cd_section(means: pd.DataFrame, attempted: pd.DataFrame, metric: str, kind:
     else:
         blocks.append(("md", f"No CD diagram: {why}."))
     cell_fr, cell_why = _friedman_or_why(worst, "cells", alpha)
-    per_cell = pd.DataFrame({
-        "rank_over_data_sets": rank_over_data_sets(per_set) if n_sets else np.nan,
-        "rank_over_cells": worst.rank(axis=1, ascending=_sign(metric) < 0, method="average").mean()},
-        index=pd.Index(sorted(sub_means.columns), name="method")).sort_values("rank_over_data_sets")
+    per_cell = view["ranks"]
     if cell_fr is not None:
         cd_cell = critical_difference(worst.shape[1], n_cd, alpha)
         text = (f"Secondary, per-cell view (cells as blocks; optimistic, as the cells of one data set are "
@@ -443,6 +464,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
     from .budget import budget_blocks  # section 8: the method-set pairs near the time budget
     from .fidelity import fidelity_blocks  # section 9: ok trials that did not converge or missed k
     blocks += budget_blocks(frame, data) + fidelity_blocks(frame, data)
+    from .budget_sensitivity import budget_sensitivity_blocks  # the board's verdicts at a larger budget (item 4)
+    blocks += budget_sensitivity_blocks(every_seed, kind, data, metric, margin, alpha, _md_frame)
     if data is not None:
         rows = data.iloc[frame["row"].to_numpy()]
         rows = rows if "error" in rows else rows.assign(error=None)  # rows made outside the harness
@@ -503,26 +526,46 @@ def config_request(data: pd.DataFrame) -> dict | None:
 
 
 def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC, margin: float = 0.03,
-                      alpha: float = 0.05, command: str | None = None, coverage: str | None = None) -> dict:
+                      alpha: float = 0.05, command: str | None = None, coverage: str | None = None,
+                      new_rows: pd.DataFrame | None = None) -> dict:
     """Write ``<kind>.md``, ``<kind>.html`` (and the markdown's PNGs) per supervision kind found in
-    ``data``, ``index.md`` and ``leaderboard.parquet``; return the paths written."""
+    ``data``, ``index.md`` and ``leaderboard.parquet``; return the paths written.
+
+    ``new_rows``: the rows of a sweep ranked against shipped ones (``--with``), a subset of ``data``
+    (matched on ``config_hash`` and ``trial``). A new method that ran fewer of a kind's data sets than the
+    board (:func:`.partial.placed_apart`) is placed against the board as the site places it: every page
+    is the board's without it (the same numbers, tables and CD diagram), its effect sizes over the data
+    sets it ran are a section of their own before the ranks (table ``partial_effects``), and every page
+    says the run is partial."""
     out = output_dir(out_dir)
     frame = long_frame(data, metric)
     others = {m: long_frame(data, m) for m in headline_metrics(metric, data)[1:]}
-    colors = method_colors(frame["method"])  # one colour per method on both pages
-    paths, tables, index = {}, [], ["# ccbench leaderboard", ""]
+    outside = placed_apart(frame, new_methods(data, frame, new_rows))
+    board = frame[~frame["method"].isin(set(outside))]
+    board_others = {m: f[~f["method"].isin(set(outside))] for m, f in others.items()}
+    colors = method_colors(board["method"])  # one colour per method on both pages (the board's, as shipped)
+    banner = partial_banner(outside, markdown=True) if outside else None
+    paths, tables, index = {}, [], ["# ccbench leaderboard", "", *([banner, ""] if banner else [])]
     with plain_text():
         for kind in KINDS:
-            rows = _of_kind(frame, kind)
+            rows = _of_kind(board, kind)
             if _cells(rows[rows["kind"] == kind]).empty:
                 continue
             blocks, kind_tables = _page_blocks(rows, kind, metric, margin, alpha, colors, command,
                                                data.reset_index(drop=True),
-                                               {m: _of_kind(f, kind) for m, f in others.items()})
+                                               {m: _of_kind(f, kind) for m, f in board_others.items()})
             supervision = _supervision_text(data["constraints.name"].iloc[rows["row"].to_numpy()])
             blocks.insert(1, ("md", supervision))
             if coverage:
                 blocks.insert(2, ("md", coverage))
+            if outside:  # the board's page as shipped, a banner and the new methods' own section
+                part, part_table = partial_section({metric: frame, **others}, board, outside, kind, margin, alpha,
+                                                   _md_frame)
+                at = blocks.index(("h", 2, RANKS_TITLE))
+                blocks[at:at] = part
+                blocks.insert(3 if coverage else 2, ("md", banner))
+                if len(part_table):
+                    kind_tables["partial_effects"] = part_table
             paths[f"{kind}_md"] = out / f"{kind}.md"
             write_text(paths[f"{kind}_md"], _to_markdown(blocks, out), out)
             paths[f"{kind}_html"] = out / f"{kind}.html"
@@ -533,6 +576,10 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
             index.append(f"- {kind} supervision: [{kind}.md]({kind}.md), [{kind}.html]({kind}.html)")
             index += [f"  {supervision}"] if supervision else []
             index += [f"  {line}" for line in index_summary(blocks, kind_tables)]
+            index += [f"  {b[1]}" for b in blocks if b[0] == "md" and str(b[1]).startswith(PARTIAL_PREFIX)]
+        k_paths, k_tables, k_index = write_k_free_board(frame, data.reset_index(drop=True), out, metric, margin,
+                                                        alpha, _to_markdown, _to_html)  # issue 50 item 5
+        paths.update(k_paths), tables.extend(k_tables), index.extend(k_index)
     if not paths:
         raise ValueError("no leaderboard cells: the rows need constraints=random_pairs/per_class_pairs (pairs) or "
                          "labeled_subsets (labels) with a budget above 0")

@@ -1,0 +1,270 @@
+"""The leaderboard's budget sensitivity (issue 50, item 4): what the headline says when the cells that failed
+at the board's per-trial budget are run once more at a larger one (``experiment=leaderboard_budget6x``), and
+whether the measurements argue for a budget per data-set size class.
+
+Definitions (stated on the page and in docs/leaderboard.md):
+
+- The **board's budget** is the most common ``trial_timeout`` of the rows (ties: the smaller), and its
+  ``time_budget`` the most common among those rows: the budget most of the board was run at.
+- A **re-run row** (:func:`rerun_mask`) is a row whose ``trial_timeout`` or ``time_budget`` is above the
+  board's and whose (``config_hash``, ``trial``) also has a row at the board's budget. Neither budget key is
+  part of a cell's identity, so both rows name the same cell and trial. A re-run row never replaces its
+  board twin (:func:`~._frame.long_frame` leaves it out; the loaders keep one row per key *and budget*):
+  the board stays at its own budget; the re-run rows feed this section only.
+- The **re-run headline** is :func:`~.effects.headline_effects` on the board's rows with each re-run
+  (cell, method, seed, trial) replaced by its re-run row. A **verdict change** is a (convention, subset,
+  reference, method) whose verdict differs between the board's headline and the re-run one (the best may
+  itself change: ``reference_name`` is shown for both).
+- A re-run cell's **outcome**: ``now ok`` when every re-run trial is ok, else ``still timeout`` when one
+  timed out, ``still refused`` when one was refused, else ``still failed`` (an error, a memory limit).
+- **Cost**: the sum of the re-run rows' ``trial_cpu_time`` (the worker's CPU for the whole trial), in
+  core-hours.
+- **Size classes** (:data:`SIZE_CLASSES`, on ``n_samples``): per (method, class), the share of the method's
+  cells (``config_hash``) that hit the board's budget (a trial timed out or was refused), and of those the
+  share the installed (calibrated) time models predict to fit the larger budget (predicted CPU per trial
+  <= :data:`RERUN_FACTOR` x the board's ``trial_timeout``; :func:`ccbench.running.time_models.predict_cells`).
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["BUDGET_KEYS", "RERUN_FACTOR", "SIZE_CLASSES", "board_budget", "rerun_mask", "rerun_cells",
+           "verdict_changes", "size_class_table", "per_class_sentence", "budget_sensitivity_blocks"]
+
+#: The row columns that hold the budget (not identity keys: a re-run keeps its cell's config_hash).
+BUDGET_KEYS = ("trial_timeout", "time_budget")
+
+#: The re-run's budget as a multiple of the board's (conf/experiment/leaderboard_budget6x.yaml).
+RERUN_FACTOR = 6
+
+#: Data-set size classes on ``n_samples``: (label, low inclusive, high exclusive).
+SIZE_CLASSES = (("n < 500", 0, 500), ("500 <= n <= 1,500", 500, 1501), ("n > 1,500", 1501, np.inf))
+
+#: A class where at most this share of cells hits the budget is one the budget does not bind.
+BINDS_NOT = 0.01
+#: A class where at least this share hits it is one the budget binds...
+BINDS = 0.05
+#: ... and the larger budget serves it when the models predict at least this share of its hits to fit.
+SERVED = 0.5
+
+_EXPERIMENT = "leaderboard_budget6x"
+_KEY = ["config_hash", "trial"]
+
+
+def _numeric(data: pd.DataFrame, col: str) -> pd.Series:
+    return pd.to_numeric(data[col], errors="coerce") if col in data else pd.Series(np.nan, index=data.index)
+
+
+def board_budget(data: pd.DataFrame) -> tuple[float, float]:
+    """(trial_timeout, time_budget) of the board (module docstring); NaN where the rows lack the column."""
+    timeout = _numeric(data, "trial_timeout")
+    if timeout.notna().any():
+        counts = timeout.value_counts()
+        board_timeout = float(counts[counts == counts.max()].index.min())
+        at_board = timeout == board_timeout
+    else:
+        board_timeout, at_board = np.nan, pd.Series(True, index=data.index)
+    budget = _numeric(data, "time_budget")[at_board]
+    counts = budget.value_counts()
+    return board_timeout, float(counts[counts == counts.max()].index.min()) if len(counts) else np.nan
+
+
+def rerun_mask(data: pd.DataFrame) -> pd.Series:
+    """True on the re-run rows of ``data`` (module docstring): above the board's budget, with a twin at it."""
+    if data.empty or not set(_KEY) <= set(data.columns) or not any(k in data for k in BUDGET_KEYS):
+        return pd.Series(False, index=data.index)
+    timeout, budget = board_budget(data)
+    above = _numeric(data, "trial_timeout").gt(timeout) | _numeric(data, "time_budget").gt(budget)
+    at_board = ~above
+    board_keys = pd.MultiIndex.from_frame(data.loc[at_board, _KEY].astype(str))
+    keys = pd.MultiIndex.from_frame(data[_KEY].astype(str))
+    return pd.Series(above.to_numpy() & keys.isin(board_keys), index=data.index)
+
+
+def _replaced(frame: pd.DataFrame, rerun: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (the board's long rows) with each (cell, kind, method, seed, trial) of ``rerun`` replaced."""
+    from ._frame import CELL
+
+    key = [*CELL, "kind", "method", "seed", "trial"]
+    taken = pd.MultiIndex.from_frame(rerun[key].astype(str))
+    keep = ~pd.MultiIndex.from_frame(frame[key].astype(str)).isin(taken)
+    return pd.concat([frame[keep], rerun], ignore_index=True)
+
+
+def _outcome(statuses: pd.Series) -> str:
+    if statuses.eq("ok").all():
+        return "now ok"
+    for status in ("timeout", "refused"):
+        if statuses.eq(status).any():
+            return f"still {status}"
+    return "still failed"
+
+
+def rerun_cells(frame: pd.DataFrame, rerun: pd.DataFrame, cpu: pd.Series) -> pd.DataFrame:
+    """One row per re-run (cell, method, seed): ``board`` (the board's most common failure there), ``outcome``
+    (module docstring), ``trials`` and ``cpu_s`` (the re-run trials' ``trial_cpu_time`` summed)."""
+    from ._frame import CELL
+
+    key = [*CELL, "kind", "method", "seed"]
+    out = rerun.assign(cpu_s=cpu.to_numpy()).groupby(key, dropna=False).agg(
+        outcome=("status", _outcome), trials=("status", "size"), cpu_s=("cpu_s", "sum")).reset_index()
+    bad = frame[frame["status"] != "ok"]
+    board = bad.groupby(key, dropna=False)["status"].agg(lambda s: s.mode().iloc[0]).rename("board")
+    return out.merge(board.reset_index(), on=key, how="left").fillna({"board": "ok"})
+
+
+def verdict_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
+    """The rows of two headline effects tables (:data:`~.effects.EFFECT_COLUMNS`) whose verdict differs, per
+    (convention, subset, reference, method); a method in one table only counts as a change (``none``)."""
+    key = ["convention", "subset", "reference", "method"]
+    cols = ["reference_name", "mean_diff", "verdict"]
+    both = before[key + cols].merge(after[key + cols], on=key, how="outer", suffixes=("_board", "_rerun"))
+    both[["verdict_board", "verdict_rerun"]] = both[["verdict_board", "verdict_rerun"]].fillna("none")
+    changed = both[both["verdict_board"] != both["verdict_rerun"]]
+    return changed.sort_values(key).reset_index(drop=True)
+
+
+def _size_class(n: pd.Series) -> pd.Series:
+    out = pd.Series(None, index=n.index, dtype=object)
+    for label, low, high in SIZE_CLASSES:
+        out[(n >= low) & (n < high)] = label
+    return out
+
+
+def size_class_table(data: pd.DataFrame) -> pd.DataFrame:
+    """Per (method label, size class) of the board's rows: ``cells``, ``hit`` (cells with a timeout or a
+    refusal), ``hit_share``, ``fit_at_rerun`` (of the hit cells, those whose calibrated prediction is within
+    :data:`RERUN_FACTOR` x the board's trial_timeout) and ``predicted_at_rerun`` (hit cells with a prediction).
+    Empty without the columns a calibration needs."""
+    from ...running import time_models
+
+    cols = ["method", "size_class", "cells", "hit", "hit_share", "fit_at_rerun", "predicted_at_rerun"]
+    needed = {"config_hash", "method.name", "n_samples", "status", "trial_timeout"}
+    if data.empty or not needed <= set(data.columns):
+        return pd.DataFrame(columns=cols)
+    cells = time_models.cell_times(data)
+    labels = (data["method_label"] if "method_label" in data else data["method.name"]).astype(str)
+    predicted = time_models.predict_cells(cells)  # on the method names (cells["method"])
+    cells["method"] = labels.groupby(data["config_hash"]).first().reindex(cells.index)  # shown: the labels
+    cells["hit"] = cells["censored"] | (cells["n_refused"] > 0)
+    limit = RERUN_FACTOR * board_budget(data)[0]
+    cells["fits"] = cells["hit"] & (predicted <= limit)
+    cells["predicted"] = cells["hit"] & predicted.notna()
+    cells["size_class"] = _size_class(pd.to_numeric(cells["n"], errors="coerce"))
+    out = cells.groupby(["method", "size_class"]).agg(
+        cells=("hit", "size"), hit=("hit", "sum"), fit_at_rerun=("fits", "sum"),
+        predicted_at_rerun=("predicted", "sum")).reset_index()
+    out["hit_share"] = out["hit"] / out["cells"]
+    return out[cols]
+
+
+def per_class_sentence(table: pd.DataFrame, board_timeout: float) -> str:
+    """Whether the measurements argue for a budget per size class, derived from :func:`size_class_table`:
+    they do when a class's cells hit the board's budget at :data:`BINDS` or more while another class's hit it
+    at :data:`BINDS_NOT` or less, and the larger budget is predicted to serve the binding class (at least
+    :data:`SERVED` of its hit cells fit it); else one budget serves every class (or no budget helps)."""
+    if table.empty:
+        return "No size-class analysis: the rows lack the columns a time-model calibration needs."
+    per = table.groupby("size_class")[["cells", "hit", "fit_at_rerun"]].sum()
+    per["hit_share"] = per["hit"] / per["cells"]
+    per["served"] = per["fit_at_rerun"] / per["hit"].where(per["hit"] > 0)
+    order = [c for c, _, _ in SIZE_CLASSES if c in per.index]
+    per = per.loc[order]
+    shares = "; ".join(f"{c}: {int(r.hit)} of {int(r.cells)} cells hit it ({r.hit_share:.1%}), "
+                       f"{int(r.fit_at_rerun)} of those predicted to fit {RERUN_FACTOR}x" for c, r in per.iterrows())
+    binding = per[(per["hit_share"] >= BINDS) & (per["served"] >= SERVED)]
+    free = per[per["hit_share"] <= BINDS_NOT]
+    budget = f"{board_timeout:g} s" if np.isfinite(board_timeout) else "the board's budget"
+    if len(binding) and len(free):
+        return (f"The measurements argue for a budget per size class ({shares}): {budget} binds on "
+                f"{', '.join(binding.index)} (the {RERUN_FACTOR}x budget is predicted to serve most of its hits) "
+                f"and hardly on {', '.join(free.index)}; a larger budget for the former only would cost no more "
+                f"on the latter.")
+    if not len(binding):
+        return (f"The measurements do not argue for a budget per size class ({shares}): in no class does "
+                f"{budget} bind on {BINDS:.0%} of the cells or more with most of those hits predicted to fit "
+                f"{RERUN_FACTOR}x; one budget for every class stands.")
+    return (f"The measurements do not argue for a budget per size class ({shares}): {budget} binds on every "
+            f"class alike, so a larger budget would be one for every class.")
+
+
+def _experiment_text() -> str:
+    """The re-run's command and estimate, read from its experiment file's header (conf/experiment)."""
+    try:
+        text = (resources.files("ccbench_conf") / "experiment" / f"{_EXPERIMENT}.yaml").read_text()
+    except (FileNotFoundError, ModuleNotFoundError, OSError):
+        return f"(the experiment file conf/experiment/{_EXPERIMENT}.yaml is not installed here)"
+    commands = [m.group(1) for m in re.finditer(rf"^#\s+(ccbench experiment={_EXPERIMENT}\b.*)$", text, re.M)]
+    estimate = re.search(r"(\d[\d.,]*) core-hours", text)
+    if not commands:
+        return f"(conf/experiment/{_EXPERIMENT}.yaml lists no command)"
+    return (f"Run the {len(commands)} command(s) listed in conf/experiment/{_EXPERIMENT}.yaml into one sweep dir "
+            f"(the first: `{commands[0]}`), then report that dir beside this one (`ccbench report "
+            f"reports/leaderboard runs/leaderboard_budget6x --leaderboard --out DIR`)."
+            + (f" The calibrated time models estimate {estimate.group(1)} core-hours." if estimate else ""))
+
+
+def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame | None, metric: str,
+                              margin: float, alpha: float, md_frame) -> list:
+    """The page's budget-sensitivity section: ``frame`` the board's rows of ``kind`` (every seed; re-run rows
+    are not in it), ``data`` every row (re-run rows included; ``frame['row']`` points into it), ``md_frame``
+    the page's table formatter."""
+    from ._frame import long_frame, _of_kind
+    from .effects import FAILURE_SCORE, headline_effects
+
+    blocks = [("h", 2, "10. Budget sensitivity: the failed cells at a larger budget")]
+    if data is None or data.empty:
+        return blocks + [("md", "No rows: no budget-sensitivity analysis.")]
+    timeout, budget = board_budget(data)
+    board = data[~rerun_mask(data)]
+    blocks.append(("md", f"The board's budget: `trial_timeout` = {timeout:g} s of one core, `time_budget` = "
+                         f"{budget:g} s (the most common in the rows). Re-run rows (same `config_hash` and trial "
+                         f"at a larger budget) feed this section only; the board's numbers stay at its budget."))
+    table = size_class_table(board)
+    blocks += [("md", per_class_sentence(table, timeout))]
+    if len(table):
+        shown = table.assign(hit_share=table["hit_share"].map(lambda v: f"{v:.1%}"))
+        blocks += [("md", f"Per method and data-set size class (`n_samples`): cells (`config_hash`) run, those that "
+                          f"hit the {timeout:g} s budget (a timeout or a refusal), and of those how many the installed "
+                          f"(calibrated) time models predict to fit {RERUN_FACTOR}x ({RERUN_FACTOR * timeout:g} s) "
+                          f"of the ones with a prediction."),
+                   ("md", md_frame(shown[shown["hit"] > 0], index=False))]
+    mask = rerun_mask(data)
+    if not mask.any():
+        return blocks + [("md", "The re-run of the failed cells at a larger budget has not been made: these rows "
+                                "hold no row above the board's budget. " + _experiment_text())]
+    positions = np.flatnonzero(mask.to_numpy())
+    rerun_all = long_frame(data.iloc[positions], metric)
+    rerun_all["row"] = positions[rerun_all["row"].to_numpy()]  # back to positions in ``data``
+    rerun = _of_kind(rerun_all, kind)
+    cpu = lambda rows: pd.to_numeric(data["trial_cpu_time"], errors="coerce").iloc[rows["row"].to_numpy()].fillna(0.0) \
+        if "trial_cpu_time" in data else pd.Series(0.0, index=rows.index)  # noqa: E731
+    total_h = float(cpu(rerun_all).sum()) / 3600
+    re_timeout = _numeric(data, "trial_timeout")[mask]
+    cells = rerun_cells(frame, rerun, cpu(rerun))
+    outcomes = cells["outcome"].value_counts()
+    blocks.append(("md", f"Re-run at `trial_timeout` = {', '.join(f'{t:g}' for t in sorted(re_timeout.dropna().unique()))} s: "
+                         f"{len(rerun_all)} trials over all kinds, {total_h:.3g} core-hours (sum of `trial_cpu_time`). "
+                         f"On this page: {len(cells)} (cell, method, seed) re-run, {len(rerun)} trials, "
+                         f"{cells['cpu_s'].sum() / 3600:.3g} core-hours; outcome: "
+                         + ", ".join(f"{outcomes.get(o, 0)} {o}" for o in ("now ok", "still timeout", "still refused",
+                                                                          "still failed")) + "."))
+    if len(cells):
+        blocks.append(("md", md_frame(cells.assign(cpu_s=cells["cpu_s"].round(2)), index=False)))
+    if metric not in FAILURE_SCORE or rerun.empty:
+        return blocks + [("md", "No verdict comparison: " + ("no re-run row of this kind." if rerun.empty else
+                                                           f"no failure score for `{metric}`."))]
+    before = headline_effects(frame, metric, margin=margin, alpha=alpha)["effects"]
+    after = headline_effects(_replaced(frame, rerun), metric, margin=margin, alpha=alpha)["effects"]
+    changes = verdict_changes(before, after)
+    if changes.empty:
+        return blocks + [("md", f"No headline verdict (against `kmeans` or the best, either convention, either "
+                                f"subset) changes when the re-run trials replace the board's.")]
+    return blocks + [("md", f"{len(changes)} headline verdict(s) change when the re-run trials replace the board's "
+                            f"(against `kmeans` and the best; the best named per side):"),
+                     ("md", md_frame(changes, index=False))]
