@@ -127,11 +127,12 @@ K_FREE = "[k-free]"
 
 def _k_free(rows: pd.DataFrame) -> pd.Series | None:
     """Which rows are the k-free run of a method that rows of the same name also run given the true k
-    (``method.n_clusters`` null beside ``true_k``), or None when the name has no such pair: then
-    ``n_clusters`` labels like any other parameter (``kmeans(n_clusters=4)``)."""
+    (``method.n_clusters`` null or ``free`` -- a method that needs k choosing it by CVCP -- beside
+    ``true_k``), or None when the name has no such pair: then ``n_clusters`` labels like any other
+    parameter (``kmeans(n_clusters=4)``)."""
     if "method.n_clusters" not in rows:
         return None
-    given = rows["method.n_clusters"].notna()
+    given = rows["method.n_clusters"].notna() & rows["method.n_clusters"].astype(str).ne("free")
     if given.all() or not given.any() or set(rows.loc[given, "method.n_clusters"].astype(str)) != {"true_k"}:
         return None
     return ~given

@@ -34,6 +34,10 @@ __all__ = [
     "constraints_hash",
     "skip_reason",
     "resolve_n_clusters",
+    "k_free_range",
+    "k_free_problem",
+    "K_FREE_VALUE",
+    "K_FREE_MAX",
     "build_estimator",
     "estimator_defaults",
     "size_refusal",
@@ -245,6 +249,39 @@ def size_refusal(spec: registry.MethodSpec, params: dict, n_samples: int, n_feat
 memory_refusal = size_refusal  # the name issue 27 introduced
 
 
+#: The method config's ``n_clusters`` value of a k-free run (``method.n_clusters=free``): k is not given; a
+#: method that finds k itself uses its own rule, one that needs k chooses it by CVCP over :func:`k_free_range`.
+K_FREE_VALUE = "free"
+
+#: The largest k CVCP over k considers (:func:`k_free_range`): the board's sets have 2-10 classes, the next
+#: board's up to 50.
+K_FREE_MAX = 50
+
+
+def k_free_range(n_samples: int) -> tuple[int, ...]:
+    """The k a k-free run of a method that needs k chooses among by CVCP: ``2 .. max(2, min(K_FREE_MAX,
+    floor(sqrt(n)), n - 1))``.
+
+    A rule in n alone, so the true number of classes is never read. ``sqrt(n)`` is the usual upper bound
+    on the number of clusters worth considering; on every set of the leaderboard it is at least 1.5 times
+    the true k (soybean_small: k = 4, n = 47, up to 6; yeast: 10 of 1,484, up to 38), so the true k is
+    inside the range without being its edge. :data:`K_FREE_MAX` caps the grid (and its cost: one fit per
+    fold and k) where sqrt(n) would exceed it (n > 2,500)."""
+    if n_samples is None or n_samples < 3:
+        raise ValueError(f"a k-free run chooses k among 2..sqrt(n); it needs n >= 3 points, got n={n_samples!r}")
+    return tuple(range(2, max(2, min(K_FREE_MAX, math.isqrt(int(n_samples)), int(n_samples) - 1)) + 1))
+
+
+def k_free_problem(spec: registry.MethodSpec, n_clusters_value, tune: str | None) -> str | None:
+    """Why a k-free run (``method.n_clusters=free``) of ``spec`` cannot run, or None: a method that needs k
+    can only choose it by a tuner (CVCP over :func:`k_free_range`), so ``tune`` must not be none."""
+    if n_clusters_value != K_FREE_VALUE or not spec.needs_n_clusters or (tune or "none") != "none":
+        return None
+    return (f"method.n_clusters={K_FREE_VALUE}: method {spec.name!r} needs n_clusters and cannot find k itself; "
+            f"in a k-free run it chooses k by CVCP over k in 2..sqrt(n): add tune=cvcp, or give "
+            f"method.n_clusters=true_k")
+
+
 def free_grid(spec: registry.MethodSpec, params: dict, n_clusters: int | None = None,
               n_samples: int | None = None) -> dict:
     """The grid a tuned trial searches: ``spec.grid`` less the parameters the method config sets.
@@ -252,8 +289,16 @@ def free_grid(spec: registry.MethodSpec, params: dict, n_clusters: int | None = 
     ``n_clusters``'s values are relative to the k the trial is given (``"k-1"``, ``"k"``,
     ``"k+1"``): those that give fewer than 2 or (with ``n_samples``) at least ``n_samples``
     clusters are left out, and the parameter with them when fewer than two remain or when the run is
-    k-free (``n_clusters`` None: nothing to be relative to).
+    k-free (``n_clusters`` None: nothing to be relative to) of a method that finds k itself.
+
+    A k-free run of a method that **needs** k (``method.n_clusters=free``) searches k alone, over the
+    absolute :func:`k_free_range` (a rule in ``n_samples``, never the true k): CVCP over k (Pelleg &
+    Baras 2007). Its other grid parameters stay at the method config's values, so the k-free board
+    compares each method's defaults choosing k with the main board's defaults given k (the tuned
+    variants are section 1b's comparison).
     """
+    if n_clusters is None and spec.needs_n_clusters:
+        return {"n_clusters": k_free_range(n_samples)}
     grid = {k: v for k, v in spec.grid.items() if k not in params}
     if "n_clusters" in grid:
         upper = n_samples - 1 if n_samples else None
@@ -273,6 +318,8 @@ def tuning_fits(spec: registry.MethodSpec, params: dict, tune: str, n_folds: int
     parameters the method config leaves free (:func:`free_grid`), plus the refit (what the time
     budget is charged: ``TimeModel.tuned`` times this many untuned trials, :func:`predicted_seconds`)."""
     if tune == "none":
+        if n_clusters is None and spec.needs_n_clusters:  # k-free, and nothing to choose k: refuse, never guess
+            raise ValueError(k_free_problem(spec, K_FREE_VALUE, tune))
         return 1
     combinations = math.prod(len(v) for v in free_grid(spec, params, n_clusters, n_samples).values())
     return 1 + int(n_folds) * combinations * (combinations > 1)
@@ -369,6 +416,8 @@ def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) 
         return int(n_classes) if spec.needs_n_clusters else None
     if value == "true_k":
         return int(n_classes)
+    if value == K_FREE_VALUE:  # k-free: not given; chosen by the method's own rule or by CVCP (free_grid)
+        return None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return int(value)
     if isinstance(value, str) and value.startswith("from_method="):
@@ -377,7 +426,7 @@ def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) 
         source, params = value["from_method"], {k: v for k, v in value.items() if k != "from_method"}
     else:
         raise ValueError(
-            f"method.n_clusters={value!r} is not understood; use true_k, an int, "
+            f"method.n_clusters={value!r} is not understood; use true_k, an int, {K_FREE_VALUE} (k-free), "
             f"from_method=<name> or {{from_method: <name>, <param>: <value>}}"
         )
     source_spec = registry.get_method_spec(source)
@@ -552,6 +601,12 @@ def check_cell(cell: dict) -> list[str]:
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})
     problems = [msg for msg in (check_value(k, v) for k, v in flat.items()) if msg]
+    try:
+        k_free = k_free_problem(registry.get_method_spec(cell["method"]["name"]), cell["method"].get("n_clusters"),
+                                cell.get("tune"))
+    except (registry.UnknownNameError, KeyError):
+        k_free = None  # an unknown method is reported by the key checks
+    problems += [k_free] if k_free else []
     m = cell["constraints"].get("n_constraints")
     if cell["constraints"].get("per_point") is not None and m is not None:
         problems.append(
