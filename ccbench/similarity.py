@@ -8,6 +8,7 @@ core, their only user.)
 
 from __future__ import annotations
 
+import contextvars
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,8 @@ __all__ = [
     "preference_bracket",
     "PreferenceSearch",
     "bisect_preference",
+    "fit_for_n_clusters",
+    "SharedPreferenceFits",
 ]
 
 
@@ -192,7 +195,7 @@ class PreferenceSearch:
     exact: bool
 
 
-def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05) -> PreferenceSearch:
+def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05, seen=None) -> PreferenceSearch:
     """The highest preference at which an exemplar method finds ``n_clusters`` clusters.
 
     Bisection on the preference, as R's ``apcluster::apclusterK`` (Bodenhofer et al.
@@ -210,6 +213,16 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05) -> 
     constraints, decide the partition (ARI 0.80 there). Without an exact count it returns
     the preference whose count was closest (ties: the first found), with ``exact=False``.
 
+    **Earlier fits of the same problem** (``seen``, preference -> count; :class:`SharedPreferenceFits`)
+    start the search where they leave it: the bracket becomes ``[a, b]``, ``a`` the highest seen
+    preference that gave at most ``n_clusters``, ``b`` the lowest that gave more (each only if it lies
+    inside ``[low, high]``); the highest seen preference that gave ``n_clusters`` is already the exact
+    one, and the search stops before fitting when the bracket above it is narrower than ``rtol`` of
+    it. Counts that are not monotone in the preference across ``seen`` (``a >= b``) leave the
+    bracket as given. The stopping rule is unchanged, so the answer meets the same contract (within
+    ``rtol`` of the plateau's upper end); its exact value may differ from the unseeded search's,
+    whose midpoints are those of ``[low, high]``.
+
     Parameters
     ----------
     fit : callable ``fit(preference) -> int``
@@ -223,19 +236,25 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05) -> 
     rtol : float, default=0.05
         How close to the plateau's upper end the returned preference must be: the bracket
         above it at most ``rtol * |preference|`` wide.
+    seen : dict of float to int, optional
+        Counts found at these preferences by earlier fits of the same problem (not refitted).
 
     Returns
     -------
     PreferenceSearch
-        ``preference``, the ``n_clusters`` it gave, ``n_fits`` (calls of ``fit``) and
-        ``exact`` (whether that is the count asked for).
+        ``preference``, the ``n_clusters`` it gave, ``n_fits`` (calls of ``fit``, 0 when ``seen``
+        already answers) and ``exact`` (whether that is the count asked for).
     """
     closest, exact = None, None
+    if seen:
+        low, high, exact, closest = _seeded_bracket(seen, n_clusters, low, high)
+        if exact is not None and high - low <= rtol * abs(exact):
+            return PreferenceSearch(exact, int(n_clusters), 0, True)
     for step in range(1, int(max_iter) + 1):
         p = 0.5 * (low + high)
         found = int(fit(p))
         if found == n_clusters:
-            exact = p  # the bracket only rises past an exact count: the latest is the highest
+            exact = p if exact is None else max(exact, p)  # unseeded, the bracket only rises past an exact count
         elif closest is None or abs(found - n_clusters) < abs(closest[1] - n_clusters):
             closest = (p, found)
         if found <= n_clusters:
@@ -247,6 +266,22 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05) -> 
     if exact is not None:
         return PreferenceSearch(exact, int(n_clusters), int(max_iter), True)
     return PreferenceSearch(closest[0], closest[1], int(max_iter), False)
+
+
+def _seeded_bracket(seen: dict, n_clusters: int, low: float, high: float):
+    """``(low, high, exact, closest)`` where earlier fits ``seen`` leave a search (:func:`bisect_preference`)."""
+    inside = sorted((p, c) for p, c in seen.items() if low <= p <= high)
+    at_most = [p for p, c in inside if c <= n_clusters]
+    above = [p for p, c in inside if c > n_clusters]
+    a, b = max(at_most, default=low), min(above, default=high)
+    if a < b:  # counts monotone across the seen fits: they bound the search
+        low, high = a, b
+    exact = max((p for p, c in inside if c == n_clusters), default=None)
+    closest = None  # the first found among equals: the lowest preference (seen has no order)
+    for p, c in inside:
+        if c != n_clusters and (closest is None or abs(c - n_clusters) < abs(closest[1] - n_clusters)):
+            closest = (p, c)
+    return low, high, exact, closest
 
 
 def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: float, *,
@@ -275,6 +310,12 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
     clusters, converged, in the second pass's second fit). The first pass is apclusterK's
     unchanged, so a search that found ``n_clusters`` is the same fit as before; the kept fit is the
     exact one if either pass found it, else the closest over both passes; ``n_fits`` counts both.
+
+    **Inside** :class:`SharedPreferenceFits` (a tuner's fold: one data set, one constraint set), the
+    counts of the fold's earlier searches with the same estimator settings but ``n_clusters`` seed
+    this one (``seen`` of :func:`bisect_preference`): CVCP's grid over ``k-1, k, k+1`` runs one search
+    per fold and k, and the second and third start where the first left the bracket. A kept
+    preference that an earlier search fitted is fitted once more here, to leave its state.
     """
     import warnings
 
@@ -282,12 +323,15 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
 
     counts = []  # every fit's count: the search below the bracket runs only if all exceed n_clusters
     fit_at = _counted(fit_at, counts)
-    best, unconverged = {}, []
+    record = SharedPreferenceFits.for_search(estimator, low, high, max_iter)
+    best, unconverged, fitted = {}, [], set()
 
     def fit_and_keep(preference, second_pass=False):  # the fit bisect returns: the last exact, else the first closest
         found = int(fit_at(preference))
         converged = bool(getattr(estimator, "converged_", True))
         unconverged.append(not converged)
+        fitted.add(preference)
+        record[preference] = (found, converged)
         if found == n_clusters or ("found" not in best or
                                    (best["found"] != n_clusters and abs(found - n_clusters) < abs(best["found"] - n_clusters))):
             best.update(found=found, preference=preference,
@@ -296,16 +340,28 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
             return -1  # read as too few: the bracket rises
         return found
 
+    def seen(second_pass=False):  # the shared record as the pass reads it (never this search's own fits)
+        return {p: (-1 if second_pass and not ok and c != n_clusters else c)
+                for p, (c, ok) in record.items() if p not in fitted}
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, before the search
-        search = bisect_preference(fit_and_keep, int(n_clusters), low, high, max_iter=max_iter)
-        if not search.exact and any(unconverged):
+        earlier = seen()
+        search = bisect_preference(fit_and_keep, int(n_clusters), low, high, max_iter=max_iter, seen=earlier)
+        if not search.exact and (any(unconverged) or any(not record[p][1] for p in earlier)):
             again = bisect_preference(lambda p: fit_and_keep(p, second_pass=True), int(n_clusters), low, high,
-                                      max_iter=max_iter)
+                                      max_iter=max_iter, seen=seen(second_pass=True))
             n_fits = search.n_fits + again.n_fits
             search = (PreferenceSearch(again.preference, int(n_clusters), n_fits, True) if again.exact else
-                      PreferenceSearch(best["preference"], best["found"], n_fits, False))
+                      PreferenceSearch(best.get("preference", search.preference), best.get("found", search.n_clusters),
+                                       n_fits, False))
+        if best.get("preference") != search.preference:  # the kept fit is an earlier search's: fit it here
+            found = int(fit_at(search.preference))
+            record[search.preference] = (found, bool(getattr(estimator, "converged_", True)))
+            best.update(found=found, preference=search.preference,
+                        state={k: v for k, v in vars(estimator).items() if k.endswith("_")})
+            search = PreferenceSearch(search.preference, found, search.n_fits + 1, found == n_clusters)
     if not search.exact and counts and min(counts) > n_clusters:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
@@ -313,3 +369,61 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
             search = _search_below(fit_and_keep, int(n_clusters), low, high, search.n_fits, best, max_iter)
     vars(estimator).update(best["state"])
     return search
+
+
+class SharedPreferenceFits:
+    """The preference fits of one problem (one data set, one constraint set), shared by the searches for
+    ``n_clusters`` (:func:`fit_for_n_clusters`) run while it is active (``with record: ...``).
+
+    A tuner's fold fits the same method at ``k-1``, ``k`` and ``k+1`` (CVCP's grid, issue 38) on the
+    same data and constraints; each fit searches its preference by bisection over the same bracket,
+    so without sharing a tuned trial runs folds x grid full searches (issue 55: 9 searches of 11-14
+    fits for SCAP on iris). With it, every search reads the counts the fold's earlier searches found
+    (keyed by the estimator's class and parameters but ``n_clusters``, and the bracket), and starts
+    from the bracket they leave (:func:`bisect_preference`, ``seen``).
+
+    The caller promises what the key cannot see: every fit in the block is on the same ``X`` and
+    constraints. Shared only for an estimator whose ``random_state`` is an int (or that has none): a
+    count found under another random draw is not the same fit.
+
+    ``covers_nested=True``: blocks opened inside this one share its record instead of their own. The
+    caller promises that what differs between them does not change a fit: the folds of a method
+    that uses no supervision (``MethodSpec.supervision`` empty; SCAP, AP) differ only in
+    constraints the method ignores, so its grid over k costs one search per k, not one per fold and k.
+    """
+
+    _active: contextvars.ContextVar = contextvars.ContextVar("ccbench_shared_preference_fits", default=None)
+
+    def __init__(self, covers_nested: bool = False):
+        self.covers_nested = bool(covers_nested)
+        self._fits: dict = {}
+        self._tokens: list = []
+
+    def __enter__(self):
+        outer = self._active.get()
+        self._tokens.append(None if outer is not None and outer.covers_nested else self._active.set(self))
+        return self
+
+    def __exit__(self, *exc):
+        token = self._tokens.pop()
+        if token is not None:
+            self._active.reset(token)
+        return False
+
+    @classmethod
+    def for_search(cls, estimator, low: float, high: float, max_iter: int) -> dict:
+        """The record (preference -> ``(count, converged)``) of ``estimator``'s problem in the active block;
+        a fresh dict, shared with nothing, outside one or for an estimator with a random seed."""
+        active = cls._active.get()
+        params = estimator.get_params(deep=False) if hasattr(estimator, "get_params") else None
+        seed = (params or {}).get("random_state")
+        if active is None or params is None or not (seed is None and "random_state" not in params or
+                                                    isinstance(seed, (int, np.integer))):
+            return {}
+        settings = repr(sorted((k, v) for k, v in params.items() if k != "n_clusters"))
+        return active._fits.setdefault((type(estimator).__qualname__, settings, float(low), float(high), int(max_iter)), {})
+
+    @property
+    def n_problems(self) -> int:
+        """Distinct (estimator settings, bracket) whose fits are recorded."""
+        return len(self._fits)

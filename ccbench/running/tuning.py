@@ -6,6 +6,7 @@ from __future__ import annotations
 import time
 
 from .. import registry
+from ..similarity import SharedPreferenceFits
 from ..specs import resolve_relative_k
 from . import protocol
 from .config import canonical_json
@@ -21,6 +22,12 @@ def tune_trial(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) ->
     the chosen combination, ``{}`` when nothing was tuned), ``tune_fits``, ``tune_time``,
     ``tune_score`` (the chosen combination's mean held-out score) and ``tune_note``; and the k to refit
     with: the trial's, or the one CVCP chose among k-1, k, k+1 (a relative grid value, issue 38).
+
+    The AP family's searches for k (issue 55): the tuner's folds each hold a
+    :class:`~ccbench.similarity.SharedPreferenceFits` (cvcp), so a fold's searches at k-1, k, k+1 start
+    from one another; for a method that uses no supervision the whole tuning shares one record (its
+    folds fit the same problem), so it costs about one search per k. ``tune_fits`` still counts the
+    grid's fits (folds x combinations), each of which may have run fewer preference fits.
     """
     tuner = registry.get_tuner_spec(tune)
     grid = protocol.free_grid(spec, params, n_clusters, X.shape[0])
@@ -34,8 +41,11 @@ def tune_trial(tune, n_folds, spec, params, method_seed, n_clusters, X, cons) ->
         return protocol.build_estimator(spec, {**params, **combination}, method_seed, n_clusters=k)
 
     tic = time.perf_counter()
-    sel = tuner.select(make_estimator, X, cons, grid, default=default, n_folds=int(n_folds),
-                       random_state=method_seed)
+    # a method that uses no supervision fits the same problem on every fold: its searches for k are
+    # shared across the folds, not only within one (SharedPreferenceFits, issue 55)
+    with SharedPreferenceFits(covers_nested=not spec.supervision):
+        sel = tuner.select(make_estimator, X, cons, grid, default=default, n_folds=int(n_folds),
+                           random_state=method_seed)
     chosen = dict(sel.params) if grid else {}
     notes = [sel.note] if sel.note else []
     if not spec.grid:

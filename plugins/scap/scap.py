@@ -445,12 +445,14 @@ class SCAP(ConstrainedClusterer):
         line), i.e. of ``S(i, k) + a_{k->i}``. Finite ``beta`` needs
         ``memory="dense"`` (the O(N) form of section 2.5 exists only at zero
         temperature). The paper's Fig. 5 uses T = 1/beta.
-    backend : {"numpy", "numba"}, default="numpy"
+    backend : {"numpy", "numba"}, default="numba"
         ``"numpy"`` loops over points in Python with each update vectorised
         over the row; ``"numba"`` runs each sweep as one compiled loop (same
-        arithmetic, same random order; compiled once and cached on disk). Use
-        ``"numba"`` for large N in linear mode. (The AP family's switch has the
-        same name.)
+        arithmetic, same random order; compiled once and cached on disk). The
+        default is ``"numba"`` (issue 55): with dense memory both give the same
+        exemplars (tested), and the compiled sweep is 5-10x faster on 150 points
+        (a search for ``n_clusters`` runs 10-20 fits, a tuned trial folds x grid
+        of them). (The AP family's switch has the same name.)
     engine : {"numpy", "numba"} or None, default=None
         Deprecated alias of ``backend`` (FutureWarning); removed in 0.3.
     random_state : int, Generator or None, default=None
@@ -571,7 +573,7 @@ class SCAP(ConstrainedClusterer):
         convergence_iter=10,
         stop_on="exemplars",
         beta=np.inf,
-        backend="numpy",
+        backend="numba",
         engine=None,
         random_state=None,
         n_clusters=None,

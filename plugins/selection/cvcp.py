@@ -34,6 +34,9 @@ Choices (documented, tested):
   in ``note``); when every candidate fails, the default is kept.
 - Fewer held-out units than ``n_folds`` (pairs, or labeled points): the folds drop to one per
   unit; fewer than two units: nothing can be held out, the default is kept and ``note`` says so.
+- The fits of one fold share its data and constraints: a method that searches its preference for
+  ``n_clusters`` (the AP family, SCAP) starts each search from the fold's earlier ones
+  (:class:`ccbench.similarity.SharedPreferenceFits`; issue 55), so the grid over k does not repeat it.
 - Transitive closure: a held-out must-link may be implied by training must-links (a chain
   through a third point); such pairs are kept (removing them would leave few pairs at small
   budgets), so a method that enforces the closure satisfies them under every candidate.
@@ -48,6 +51,7 @@ import warnings
 import numpy as np
 
 from ccbench.constraints import Constraints
+from ccbench.similarity import SharedPreferenceFits
 
 __all__ = ["Selection", "select", "pair_folds", "label_folds", "constraint_f_measure", "split"]
 
@@ -184,12 +188,14 @@ def select(make_estimator, X, constraints: Constraints, grid: dict, *, default: 
     table = np.full((len(combos), len(splits)), -np.inf)
     n_fits = n_failed = 0
     first_error = None
+    # a fold's fits share its data and constraints: a search for k reuses the fold's earlier ones (issue 55)
+    shared = [SharedPreferenceFits() for _ in splits]
     for c, combo in enumerate(combos):
         for f, (train, held_out) in enumerate(splits):
             n_fits += 1
             try:
                 est = make_estimator(**combo)
-                with warnings.catch_warnings():
+                with warnings.catch_warnings(), shared[f]:
                     warnings.simplefilter("ignore")  # a candidate's warnings are not the trial's
                     est.fit(X, constraints=train)
                 table[c, f] = constraint_f_measure(est.labels_, held_out)
