@@ -180,3 +180,58 @@ def test_ranking_rows_of_fewer_data_sets_says_the_run_is_partial():
         in notes[0] and "partial" in notes[0]
     _, notes = merge_with(rows("mine", ["iris", "wine", "glass"]), shipped)
     assert notes == []
+
+
+def _strip_partial(text: str) -> str:
+    """A page's markdown without the partial run's banner and sections (each ``## Partial run`` up to the
+    next ``## `` heading)."""
+    out, skipping = [], False
+    for block in text.split("\n\n"):
+        if block.startswith("## "):
+            skipping = block.startswith("## Partial run")
+        if not skipping and not block.startswith("**Partial run ranked against the board:**"):
+            out.append(block)
+    return "\n\n".join(out)
+
+
+def test_the_pages_place_a_partial_method_apart_and_keep_the_boards_numbers(tmp_path):
+    """Issue 50, item 15, on the leaderboard pages (the site does the same): a new method run on 2 of the
+    board's 6 data sets was ranked among the board (its rank over 2 data sets sorted among ranks over 6),
+    joined the headline's Holm family (so every board p-value moved) and was left out of the CD diagram.
+    Now every table of the pages is the board's without it, the new method has its own section (effect
+    sizes against k-means and the best over its 2 data sets, Holm's family stated, table
+    ``partial_effects``), and every page says the run is partial."""
+    import numpy as np
+
+    from ccbench.reporting.leaderboard import write_leaderboard
+    from test_leaderboard_site import _rows
+
+    scores = {d: {n: {"kmeans": 0.9 if d in ("iris", "wine") else 0.3, "pck_means": 0.6, "cop_kmeans": 0.5}
+                  for n in (20, 40)} for d in ("iris", "wine", "glass", "zoo", "ecoli", "yeast")}
+    board = _rows(scores, trials=4, noise=0.02)
+    mine = _rows({d: {n: {"mine": 0.7 + (0.1 if n == 40 else 0.0)} for n in (20, 40)} for d in ("iris", "wine")},
+                 trials=4, noise=0.02, seed=1)
+    alone = write_leaderboard(board, tmp_path / "board", "ari")
+    merged = write_leaderboard(pd.concat([board, mine], ignore_index=True), tmp_path / "with", "ari", new_rows=mine)
+
+    shipped, ranked = pd.read_parquet(alone["parquet"]), pd.read_parquet(merged["parquet"])
+    assert set(ranked["table"]) == set(shipped["table"]) | {"partial_effects"}
+    for name, table in shipped.groupby("table"):  # every board table as shipped: ranks, CD blocks, headline, ...
+        mine_table = ranked[ranked["table"] == name]
+        cols = table.columns[table.notna().any()]  # the parquet holds the union of every table's columns
+        assert mine_table.drop(columns=cols).isna().all().all(), name
+        pd.testing.assert_frame_equal(mine_table[cols].reset_index(drop=True), table[cols].reset_index(drop=True),
+                                      obj=name)
+    page, board_page = merged["pairs_md"].read_text(), alone["pairs_md"].read_text()
+    assert _strip_partial(page) == board_page  # the same page, plus the banner and the new method's section
+    assert "## Partial run: `mine`, over 2 of 6 data sets (not ranked on the board)" in page
+    assert "Holm over the family of the 3 methods compared with k-means on these 2 data sets" in page
+
+    own = ranked[(ranked["table"] == "partial_effects") & (ranked["metric"] == "ari")].set_index("reference")
+    assert set(own["method"]) == {"mine"} and own.loc["kmeans", "n_sets"] == 2 and own.loc["kmeans", "holm_family"] == 3
+    cells = pd.concat([board, mine]).query("`dataset.name` in ['iris', 'wine']").groupby(
+        ["dataset.name", "constraints.n_constraints", "method.name"])["ari"].mean().unstack()
+    assert np.isclose(own.loc["kmeans", "mean_diff"], (cells["mine"] - cells["kmeans"]).groupby(level=0).mean().mean())
+    assert own.loc["best", "reference_name"] == "kmeans"  # the best over iris and wine, the board's k-means there
+    for path in (merged["pairs_md"], merged["pairs_html"], merged["index"]):
+        assert "Partial run ranked against the board" in path.read_text() and "mine" in path.read_text(), path.name

@@ -453,3 +453,31 @@ def test_a_partial_new_method_leaves_the_boards_numbers_alone(tmp_path):
         assert "<strong>the sweep is incomplete</strong>" in text and "mine ran 2 of 6 data sets (pairs)" in text, page.name
     assert "a partial run, over 2 of 6 data sets" in (tmp_path / "with" / "kind-pairs.html").read_text()
     assert "A partial run" in (tmp_path / "with" / "method-mine.html").read_text()
+
+
+def test_the_sites_ranks_are_the_pages_with_a_refused_cell(tmp_path):
+    """Item 3's failure conventions on the site: the pages rank a refused cell (a time model's prediction) as
+    missing and only a measured failure last, while the site ranked every failure last, so the two showed
+    different ranks for the same rows. ``cop_kmeans`` is best on iris at budget 20 and refused at 40: missing,
+    its iris block is its rank at 20 (1st), and its rank over the 3 data sets is (1 + 1.5 + 2.5) / 3; ranked
+    last there it would be 2."""
+    from ccbench.reporting.leaderboard import write_leaderboard, write_site
+
+    scores = {"iris": {20: {"kmeans": 0.9, "pck_means": 0.8, "cop_kmeans": 0.95}, 40: {"kmeans": 0.5, "pck_means": 0.6,
+                                                                                     "cop_kmeans": 0.7}},
+              "wine": {20: {"kmeans": 0.6, "pck_means": 0.7, "cop_kmeans": 0.8}, 40: {"kmeans": 0.6, "pck_means": 0.8,
+                                                                                    "cop_kmeans": 0.7}},
+              "glass": {20: {"kmeans": 0.8, "pck_means": 0.7, "cop_kmeans": 0.6}, 40: {"kmeans": 0.8, "pck_means": 0.6,
+                                                                                     "cop_kmeans": 0.7}}}
+    data = _rows(scores, trials=3)
+    refused = (data["dataset.name"] == "iris") & (data["constraints.n_constraints"] == 40) & (data["method.name"] == "cop_kmeans")
+    data.loc[refused, "status"], data.loc[refused, "ari"] = "refused", float("nan")
+    write_leaderboard(data, tmp_path / "pages", "ari")
+    tables = pd.read_parquet(tmp_path / "pages" / "leaderboard.parquet")
+    pages = tables[tables["table"] == "cd_blocks"].set_index("method")["rank_over_data_sets"].astype(float)
+    failed_last = tables[tables["table"] == "ranks"].set_index("method")["rank_failed_last"].astype(float)
+    write_site(data, tmp_path / "site", "ari")
+    site = _ranks(tmp_path / "site" / "kind-pairs.html", "ranks")
+    assert {m: float(r["rank_over_data_sets"]) for m, r in site.items()} == pytest.approx(pages.to_dict(), abs=1e-9)
+    assert {m: float(r["rank_failed_last"]) for m, r in site.items()} == pytest.approx(failed_last.to_dict(), abs=1e-9)
+    assert pages["cop_kmeans"] == pytest.approx((1 + 1.5 + 2.5) / 3)

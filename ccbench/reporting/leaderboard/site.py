@@ -38,10 +38,11 @@ import pandas as pd
 from .._format import fmt
 from .._safe import output_dir, write_text
 from ..stats import _sign, _wilcoxon, decide, wilcoxon_min_p
-from ._frame import CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means, long_frame, main_methods
+from ._frame import (CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means, long_frame,
+                     main_methods, unmeasured_cells)
 from ._site_html import esc, interval_svg, page, scatter_svg, slug, table
-from .partial import new_methods, partial_blocks, placed_apart
-from .ranks import dataset_blocks, rank_over_data_sets, rank_table
+from .partial import new_methods, partial_banner, partial_blocks, placed_apart
+from .ranks import rank_table
 from .seeds import base_seed
 
 __all__ = ["write_site"]
@@ -210,12 +211,16 @@ def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha
                partial: dict, banner: str) -> tuple[str, pd.DataFrame]:
     """The kind's headline (effects, P(best), what they support) first, the average ranks as the secondary
     view; ``frame``: the kind's base-seed rows of the board (the shipped methods, when ranking new ones)."""
+    from .pages import cd_ranks  # the pages' own rank view: the same numbers, never recomputed another way
+
     rows = _of_kind(frame, kind)
     cells = _cells(rows)
-    means, attempted = cell_means(cells), attempted_cells(cells)
+    means = cell_means(cells)
+    attempted = attempted_cells(cells).reindex_like(means).fillna(False).astype(bool)
+    unmeasured = unmeasured_cells(cells).reindex_like(means).fillna(False).astype(bool)
     main = [m for m in main_methods(cells) if m in means.columns]
-    ranks = rank_table(means[main], metric, attempted[main]).reset_index()
-    by_set = rank_over_data_sets(dataset_blocks(means[main], metric, attempted[main]))
+    ranks = rank_table(means[main], metric, attempted[main], unmeasured[main]).reset_index()
+    by_set = cd_ranks(means[main], attempted[main], metric, unmeasured[main])["ranks"]["rank_over_data_sets"]
     ranks["rank_over_data_sets"] = ranks["method"].map(by_set)
     ranks = ranks.sort_values("rank_over_data_sets", kind="stable")
     sets = sorted(cells["dataset"].unique())
@@ -226,10 +231,15 @@ def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha
               f'x setting x budget x noise) on <code>{esc(metric)}</code>; the numbers of the leaderboard pages.</p>'
             + _effects_html(result, metric, kind, margin, alpha, partial.get(kind))
             + "<h2>Average ranks (secondary view)</h2>"
-              f"<p><b>rank_over_data_sets</b>: a method's per-cell ranks (failures last) averaged within each data set, "
-              f"the methods ranked within each data set on that average (a data set is one Friedman block of the "
-              f"pages' CD diagram), then averaged over the {len(sets)} data sets; 1 is best. A rank says where a method "
-              f"stands, not by how much: two ranks apart can be a tie (the effect sizes above say which).</p>"
+              f"<p><b>rank_over_data_sets</b>: a method's per-cell ranks averaged within each data set, the methods "
+              f"ranked within each data set on that average (a data set is one Friedman block of the pages' CD "
+              f"diagram), then averaged over the data sets where every method has a ranked cell (of the "
+              f"{len(sets)}); 1 is best; the pages' numbers (their table <code>cd_blocks</code>), empty for a method "
+              f"the CD view leaves out. Per cell, as the pages rank (<b>rank_failed_last</b>): a measured failure "
+              f"(timeout, error, infeasible) ranks last; a cell refused by a time or memory model's prediction, or a "
+              f"skipped draw, is missing, not ranked (<b>rank_all_failures_last</b>: every failure last, the "
+              f"convention before). A rank says where a method stands, not by how much: two ranks apart can be a tie "
+              f"(the effect sizes above say which).</p>"
             + table(ranks, links={"method": lambda m: slug("method", m)}, table_id="ranks", digits=rank_cols)
             + "<h2>Data sets</h2><p>" + ", ".join(f'<a href="{esc(slug("dataset", d))}">{esc(d)}</a>' for d in sets)
             + "</p>")
@@ -368,9 +378,7 @@ def write_site(data: pd.DataFrame, out, metric: str = DEFAULT_METRIC, margin: fl
     board = frame[~frame["method"].isin(set(outside))]
     partial = partial_blocks(frame, board, outside, metric, margin, alpha, _effects)
     if outside:
-        banner += (" " if banner else "") + ("Partial run ranked against the board: " + "; ".join(
-            f"{m} ran {text}" for m, text in outside.items()) + ". The board's methods keep their numbers over "
-            "every data set; each new method is compared with k-means and the best over the data sets it ran.")
+        banner += (" " if banner else "") + partial_banner(outside)
     stats = _cell_stats(board[~board["unconstrained"]], metric, margin, alpha)
     stats = pd.concat([stats, _cell_stats(frame[frame["method"].isin(set(outside)) & ~frame["unconstrained"]],
                                           metric, margin, alpha).assign(best_group=False, winner=False)],
