@@ -181,13 +181,13 @@ def markdown_table(summary: pd.DataFrame, metric: str = DEFAULT_METRIC, x: str =
     return "\n".join(lines)
 
 
-def error_summary(data: pd.DataFrame, width: int = 200) -> list[str]:
+def error_summary(data: pd.DataFrame, width: int = 200, statuses: tuple = FAILED_STATUSES) -> list[str]:
     """One line per kind of error message (messages equal but for their numbers, e.g. the seconds of a
-    timeout, are one kind): how many trials hit it, its first message, the methods it hit with their
-    counts when more than one, and the first cell that did."""
+    timeout, are one kind) among the rows whose status is in ``statuses``: how many trials hit it, its
+    first message, the methods it hit with their counts when more than one, and the first cell that did."""
     import re
 
-    bad = data[data["status"].isin(FAILED_STATUSES)] if "status" in data else data.iloc[:0]
+    bad = data[data["status"].isin(statuses)] if "status" in data else data.iloc[:0]
     if bad.empty:
         return []
     messages = bad["error"].map(lambda e: last_line(e)[:width])

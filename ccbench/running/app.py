@@ -120,9 +120,11 @@ _outcome: dict = {}
 
 
 def last_sweep_outcome() -> dict:
-    """``{"sweep": dir, "failed": n_failed_rows, "errors": [line per distinct error], "problems": text,
-    "job_errors": [line per job that could not run], "lost_jobs": [line per job whose launcher worker
-    died], "callback_error": text or None}``."""
+    """``{"sweep": dir, "failed": n_error_rows, "errors": [line per distinct error], "timeouts":
+    n_timeout_rows, "timeout_cells": [line per cell with a timeout], "problems": text, "job_errors": [line
+    per job that could not run], "lost_jobs": [line per job whose launcher worker died], "callback_error":
+    text or None}``. A ``timeout`` row is a trial that reached its budget (a measured result, ranked), not a
+    failure of the run: it is counted apart from the ``error`` rows (:func:`ccbench.running.cli._exit_status`)."""
     return dict(_outcome)
 
 
@@ -185,6 +187,38 @@ def _count_done(sweep: Path, run: str) -> int:
         return os.fstat(fd).st_size
     finally:
         os.close(fd)
+
+
+def _timeout_cells(data) -> list[str]:
+    """One line per cell with ``timeout`` rows: ``dataset / method[+tune] / constraints[, noise] (job <its
+    directory>): t of n trial(s)`` (what the exit message names; every row of the sweep directory, earlier
+    runs' too)."""
+    import pandas as pd
+
+    timed_out = data["status"] == "timeout"
+    if not timed_out.any():
+        return []
+
+    def column(name, default="none"):
+        if name not in data:
+            return pd.Series(default, index=data.index, dtype=object)
+        return data[name].astype(object).where(data[name].notna(), default)
+
+    tune = column("tune")
+    method = column("method.name", "?").astype(str) + tune.map(lambda t: "" if t in ("none", None) else f"+{t}")
+    noise = column("noise.name").map(lambda n: "" if n in ("none", None) else f", noise {n}")
+    budget = pd.Series("", index=data.index)
+    for option in ("per_point", "fraction", "per_class", "n_constraints"):  # the supervision's size
+        if f"constraints.{option}" in data:
+            value = data[f"constraints.{option}"]
+            text = value.map(lambda v: f" {option}={v:g}" if isinstance(v, float) else f" {option}={v}")
+            budget = budget.where(budget.ne("") | value.isna(), text)
+    cell = (column("dataset.name", "?").astype(str) + " / " + method + " / "
+            + column("constraints.name", "?").astype(str) + budget + noise)
+    # the job directory tells apart two cells that differ in a method option the label leaves out
+    job = column("source", "").map(lambda s: f" (job {Path(s).name})" if s else "")
+    counts = data.assign(cell=cell + job, timed_out=timed_out).groupby("cell", sort=True)["timed_out"].agg(["sum", "size"])
+    return [f"{c}: {int(t)} of {n} trial(s)" for c, (t, n) in counts[counts["sum"] > 0].iterrows()]
 
 
 class SweepSummaryCallback(Callback):
@@ -278,12 +312,15 @@ class SweepSummaryCallback(Callback):
             data = gather(sweep, damaged=damaged)
         except FileNotFoundError:  # no results file at all
             data = pd.DataFrame()
-        _outcome.update(damaged=damaged, failed=0, errors=[], problems="no results were written")
+        _outcome.update(damaged=damaged, failed=0, errors=[], timeouts=0, timeout_cells=[],
+                        problems="no results were written")
         if data.empty:
             return None
-        failed = data[data["status"].isin(FAILED_STATUSES)]
+        failed = data[data["status"].isin(FAILED_STATUSES) & (data["status"] != "timeout")]
         _outcome["failed"] = len(failed)
         _outcome["errors"] = [f"{n} trial(s) with status {s}" for s, n in failed["status"].value_counts().items()]
+        _outcome["timeouts"] = int((data["status"] == "timeout").sum())
+        _outcome["timeout_cells"] = _timeout_cells(data)
         if "rerun_reason" in data and "timestamp" in data:
             new = data[pd.to_datetime(data["timestamp"], utc=True, errors="coerce")
                        >= pd.Timestamp(_outcome.get("start", 0), unit="s", tz="UTC")]
@@ -306,7 +343,8 @@ class SweepSummaryCallback(Callback):
         print(f"\n{problems}")
         for line in report.provenance_warnings(data):
             print(f"warning: {line}", file=sys.stderr)
-        _outcome.update(errors=report.error_summary(data) or _outcome["errors"], problems=problems)
+        errors = report.error_summary(data, statuses=("error",))
+        _outcome.update(errors=errors or _outcome["errors"], problems=problems)
         if self.write_report:
 
             paper = report.paper_reference(data)

@@ -1,0 +1,97 @@
+"""The sweep command's exit status (issue 55): a trial that reached its budget (status ``timeout``) is a
+measured result of the protocol, ranked like any other, so timeouts alone exit 0 with their count and
+cells printed; an exception (status ``error``) is a failure of the run and exits 1 with its cause.
+
+The sweeps run through the real command in a subprocess (Hydra's exit path is part of what is tested);
+the method sleeps or raises on request, so the timeouts are the harness's CPU kill at ``trial_timeout``
+(a sleeping trial spends no CPU: the kill falls back on wall time after a multiple of it) and nothing
+depends on the machine's speed.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+from ccbench.running.results import read_results
+
+PLUGIN = "ccbench_exit_status_plugin"
+PLUGIN_SOURCE = """
+import time
+import numpy as np
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+class Doze(ConstrainedClusterer):
+    def __init__(self, seconds=0.0, fail=False, random_state=None):
+        self.seconds, self.fail, self.random_state = seconds, fail, random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        if self.fail:
+            raise RuntimeError("doze: deliberate failure")
+        time.sleep(self.seconds)
+        self.labels_ = np.arange(len(X)) % 2
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("doze", Doze, "sleeps, or raises on request")]
+"""
+
+
+@pytest.fixture
+def plugin_dir(tmp_path):
+    d = tmp_path / "plugin"
+    (d / "conf" / "method").mkdir(parents=True)
+    (d / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE)
+    (d / "conf" / "method" / "doze.yaml").write_text("name: doze\n")
+    return d
+
+
+def _sweep(plugin_dir, sweep, *extra):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
+    args = ["-m", "method=doze", "dataset=iris", "constraints=none", "n_trials=2", "metrics=[ari]",
+            "hydra/launcher=basic", f"plugins=[{PLUGIN}]", f"hydra.searchpath=[file://{plugin_dir / 'conf'}]",
+            f"hydra.sweep.dir={sweep}", *extra]
+    cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", *args]
+    return subprocess.run(cmd, cwd=sweep.parent, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _statuses(sweep) -> list[str]:
+    rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
+    return sorted(rows["status"])
+
+
+def test_timeouts_alone_exit_0_and_are_counted_with_their_cells(plugin_dir, tmp_path):
+    sweep = tmp_path / "sweep"
+    proc = _sweep(plugin_dir, sweep, "method.seconds=0,4", "trial_timeout=1")
+    assert _statuses(sweep) == ["ok", "ok", "timeout", "timeout"]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "2 trial(s) reached their budget (status timeout" in proc.stderr
+    # the cell that timed out, named (its job directory tells it from the one that did not)
+    assert "iris / doze / none (job constraints=none,dataset=iris,method.seconds=4,method=doze): 2 of 2 trial(s)" \
+        in proc.stderr
+    assert "failed" not in proc.stderr.lower()
+
+
+def test_an_error_exits_1_with_its_cause_and_timeouts_beside_it_are_still_counted(plugin_dir, tmp_path):
+    sweep = tmp_path / "sweep"
+    proc = _sweep(plugin_dir, sweep, "method.seconds=4", "method.fail=true,false", "trial_timeout=1")
+    assert _statuses(sweep) == ["error", "error", "timeout", "timeout"]
+    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert "2 trial(s) failed (status error)" in proc.stderr
+    assert "doze: deliberate failure" in proc.stderr  # the real cause, not only a count
+    assert "2 trial(s) reached their budget" in proc.stderr
+
+
+def test_the_rule_in_process_timeouts_count_apart_from_errors():
+    """The same rule on the outcome record alone (no sweep): errors decide the status, timeouts never."""
+    from ccbench.running import cli
+
+    timeouts = {"sweep": "/tmp/x", "failed": 0, "errors": [], "timeouts": 3, "timeout_cells": ["a / b / c: 3 of 3"]}
+    assert cli._exit_status(timeouts, []) == 0
+    assert cli._exit_status({**timeouts, "failed": 1, "errors": ["1 of 4 trials failed: boom"]}, []) == 1
+    assert cli._exit_status({"sweep": "/tmp/x", "failed": 0, "timeouts": 0}, []) == 0
