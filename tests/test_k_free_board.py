@@ -205,3 +205,19 @@ def test_the_shipped_rows_k_free_page_names_its_seven_methods_and_the_missing(sh
         assert f"| {m} | CVCP over k (needs k) |" in page
     assert paths["k_free_html"].exists() and "k_free.md" in index[0]
     assert {"k_free_effects", "k_free_ranks", "k_free_missing", "k_free_k"} <= {t["table"].iloc[0] for t in tables}
+
+
+def test_a_sweep_of_k_free_runs_alone_is_a_board_read_from_the_config():
+    """No given-k run to pair a ``[k-free]`` label with (``experiment=leaderboard_k_free*`` alone): the board
+    reads ``method.n_clusters`` (``free``, or none for a method that finds k itself) and still ranks all three."""
+    from ccbench.reporting import _format as rfmt
+    from ccbench.reporting.leaderboard._frame import long_frame
+    from ccbench.reporting.leaderboard.k_free_board import k_free_frame
+
+    data = _raw_rows(3)
+    data = data[data["method.n_clusters"].astype(str) != "true_k"].reset_index(drop=True)
+    data["method_label"] = rfmt.method_labels(data)
+    assert "kmeans[k-free]+cvcp" not in set(data["method_label"])  # nothing to pair the label with
+    board = k_free_frame(long_frame(data, "ari"), data)
+    assert sorted(board["method"].unique()) == ["ap", "cobs", "kmeans"]
+    assert board.groupby("method")["value"].mean()["kmeans"] == pytest.approx(0.3)

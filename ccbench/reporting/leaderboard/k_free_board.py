@@ -12,12 +12,14 @@ Naming (a choice): on this page every entry chose k, so each is named by its **m
 reference ``kmeans`` is k-means choosing k by CVCP (``kmeans[k-free]+cvcp`` on the main pages). A method with
 both an own-rule and a CVCP k-free run is entered with its own rule (the untuned run).
 
-The board pairs with the main one: only a k-free run the main board also runs given k is recognised (the
-``[k-free]`` label needs the pair). A main-board method with no k-free row is **missing**, named on the page
-with the command that runs it.
+A row is on the board when its method chose k: labelled ``[k-free]`` (beside the same method given k), or
+run with ``method.n_clusters=free``, or with no k by a method that finds k itself (a sweep of k-free runs
+alone). A main-board method with no such row is **missing**, named on the page with the command that runs it.
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 import pandas as pd
@@ -41,10 +43,23 @@ _COMMANDS = {True: "ccbench experiment=leaderboard_k_free_cvcp hydra.sweep.dir=r
              False: "ccbench experiment=leaderboard_k_free hydra.sweep.dir=runs/leaderboard"}
 
 
-def k_free_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """The long frame's k-free rows (``k_free``: ``ap[k-free]``, ``kmeans[k-free]+cvcp``) named by method name
-    (module docstring), as main methods: not tuned, not k-free relative to anything on this board."""
-    rows = frame[frame["k_free"]] if "k_free" in frame else frame.iloc[:0]
+def _chose_k(frame: pd.DataFrame, data: pd.DataFrame | None) -> pd.Series:
+    """Which rows' method chose k itself: labelled k-free (``ap[k-free]``, ``kmeans[k-free]+cvcp``), or, read
+    from the config (``data``'s ``method.n_clusters``), run with ``free`` or with no k by a method that finds k
+    itself -- a sweep of k-free runs alone, with no given-k run to pair the label with."""
+    chose = frame["k_free"].astype(bool) if "k_free" in frame else pd.Series(False, index=frame.index)
+    if data is None or "method.n_clusters" not in data or frame.empty:
+        return chose
+    value = data["method.n_clusters"].iloc[frame["row"].to_numpy()].to_numpy(object)
+    finds = frame["method_name"].map(lambda m: _needs_k(m) is False).to_numpy()
+    by_config = np.array([v == "free" for v in value]) | (pd.isna(value) & finds)
+    return chose | by_config
+
+
+def k_free_frame(frame: pd.DataFrame, data: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The long frame's rows whose method chose k itself (:func:`_chose_k`) named by method name (module
+    docstring), as main methods: not tuned, not k-free relative to anything on this board."""
+    rows = frame[_chose_k(frame, data)]
     if rows.empty:
         return rows
     # one entry per method name: its own rule (untuned) where it has one, else its CVCP run
@@ -54,13 +69,16 @@ def k_free_frame(frame: pd.DataFrame) -> pd.DataFrame:
                        default_method=rows["method_name"], k_free_of=None)
 
 
+@functools.lru_cache(maxsize=None)
 def _needs_k(name: str) -> bool | None:
+    """True: needs k; False: finds k itself (accepts one); None: takes no k, or not installed here."""
     from ... import registry
 
     try:
-        return bool(registry.get_method_spec(name).needs_n_clusters)
+        spec = registry.get_method_spec(name)
     except Exception:  # noqa: BLE001 - a report opens without the method's package
         return None
+    return True if spec.needs_n_clusters else (False if spec.accepts_n_clusters else None)
 
 
 def missing_methods(frame: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
@@ -76,7 +94,7 @@ def missing_methods(frame: pd.DataFrame, board: pd.DataFrame) -> pd.DataFrame:
         needs = _needs_k(name)
         out.append({"method": name,
                     "chooses_k_by": {True: "CVCP over k (needs k)", False: "its own rule (finds k itself)"}.get(
-                        needs, "unknown (method not installed here)"),
+                        needs, "unknown (takes no k, or not installed here)"),
                     "run_with": f"`{_COMMANDS[needs is not False]}`"})
     return pd.DataFrame(out, columns=["method", "chooses_k_by", "run_with"])
 
@@ -129,7 +147,7 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
                   alpha: float = 0.05) -> tuple[list, dict]:
     """The k-free page as blocks (``("h", level, text)``, ``("md", text)``) and its tables; ``([], {})`` when
     the rows hold no k-free run. ``frame``: every kind's :func:`~._frame.long_frame` rows on ``metric``."""
-    board = k_free_frame(frame)
+    board = k_free_frame(frame, data)
     if board.empty or _cells(board).empty:
         return [], {}
     missing = missing_methods(frame, board)
