@@ -165,8 +165,9 @@ def _iris():
     return StandardScaler().fit_transform(data.data), data.target
 
 
-def test_scap_and_ssapl_default_to_the_compiled_sweep_with_the_numpy_answer():
-    """backend='numba' by default: the same exemplars as the numpy path on iris with its search for k."""
+def test_scap_and_ssapl_default_to_the_compiled_dense_sweep_with_the_numpy_answer():
+    """backend='auto' runs the compiled sweep with dense memory (numpy in linear mode): the same
+    exemplars as the numpy path on iris with its search for k."""
     from ccbench_plugins.scap.scap import SCAP, SSAPL
 
     X, y = _iris()
@@ -175,7 +176,7 @@ def test_scap_and_ssapl_default_to_the_compiled_sweep_with_the_numpy_answer():
     same = y[pairs[:, 0]] == y[pairs[:, 1]]
     cons = Constraints(pairs[same], pairs[~same], n_samples=len(X))
     for cls in (SCAP, SSAPL):
-        assert cls().backend == "numba"
+        assert cls()._backend() == "numba" and cls(memory="linear")._backend() == "numpy"
         fast = cls(n_clusters=3, random_state=0).fit(X, constraints=cons)
         slow = cls(n_clusters=3, random_state=0, backend="numpy").fit(X, constraints=cons)
         np.testing.assert_array_equal(fast.labels_, slow.labels_)
