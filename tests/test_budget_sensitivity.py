@@ -145,9 +145,15 @@ def _class_table(hits: dict) -> pd.DataFrame:
     ({"n < 500": (100, 0, 0), "n > 1,500": (100, 30, 5)}, False),   # 6x would not serve the big sets
     ({"n < 500": (100, 10, 9), "n > 1,500": (100, 30, 20)}, False),  # the budget binds everywhere
     ({"n < 500": (100, 1, 1), "n > 1,500": (100, 3, 3)}, False),    # it binds nowhere
+    # the shipped rows' numbers: binds on 15.3 % and 40.2 % (6x serves 79 % and 50 %), not on 2.8 %
+    ({"n < 500": (3948, 111, 102), "500 <= n <= 1,500": (2259, 345, 271), "n > 1,500": (1425, 573, 285)}, True),
 ])
 def test_the_per_class_sentence_follows_from_the_numbers(hits, argues):
     text = bs.per_class_sentence(_class_table(hits), 10.0)
     assert text.startswith("The measurements argue" if argues else "The measurements do not argue")
     for c, (n, h, _) in hits.items():
         assert f"{c}: {h} of {n} cells hit it ({h / n:.1%})" in text
+    if argues:  # the classes it names as served are those with a share >= 5 % and half their hits fitting 6x
+        served = [c for c, (n, h, f) in hits.items() if h / n >= bs.BINDS and f / h >= bs.SERVED]
+        assert text.endswith(f"so 60 s for {', '.join(served)} and 10 s for "
+                             f"{', '.join(c for c, (n, h, f) in hits.items() if h / n < bs.BINDS)}.")

@@ -45,9 +45,7 @@ RERUN_FACTOR = 6
 #: Data-set size classes on ``n_samples``: (label, low inclusive, high exclusive).
 SIZE_CLASSES = (("n < 500", 0, 500), ("500 <= n <= 1,500", 500, 1501), ("n > 1,500", 1501, np.inf))
 
-#: A class where at most this share of cells hits the budget is one the budget does not bind.
-BINDS_NOT = 0.01
-#: A class where at least this share hits it is one the budget binds...
+#: A class where at least this share of cells hits the budget is one the budget binds...
 BINDS = 0.05
 #: ... and the larger budget serves it when the models predict at least this share of its hits to fit.
 SERVED = 0.5
@@ -164,33 +162,44 @@ def size_class_table(data: pd.DataFrame) -> pd.DataFrame:
 
 
 def per_class_sentence(table: pd.DataFrame, board_timeout: float) -> str:
-    """Whether the measurements argue for a budget per size class, derived from :func:`size_class_table`:
-    they do when a class's cells hit the board's budget at :data:`BINDS` or more while another class's hit it
-    at :data:`BINDS_NOT` or less, and the larger budget is predicted to serve the binding class (at least
-    :data:`SERVED` of its hit cells fit it); else one budget serves every class (or no budget helps)."""
+    """Whether the measurements argue for a budget per size class, derived from :func:`size_class_table`. A
+    class is *bound* when :data:`BINDS` or more of its cells hit the board's budget, and *served* by the
+    larger budget when the calibrated models predict at least :data:`SERVED` of its hit cells to fit it. The
+    measurements argue for a budget per class when some classes are bound and others are not, and a bound
+    class is served (a larger budget there, the board's elsewhere); not when no class is bound (one budget
+    stands), when every class is (a larger budget would be one for all), or when no bound class is served
+    (6x would not change what fails)."""
     if table.empty:
         return "No size-class analysis: the rows lack the columns a time-model calibration needs."
     per = table.groupby("size_class")[["cells", "hit", "fit_at_rerun"]].sum()
+    per = per.loc[[c for c, _, _ in SIZE_CLASSES if c in per.index]]
     per["hit_share"] = per["hit"] / per["cells"]
-    per["served"] = per["fit_at_rerun"] / per["hit"].where(per["hit"] > 0)
-    order = [c for c, _, _ in SIZE_CLASSES if c in per.index]
-    per = per.loc[order]
+    per["served_share"] = (per["fit_at_rerun"] / per["hit"].where(per["hit"] > 0)).fillna(0.0)
     shares = "; ".join(f"{c}: {int(r.hit)} of {int(r.cells)} cells hit it ({r.hit_share:.1%}), "
-                       f"{int(r.fit_at_rerun)} of those predicted to fit {RERUN_FACTOR}x" for c, r in per.iterrows())
-    binding = per[(per["hit_share"] >= BINDS) & (per["served"] >= SERVED)]
-    free = per[per["hit_share"] <= BINDS_NOT]
+                       f"{int(r.fit_at_rerun)} of those ({r.served_share:.0%}) predicted to fit {RERUN_FACTOR}x"
+                       for c, r in per.iterrows())
+    bound = per[per["hit_share"] >= BINDS]
+    free = per.index.difference(bound.index, sort=False)
+    served = bound[bound["served_share"] >= SERVED]
     budget = f"{board_timeout:g} s" if np.isfinite(board_timeout) else "the board's budget"
-    if len(binding) and len(free):
-        return (f"The measurements argue for a budget per size class ({shares}): {budget} binds on "
-                f"{', '.join(binding.index)} (the {RERUN_FACTOR}x budget is predicted to serve most of its hits) "
-                f"and hardly on {', '.join(free.index)}; a larger budget for the former only would cost no more "
-                f"on the latter.")
-    if not len(binding):
-        return (f"The measurements do not argue for a budget per size class ({shares}): in no class does "
-                f"{budget} bind on {BINDS:.0%} of the cells or more with most of those hits predicted to fit "
-                f"{RERUN_FACTOR}x; one budget for every class stands.")
-    return (f"The measurements do not argue for a budget per size class ({shares}): {budget} binds on every "
-            f"class alike, so a larger budget would be one for every class.")
+    names = lambda idx: ", ".join(idx)  # noqa: E731
+    if bound.empty:
+        return (f"The measurements do not argue for a budget per size class ({shares}): {budget} binds on "
+                f"{BINDS:.0%} of the cells or more in no class; one budget for every class stands.")
+    if free.empty:
+        return (f"The measurements do not argue for a budget per size class ({shares}): {budget} binds on "
+                f"{BINDS:.0%} of the cells or more in every class, so a larger budget would be one for every class.")
+    if served.empty:
+        return (f"The measurements do not argue for a budget per size class ({shares}): {budget} binds on "
+                f"{names(bound.index)}, but the models predict {RERUN_FACTOR}x to serve under {SERVED:.0%} of "
+                f"the hits there.")
+    unserved = bound.index.difference(served.index, sort=False)
+    return (f"The measurements argue for a budget per size class ({shares}): {budget} binds on "
+            f"{BINDS:.0%} of the cells or more in {names(bound.index)} and not in {names(free)}; "
+            f"{RERUN_FACTOR}x is predicted to fit at least {SERVED:.0%} of the hits in {names(served.index)}"
+            + (f" (in {names(unserved)} fewer: more than {RERUN_FACTOR}x would be needed there)" if len(unserved)
+               else "") + f", so {RERUN_FACTOR * board_timeout:g} s for {names(served.index)} and {budget} for "
+            f"{names(free)}.")
 
 
 def _experiment_text() -> str:
@@ -221,7 +230,7 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
     if data is None or data.empty:
         return blocks + [("md", "No rows: no budget-sensitivity analysis.")]
     timeout, budget = board_budget(data)
-    board = data[~rerun_mask(data)]
+    board = data.iloc[frame["row"].to_numpy()]  # this page's cells at the board's budget
     blocks.append(("md", f"The board's budget: `trial_timeout` = {timeout:g} s of one core, `time_budget` = "
                          f"{budget:g} s (the most common in the rows). Re-run rows (same `config_hash` and trial "
                          f"at a larger budget) feed this section only; the board's numbers stay at its budget."))
@@ -229,11 +238,11 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
     blocks += [("md", per_class_sentence(table, timeout))]
     if len(table):
         shown = table.assign(hit_share=table["hit_share"].map(lambda v: f"{v:.1%}"))
-        blocks += [("md", f"Per method and data-set size class (`n_samples`): cells (`config_hash`) run, those that "
+        blocks += [("md", f"Per method and data-set size class (`n_samples`) on this page's cells: cells (`config_hash`) run, those that "
                           f"hit the {timeout:g} s budget (a timeout or a refusal), and of those how many the installed "
                           f"(calibrated) time models predict to fit {RERUN_FACTOR}x ({RERUN_FACTOR * timeout:g} s) "
                           f"of the ones with a prediction."),
-                   ("md", md_frame(shown[shown["hit"] > 0], index=False))]
+                   ("md", md_frame(shown[shown["hit"] > 0], index=False))]  # a class no cell of which hit it: left out
     mask = rerun_mask(data)
     if not mask.any():
         return blocks + [("md", "The re-run of the failed cells at a larger budget has not been made: these rows "
