@@ -149,6 +149,14 @@ def test_ranking_a_partial_run_keeps_the_boards_numbers_and_says_it_is_partial(t
     ranked = _ccbench(report[1:], tmp_path, env)
     assert ranked.returncode == 0, ranked.stderr[-3000:]
 
+    pages, board = (pd.read_parquet(d / "leaderboard.parquet") for d in (tmp_path / "runs" / "mine" / "leaderboard", shipped))
+    for name in ("ranks", "cd_blocks", "effects", "p_best"):  # the pages too keep the board's numbers
+        for kind in ("pairs", "labels"):
+            ours, theirs = (t[(t["table"] == name) & (t["kind"] == kind)] for t in (pages, board))
+            cols = theirs.columns[theirs.notna().any()]
+            pd.testing.assert_frame_equal(ours[cols].reset_index(drop=True), theirs[cols].reset_index(drop=True))
+    assert set(pages.loc[pages["table"] == "partial_effects", "n_sets"].astype(int)) == {1}
+    assert "Partial run ranked against the board" in (tmp_path / "runs" / "mine" / "leaderboard" / "pairs.md").read_text()
     mine = tmp_path / "runs" / "mine" / "site"
     for kind in ("pairs", "labels"):
         for table in ("ranks", "effects-kmeans", "p-best"):
