@@ -74,7 +74,8 @@ def test_a_method_that_needs_k_and_has_no_tuner_cannot_run_k_free():
     assert protocol.resolve_n_clusters("free", spec=spec, n_classes=4, X=None, constraints=None,
                                        random_state=0) is None
     with pytest.raises(ValueError, match="needs n_clusters and cannot find k itself.*tune=cvcp"):
-        protocol.tuning_fits(spec, {}, "none", 3, None, 60)
+        protocol.build_estimator(spec, {}, 0, n_clusters=None)  # never fitted at the estimator's default k
+    assert protocol.build_estimator(spec, {}, 0, n_clusters=3).n_clusters == 3
     cell = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": "free"},
             "constraints": {"name": "random_pairs", "n_constraints": 20}, "noise": {"name": "none"}}
     assert any("tune=cvcp" in p for p in protocol.check_cell(cell))

@@ -362,8 +362,10 @@ def test_tuning_fits_charges_the_time_budget_for_every_fold_and_combination():
         1 + 2 * free // len(spec.grid[fixed])
     # k = 2: k-1 would be one cluster, so two k candidates are left
     assert protocol.tuning_fits(spec, {}, "cvcp", 3, n_clusters=2) == 1 + 3 * free // 3 * 2
-    # a k-free run (no k to be relative to): the k grid is dropped; kmeans has nothing else to tune
-    assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3) == 1
+    # a k-free run (no k to be relative to): a method that finds k itself drops the k grid (ap: nothing else to
+    # tune); one that needs k searches k alone over the absolute k_free_range (issue 50, item 5: 2..12 at n=150)
+    assert protocol.tuning_fits(registry.get_method_spec("ap"), {}, "cvcp", 3) == 1
+    assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3, n_samples=150) == 1 + 3 * 11
     assert protocol.tuning_fits(registry.get_method_spec("kmeans"), {}, "cvcp", 3, n_clusters=3) == 10
     timed = dataclasses.replace(spec, time=TimeModel(n=1000, seconds=1.0, exponent=2.0))
     assert protocol.size_refusal(timed, {}, 1000, 4, time_budget=5.0) is None

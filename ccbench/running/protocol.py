@@ -278,8 +278,8 @@ def k_free_problem(spec: registry.MethodSpec, n_clusters_value, tune: str | None
     if n_clusters_value != K_FREE_VALUE or not spec.needs_n_clusters or (tune or "none") != "none":
         return None
     return (f"method.n_clusters={K_FREE_VALUE}: method {spec.name!r} needs n_clusters and cannot find k itself; "
-            f"in a k-free run it chooses k by CVCP over k in 2..sqrt(n): add tune=cvcp, or give "
-            f"method.n_clusters=true_k")
+            f"in a k-free run it chooses k by CVCP over k in 2..sqrt(n): add tune=cvcp (its MethodSpec.grid "
+            f"must list n_clusters), or give method.n_clusters=true_k")
 
 
 def free_grid(spec: registry.MethodSpec, params: dict, n_clusters: int | None = None,
@@ -291,13 +291,14 @@ def free_grid(spec: registry.MethodSpec, params: dict, n_clusters: int | None = 
     clusters are left out, and the parameter with them when fewer than two remain or when the run is
     k-free (``n_clusters`` None: nothing to be relative to) of a method that finds k itself.
 
-    A k-free run of a method that **needs** k (``method.n_clusters=free``) searches k alone, over the
+    A k-free run of a method that **needs** k (``method.n_clusters=free``; its grid lists ``n_clusters``)
+    searches k alone, over the
     absolute :func:`k_free_range` (a rule in ``n_samples``, never the true k): CVCP over k (Pelleg &
     Baras 2007). Its other grid parameters stay at the method config's values, so the k-free board
     compares each method's defaults choosing k with the main board's defaults given k (the tuned
     variants are section 1b's comparison).
     """
-    if n_clusters is None and spec.needs_n_clusters:
+    if n_clusters is None and spec.needs_n_clusters and "n_clusters" in spec.grid:
         return {"n_clusters": k_free_range(n_samples)}
     grid = {k: v for k, v in spec.grid.items() if k not in params}
     if "n_clusters" in grid:
@@ -318,8 +319,6 @@ def tuning_fits(spec: registry.MethodSpec, params: dict, tune: str, n_folds: int
     parameters the method config leaves free (:func:`free_grid`), plus the refit (what the time
     budget is charged: ``TimeModel.tuned`` times this many untuned trials, :func:`predicted_seconds`)."""
     if tune == "none":
-        if n_clusters is None and spec.needs_n_clusters:  # k-free, and nothing to choose k: refuse, never guess
-            raise ValueError(k_free_problem(spec, K_FREE_VALUE, tune))
         return 1
     combinations = math.prod(len(v) for v in free_grid(spec, params, n_clusters, n_samples).values())
     return 1 + int(n_folds) * combinations * (combinations > 1)
@@ -398,6 +397,9 @@ def build_estimator(spec: registry.MethodSpec, params: dict, random_state: int, 
         params["random_state"] = random_state
     if n_clusters is not None:
         params["n_clusters"] = n_clusters
+    elif spec.needs_n_clusters and "n_clusters" not in params:
+        # k-free with nothing to choose k: never fit at the estimator's default k
+        raise ValueError(k_free_problem(spec, K_FREE_VALUE, "none"))
     return registry.make_method(spec.name, **params)
 
 
@@ -426,8 +428,9 @@ def resolve_n_clusters(value, *, spec, n_classes, X, constraints, random_state) 
         source, params = value["from_method"], {k: v for k, v in value.items() if k != "from_method"}
     else:
         raise ValueError(
-            f"method.n_clusters={value!r} is not understood; use true_k, an int, {K_FREE_VALUE} (k-free), "
-            f"from_method=<name> or {{from_method: <name>, <param>: <value>}}"
+            f"method.n_clusters={value!r} is not understood; use true_k, an int, "
+            f"from_method=<name> or {{from_method: <name>, <param>: <value>}}, or {K_FREE_VALUE} (k-free: the "
+            f"method chooses k)"
         )
     source_spec = registry.get_method_spec(source)
     if source_spec.needs_n_clusters:
