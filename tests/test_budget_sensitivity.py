@@ -105,7 +105,7 @@ def test_the_section_reports_the_flip_the_outcome_and_the_cost():
     board, rerun = _board_and_rerun()
     text = _section(pd.concat([board, rerun], ignore_index=True))
     assert f"{len(FAILED)} (cell, method, seed) re-run" in text
-    assert f"{len(FAILED)} now ok, 0 still timeout, 0 still refused" in text
+    assert f"{len(FAILED)} now ok, 0 still timeout, 0 still refused, 0 still failed, 0 incomplete" in text
     hours = len(rerun) * CPU_RERUN / 3600
     assert f"{hours:.3g} core-hours (sum of `trial_cpu_time`)" in text
     changes = bs.verdict_changes(_effects(board), _effects(pd.concat(
@@ -157,3 +157,11 @@ def test_the_per_class_sentence_follows_from_the_numbers(hits, argues):
         served = [c for c, (n, h, f) in hits.items() if h / n >= bs.BINDS and f / h >= bs.SERVED]
         assert text.endswith(f"so 60 s for {', '.join(served)} and 10 s for "
                              f"{', '.join(c for c, (n, h, f) in hits.items() if h / n < bs.BINDS)}.")
+
+
+def test_a_rerun_with_fewer_trials_than_the_board_failed_is_incomplete():
+    """A re-run stopped after one of a cell's two failed trials has no outcome yet."""
+    board, rerun = _board_and_rerun()
+    partial = rerun[(rerun["dataset.name"] != "set0") | (rerun["trial"] == 0)]
+    text = _section(pd.concat([board, partial], ignore_index=True))
+    assert f"{len(FAILED) - 1} now ok, 0 still timeout, 0 still refused, 0 still failed, 1 incomplete" in text

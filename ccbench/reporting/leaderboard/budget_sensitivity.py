@@ -105,15 +105,19 @@ def _outcome(statuses: pd.Series) -> str:
 
 def rerun_cells(frame: pd.DataFrame, rerun: pd.DataFrame, cpu: pd.Series) -> pd.DataFrame:
     """One row per re-run (cell, method, seed): ``board`` (the board's most common failure there), ``outcome``
-    (module docstring), ``trials`` and ``cpu_s`` (the re-run trials' ``trial_cpu_time`` summed)."""
+    (module docstring; ``incomplete`` where the re-run has fewer trials than the board's failed ones),
+    ``trials`` and ``cpu_s`` (the re-run trials' ``trial_cpu_time`` summed)."""
     from ._frame import CELL
 
     key = [*CELL, "kind", "method", "seed"]
     out = rerun.assign(cpu_s=cpu.to_numpy()).groupby(key, dropna=False).agg(
         outcome=("status", _outcome), trials=("status", "size"), cpu_s=("cpu_s", "sum")).reset_index()
     bad = frame[frame["status"] != "ok"]
-    board = bad.groupby(key, dropna=False)["status"].agg(lambda s: s.mode().iloc[0]).rename("board")
-    return out.merge(board.reset_index(), on=key, how="left").fillna({"board": "ok"})
+    board = bad.groupby(key, dropna=False)["status"].agg(board=lambda s: s.mode().iloc[0], board_trials="size")
+    out = out.merge(board.reset_index(), on=key, how="left").fillna({"board": "ok", "board_trials": 0})
+    # a re-run still under way (or stopped) has fewer trials than the board failed: not yet an outcome
+    out["outcome"] = out["outcome"].where(out["trials"] >= out["board_trials"], "incomplete")
+    return out.drop(columns="board_trials")
 
 
 def verdict_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -262,7 +266,7 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
                          f"On this page: {len(cells)} (cell, method, seed) re-run, {len(rerun)} trials, "
                          f"{cells['cpu_s'].sum() / 3600:.3g} core-hours; outcome: "
                          + ", ".join(f"{outcomes.get(o, 0)} {o}" for o in ("now ok", "still timeout", "still refused",
-                                                                          "still failed")) + "."))
+                                                                          "still failed", "incomplete")) + "."))
     if len(cells):
         blocks.append(("md", md_frame(cells.assign(cpu_s=cells["cpu_s"].round(2)), index=False)))
     if metric not in FAILURE_SCORE or rerun.empty:
