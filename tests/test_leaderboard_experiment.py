@@ -42,10 +42,15 @@ def test_the_smoke_version_keeps_the_full_protocol():
 @pytest.mark.slow
 def test_leaderboard_smoke_then_report(tmp_path):
     sweep = tmp_path / "sweep"
-    # trial_timeout=60: on a fresh machine a worker's first AP-family fit compiles its numba kernels
-    # inside the timed call, which can pass the protocol's 10 s on a loaded CI machine
-    run = _ccbench("experiment=leaderboard_smoke", f"hydra.sweep.dir={sweep}", "trial_timeout=60", cwd=tmp_path)
+    # at its own settings, as documented (issue 55: it exited 1 on a fresh machine, the tuned AP family
+    # over budget; the test passed only with trial_timeout=60): a trial that reaches the budget is a
+    # measured result and exits 0, so what this pins is that no trial errs and the tuned AP family fits
+    run = _ccbench("experiment=leaderboard_smoke", f"hydra.sweep.dir={sweep}", cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    rows = pd.concat(pd.read_parquet(p) for p in sweep.rglob("results.parquet"))
+    assert not (rows["status"] == "error").any(), rows.loc[rows["status"] == "error", "error"].tolist()
+    tuned = rows[(rows["tune"] == "cvcp") & rows["method.name"].isin(["ap", "scap", "ssap_l", "ssap_g", "scssap"])]
+    assert len(tuned) and (tuned["status"] == "ok").all(), tuned[["dataset.name", "method.name", "status"]]
     report = _ccbench("report", str(sweep), cwd=tmp_path)
     assert report.returncode == 0, report.stderr[-3000:]
     out = sweep / "leaderboard"
