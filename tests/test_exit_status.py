@@ -87,11 +87,27 @@ def test_an_error_exits_1_with_its_cause_and_timeouts_beside_it_are_still_counte
     assert "2 trial(s) reached their budget" in proc.stderr
 
 
-def test_the_rule_in_process_timeouts_count_apart_from_errors():
-    """The same rule on the outcome record alone (no sweep): errors decide the status, timeouts never."""
-    from ccbench.running import cli
+def _rows(statuses):
+    return pd.DataFrame({"config_hash": "c0", "trial": range(len(statuses)), "status": statuses,
+                         "error": [None if st == "ok" else f"{st}: message {t}" for t, st in enumerate(statuses)],
+                         "dataset.name": "iris", "method.name": "doze", "tune": "none", "constraints.name": "none",
+                         "noise.name": "none"})
 
-    timeouts = {"sweep": "/tmp/x", "failed": 0, "errors": [], "timeouts": 3, "timeout_cells": ["a / b / c: 3 of 3"]}
-    assert cli._exit_status(timeouts, []) == 0
-    assert cli._exit_status({**timeouts, "failed": 1, "errors": ["1 of 4 trials failed: boom"]}, []) == 1
-    assert cli._exit_status({"sweep": "/tmp/x", "failed": 0, "timeouts": 0}, []) == 0
+
+@pytest.mark.parametrize("statuses, failed, timeouts, status", [
+    (["ok", "timeout", "timeout"], 0, 2, 0),
+    (["error", "timeout", "ok"], 1, 1, 1),
+    (["ok", "ok"], 0, 0, 0),
+])
+def test_the_end_of_sweep_count_keeps_timeouts_apart_from_errors(tmp_path, statuses, failed, timeouts, status):
+    """The rule from the rows the callback reads: errors decide the status, timeouts are counted beside them."""
+    from ccbench.running import app, cli
+    from ccbench.running.results import write_results
+
+    (tmp_path / "job").mkdir()
+    write_results(_rows(statuses), tmp_path / "job" / "results.parquet")
+    app.SweepSummaryCallback(metric="ari")._count(tmp_path)
+    outcome = app.last_sweep_outcome()
+    assert (outcome["failed"], outcome["timeouts"]) == (failed, timeouts)
+    assert len(outcome["timeout_cells"]) == (1 if timeouts else 0)
+    assert cli._exit_status(outcome, []) == status
