@@ -248,7 +248,7 @@ def bisect_preference(fit, n_clusters, low, high, *, max_iter=20, rtol=0.05, see
     closest, exact = None, None
     if seen:
         low, high, exact, closest = _seeded_bracket(seen, n_clusters, low, high)
-        if exact is not None and high - low <= rtol * abs(exact):
+        if exact is not None and (high - low) <= rtol * abs(exact):  # the seen fits already answer
             return PreferenceSearch(exact, int(n_clusters), 0, True)
     for step in range(1, int(max_iter) + 1):
         p = 0.5 * (low + high)
@@ -348,8 +348,9 @@ def fit_for_n_clusters(estimator, fit_at, n_clusters: int, low: float, high: flo
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.simplefilter("ignore", InconsistentConstraintsWarning)  # said once, before the search
         earlier = seen()
+        unconverged.extend(not record[p][1] for p in earlier)  # fits this search would otherwise have run
         search = bisect_preference(fit_and_keep, int(n_clusters), low, high, max_iter=max_iter, seen=earlier)
-        if not search.exact and (any(unconverged) or any(not record[p][1] for p in earlier)):
+        if not search.exact and any(unconverged):
             again = bisect_preference(lambda p: fit_and_keep(p, second_pass=True), int(n_clusters), low, high,
                                       max_iter=max_iter, seen=seen(second_pass=True))
             n_fits = search.n_fits + again.n_fits
