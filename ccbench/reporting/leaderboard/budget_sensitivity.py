@@ -222,6 +222,11 @@ def _experiment_text() -> str:
             + (f" The calibrated time models estimate {estimate.group(1)} core-hours." if estimate else ""))
 
 
+def _cpu_seconds(data: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
+    """The ``trial_cpu_time`` of long-frame ``rows`` (``row`` points into ``data``); 0 where not recorded."""
+    return _numeric(data, "trial_cpu_time").iloc[rows["row"].to_numpy()].fillna(0.0)
+
+
 def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame | None, metric: str,
                               margin: float, alpha: float, md_frame) -> list:
     """The page's budget-sensitivity section: ``frame`` the board's rows of ``kind`` (every seed; re-run rows
@@ -255,11 +260,9 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
     rerun_all = long_frame(data.iloc[positions], metric)
     rerun_all["row"] = positions[rerun_all["row"].to_numpy()]  # back to positions in ``data``
     rerun = _of_kind(rerun_all, kind)
-    cpu = lambda rows: pd.to_numeric(data["trial_cpu_time"], errors="coerce").iloc[rows["row"].to_numpy()].fillna(0.0) \
-        if "trial_cpu_time" in data else pd.Series(0.0, index=rows.index)  # noqa: E731
-    total_h = float(cpu(rerun_all).sum()) / 3600
+    total_h = float(_cpu_seconds(data, rerun_all).sum()) / 3600
     re_timeout = _numeric(data, "trial_timeout")[mask]
-    cells = rerun_cells(frame, rerun, cpu(rerun))
+    cells = rerun_cells(frame, rerun, _cpu_seconds(data, rerun))
     outcomes = cells["outcome"].value_counts()
     blocks.append(("md", f"Re-run at `trial_timeout` = {', '.join(f'{t:g}' for t in sorted(re_timeout.dropna().unique()))} s: "
                          f"{len(rerun_all)} trials over all kinds, {total_h:.3g} core-hours (sum of `trial_cpu_time`). "
