@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._format import K_FREE, fmt, method_labels
+from ._rerun_rows import rerun_mask  # a larger-budget re-run of a board row never replaces it
 from ..stats import (
     _sign,
 )
@@ -145,7 +146,7 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it), except that a re-run at a larger
-    budget (:func:`~.budget_sensitivity.rerun_mask`) is left out: it feeds the budget-sensitivity section only.
+    budget (:func:`~._rerun_rows.rerun_mask`) is left out: it feeds the budget-sensitivity section only.
     """
     if data.empty:
         raise ValueError("no results for a leaderboard")
@@ -200,7 +201,6 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     out["family"] = data["method.name"].astype(str).map(_families(data["method.name"]))
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
-    from .budget_sensitivity import rerun_mask  # a larger-budget re-run of a board row never replaces it
     out = out[out["kind"].notna() & ~rerun_mask(data).reindex(out.index).to_numpy()]
     return out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last").reset_index(drop=True)
 
