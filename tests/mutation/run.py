@@ -101,12 +101,15 @@ FAMILIES = {
         Family("selection", ("tests/test_selection*.py",)),  # model selection (tune=cvcp), not an algorithm family
         Family("cobs", ("tests/test_cobs*.py",)),
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
-        Family("leaderboard", ("tests/test_leaderboard.py",),
-               paths=tuple(f"ccbench/reporting/leaderboard/{m}.py" for m in ("_frame", "gains", "pages", "ranks"))),
+        Family("leaderboard", ("tests/test_leaderboard.py", "tests/test_leaderboard_effects.py",
+                               "tests/test_leaderboard_statements.py", "tests/test_budget_sensitivity.py"),
+               paths=tuple(f"ccbench/reporting/leaderboard/{m}.py" for m in ("_frame", "gains", "pages", "ranks", "effects",
+                                                                            "_effect_stats", "budget_sensitivity"))),
         # the paired statistics and the trial protocol (core): their own tests
         Family("stats", ("tests/test_stats.py",), paths=("ccbench/reporting/stats.py",)),
-        Family("protocol", ("tests/test_harness.py", "tests/test_validation.py", "tests/test_noise.py"),
-               paths=("ccbench/running/protocol.py",)),
+        Family("protocol", ("tests/test_harness.py", "tests/test_validation.py", "tests/test_noise.py",
+                               "tests/test_time_models.py"),
+               paths=("ccbench/running/protocol.py", "ccbench/running/size_limits.py")),
     )
 }
 
