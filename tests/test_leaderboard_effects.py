@@ -307,3 +307,12 @@ def test_on_the_shipped_pairs_kmeans_is_behind_the_best():
     row = _one(effects, "kmeans", reference="best")
     assert row["reference_name"] == "cop_kmeans" and row["n_sets"] == 24
     assert row["verdict"] == "behind" and row["losses"] >= 18 and row["ci_high"] < 0
+
+
+def test_a_board_of_the_reference_alone_has_an_empty_headline_not_a_crash():
+    """One method (the reference) on the board: nothing to compare, an empty table with every column (a
+    stranger's folder with one method crashed the report with a KeyError)."""
+    values = {(d, "kmeans"): [0.4 + 0.1 * i, 0.4 + 0.1 * i] for i, d in enumerate("abc")}
+    result = lb_effects.headline_effects(_frame(values), "ari", n_boot=200)
+    assert result["effects"].empty and list(result["effects"].columns) == lb_effects.EFFECT_COLUMNS
+    assert set(result["p_best"]["method"]) == {"kmeans"} and (result["p_best"]["p_best"] == 1.0).all()

@@ -169,7 +169,7 @@ def _pair_table(diffs: pd.DataFrame, margin: float, alpha: float, seed: int, n_b
                          ties=int((np.abs(d) <= TIE_TOL).sum()), p_wilcoxon=fam["p_wilcoxon"],
                          p_holm=fam["p_holm"], p_ahead=p_ahead, p_rope=p_rope, p_behind=p_behind,
                          verdict=verdict, loo_flips=int(flips[method]), loo_n=n_drops))
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=EFFECT_COLUMNS[EFFECT_COLUMNS.index("method"):])  # none: a board of one
 
 
 def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0.03, alpha: float = 0.05,
