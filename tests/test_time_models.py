@@ -244,3 +244,12 @@ def test_the_time_models_command_prints_each_method_and_its_declaration(tmp_path
     assert saved["methods"]["srcp"]["after"]["within2"] == 1.0
     assert main(["time-models", str(tmp_path / "nowhere")]) == 2
     assert "no rows file at" in capsys.readouterr().err
+
+
+def test_a_file_that_is_not_parquet_is_named_with_exit_2(tmp_path, capsys):
+    from ccbench.running.cli import main
+
+    (tmp_path / "rows.parquet").write_text("not parquet")
+    assert main(["time-models", str(tmp_path / "rows.parquet")]) == 2
+    err = capsys.readouterr().err
+    assert "is not a readable Parquet file" in err and "Traceback" not in err

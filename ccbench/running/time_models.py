@@ -87,7 +87,11 @@ def read_rows(path) -> pd.DataFrame:
     if not path.is_file():
         raise FileNotFoundError(f"no rows file at {path}: give a rows .parquet file (e.g. "
                                 f"reports/leaderboard/rows.parquet) or the folder holding rows.parquet")
-    rows = pd.read_parquet(path)
+    try:
+        rows = pd.read_parquet(path)
+    except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for one cause
+        raise ValueError(f"{path} is not a readable Parquet file ({type(exc).__name__}: {exc}): give the rows "
+                         f"file a sweep or a shipped leaderboard wrote") from exc
     missing = sorted({"config_hash", "method.name", "n_samples", "status", "trial_cpu_time"} - set(rows.columns))
     if missing:
         raise ValueError(f"{path} lacks the columns {missing} a calibration needs: rows written by ccbench's harness "
