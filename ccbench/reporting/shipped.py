@@ -396,8 +396,13 @@ def _partial_note(new: pd.DataFrame, shipped: pd.DataFrame, new_name: str, shipp
 
 def merge_with(new: pd.DataFrame, shipped: pd.DataFrame, *, new_name: str = "the new rows",
                shipped_name: str = "the shipped rows") -> tuple[pd.DataFrame, list[str]]:
-    """``new`` ranked against ``shipped``: their rows together, newest per ``(config_hash, trial)``, and
+    """``new`` ranked against ``shipped``: their rows together, one per ``(config_hash, trial)``, and
     the warnings to print.
+
+    A shipped row never replaces a row of ``new`` (the reader's own): where both sides have a row of
+    the same identity, ``new``'s is kept whatever the timestamps, and the clash is a warning naming how
+    many and which methods (:func:`_clashing`). ``merged.attrs``: ``shipped_rows``, the shipped rows
+    kept; ``shipped_clashes``, those left out.
 
     Refused (ValueError, with the reason and the fix) when a new row was made under a protocol the
     shipped rows do not have (:data:`PROTOCOL_KEYS`), or in a cell they do not have (a data set
@@ -435,6 +440,49 @@ def merge_with(new: pd.DataFrame, shipped: pd.DataFrame, *, new_name: str = "the
                             f"{'; '.join(elsewhere)}, a machine {other_name} were not made on ({'; '.join(sorted(there))}): "
                             f"a time limit's verdict depends on the machine's speed; compare such cells with care")
     warnings += _partial_note(new, shipped, new_name, shipped_name)
-    merged = newest_rows(pd.concat([shipped, new], ignore_index=True))
+    clash = _clashing(new, shipped)
+    if clash.any():
+        warnings.append(_clash_note(shipped[clash], new_name, shipped_name))
+    kept = shipped[~clash.to_numpy()]
+    merged = newest_rows(pd.concat([kept, new], ignore_index=True))
     merged.attrs["shipped_from"] = list(shipped.attrs.get("shipped_from") or [])
+    # what the pages say the shipped side contributed, counted here where it is known (not len(merged) - len(new))
+    merged.attrs["shipped_rows"] = len(kept)
+    merged.attrs["shipped_clashes"] = int(clash.sum())
     return merged, warnings
+
+
+def _row_keys(data: pd.DataFrame, columns: list) -> pd.Series:
+    """Each row's identity (``columns`` of :func:`newest_rows`) as one text: the config hash as text, the
+    trial and budgets as floats (``1`` from one file and ``1.0`` from another are one trial), a missing
+    column as NaN (as :func:`pandas.concat` fills it)."""
+    key = pd.Series("", index=data.index, dtype=object)
+    for column in columns:
+        if column == "config_hash":
+            part = data[column].astype(str)
+        elif column in data:
+            part = pd.to_numeric(data[column], errors="coerce").astype(float).astype(str)
+        else:
+            part = pd.Series("nan", index=data.index)
+        key = key + "\x1f" + part
+    return key
+
+
+def _clashing(new: pd.DataFrame, shipped: pd.DataFrame) -> pd.Series:
+    """For each shipped row, whether ``new`` has a row of the same identity (``(config_hash, trial)`` and
+    budget, as :func:`newest_rows` keys them). Such a row is the reader's to keep: the newest-row rule of
+    one sweep directory would let a shipped row with a later timestamp replace it, and a shipped folder's
+    timestamps are whatever its author wrote."""
+    columns = [*KEY, *(c for c in ("trial_timeout", "time_budget") if c in new or c in shipped)]
+    if not set(KEY) <= set(shipped.columns) or not set(KEY) <= set(new.columns):
+        return pd.Series(False, index=shipped.index)
+    return _row_keys(shipped, columns).isin(set(_row_keys(new, columns)))
+
+
+def _clash_note(dropped: pd.DataFrame, new_name: str, shipped_name: str) -> str:
+    """The warning naming the shipped rows left out because the reader's rows have their identity."""
+    methods = sorted(dropped["method.name"].dropna().astype(str).unique()) if "method.name" in dropped else []
+    return (f"{len(dropped):,} row(s) of {shipped_name} have the (config_hash, trial) of rows of {new_name} "
+            f"(method(s): {', '.join(methods[:8]) or 'unnamed'}{', ...' if len(methods) > 8 else ''}): yours are "
+            f"kept and theirs left out, whatever their timestamps; to rank their rows instead, leave yours out "
+            f"of the command")

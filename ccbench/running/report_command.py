@@ -35,7 +35,8 @@ def add_parser(sub) -> None:
                           "win/tie/loss, gains over the best unsupervised baseline, share hurt, cost, status counts")
     rep.add_argument("--with", dest="with_", action="append", metavar="SHIPPED",
                      help="rank DIR's rows against these (a shipped leaderboard folder, e.g. reports/leaderboard, "
-                          "or a sweep): refused when made under another protocol; newest row per (config_hash, trial)")
+                          "or a sweep): refused when made under another protocol; newest row per (config_hash, trial) within each "
+                          "side, and DIR's row wherever both have one (a shipped row never replaces yours)")
     rep.add_argument("--site", default=None, metavar="SITE",
                      help="with --leaderboard: also write a static, offline site (index, one page per supervision "
                           "kind, data set and method; sortable tables) into SITE")
@@ -74,6 +75,7 @@ def _report(args) -> int:
                                         shipped_name=" ".join(args.with_))
         for line in notes:
             print(f"ccbench report: warning: {line}", file=sys.stderr)
+        args.shipped_counts = (data.attrs.get("shipped_rows", 0), data.attrs.get("shipped_clashes", 0))
     if args.converged_only:
         kept = report.drop_not_converged(data)
         print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
@@ -166,7 +168,7 @@ def _leaderboard(args, data, request: dict) -> int:
                                            + [f"--with {w}" for w in (args.with_ or [])]
                                            + (["--converged-only"] if args.converged_only else []))
     own = getattr(args, "own_rows", data)
-    coverage = leaderboard.sweep_coverage(args.dirs, own, shipped=(args.with_, len(data) - len(own)) if args.with_ else None)
+    coverage = leaderboard.sweep_coverage(args.dirs, own, shipped=(args.with_, *args.shipped_counts) if args.with_ else None)
     new_rows = own if args.with_ else None  # a partial new method is placed apart, on the pages as on the site
     paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
                                           coverage=coverage, new_rows=new_rows)

@@ -94,11 +94,17 @@ def sweep_coverage(dirs, data: pd.DataFrame, shipped: tuple | None = None) -> st
     command into the same directory ran them), not the last command's grid alone; a job is done when
     every trial has a row. A grid file that is refused (an alias, too large, not a Hydra multirun.yaml)
     is left out with a warning naming it. A partial sweep says so on its pages. ``shipped``: ``(folders,
-    n_rows)`` of shipped rows ranked with these (``--with``): named, their coverage left to their pages."""
+    n_rows[, n_clashes])`` of shipped rows ranked with these (``--with``): named, their coverage left to
+    their pages; ``n_clashes`` shipped rows that had the identity of one of these and were left out
+    (:func:`ccbench.reporting.merge_with`) are named too."""
     line = _grid_coverage(dirs, data)
     if shipped:
+        clashes = int(shipped[2]) if len(shipped) > 2 else 0
         line = ((line + " " if line else "") + f"Ranked with the shipped rows of {', '.join(map(str, shipped[0]))} "
                 f"({max(int(shipped[1]), 0):,} rows, not re-run; their coverage is on their own pages).")
+        if clashes:
+            line += (f" {clashes:,} of their rows had the (config_hash, trial) of rows of this sweep and were left "
+                     f"out: this sweep's rows are kept, never replaced by shipped ones.")
     return line
 
 
