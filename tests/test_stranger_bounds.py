@@ -71,3 +71,74 @@ def test_the_re_shipped_rows_keep_the_readers_rows(tmp_path):
     back = shp.read_shipped(tmp_path / "out")
     assert sorted(back.loc[back["method.name"] == "kmeans", "ari"]) == [0.73] * 3
     assert sorted(back.loc[back["method.name"] == "pck_means", "ari"]) == [0.5] * 3
+
+
+# -- bounds: what a folder can make the reader do ------------------------------------------------------------
+
+
+def _union_by_listing(boxes, keys, by):
+    """The jobs of the grids listed one by one (the route the coverage line took before): the reference."""
+    import itertools
+
+    jobs = set()
+    for box in boxes:
+        jobs |= set(itertools.product(*[[(k, v) for v in box[k]] for k in keys]))
+    counts = {}
+    for job in jobs:
+        tag = dict(job)[by]
+        counts[tag] = counts.get(tag, 0) + 1
+    return counts
+
+
+def test_counting_the_jobs_of_overlapping_grids_agrees_with_listing_them():
+    from ccbench.reporting.leaderboard.coverage import count_jobs
+
+    # the docstring's case: A = {a, b} x {x}, B = {b, c} x {x, y}: 2 + 4 - 1 = 5 jobs
+    boxes = [{"dataset": {"a", "b"}, "m": {"x"}}, {"dataset": {"b", "c"}, "m": {"x", "y"}}]
+    assert count_jobs(boxes, ["dataset", "m"]) == {None: 5}
+    assert count_jobs(boxes, ["dataset", "m"], by="dataset") == {"a": 1, "b": 2, "c": 2}
+    rng = np.random.default_rng(54)
+    for _ in range(40):
+        keys = ["dataset", "k1", "k2", "k3"][: rng.integers(2, 5)]
+        boxes = [{k: set(rng.choice(list("abcde"), size=rng.integers(1, 4)).tolist()) for k in keys}
+                 for _ in range(rng.integers(1, 6))]
+        assert count_jobs(boxes, keys, by="dataset") == _union_by_listing(boxes, keys, "dataset")
+        assert count_jobs(boxes, keys) == {None: sum(_union_by_listing(boxes, keys, "dataset").values())}
+
+
+def _huge_grid(n_sets: int = 99) -> dict:
+    """A grid of ``n_sets`` x 10**5 jobs, under the 10,000,000-job cap, written in a few kilobytes."""
+    return {"dataset": [f"d{i}" for i in range(n_sets)], "method": ["kmeans"],
+            **{f"k{j}": [str(v) for v in range(10)] for j in range(5)}}
+
+
+def test_the_coverage_of_a_grid_of_ten_million_jobs_is_counted_not_listed(tmp_path, monkeypatch):
+    import itertools
+
+    from ccbench.reporting.leaderboard import sweep_coverage
+
+    real, drawn = itertools.product, [0]
+
+    def listed(*args, **kwargs):  # the old route listed every job: stop it long before memory runs out
+        for job in real(*args, **kwargs):
+            drawn[0] += 1
+            if drawn[0] > 100_000:
+                raise AssertionError("the coverage line lists the grid's jobs one by one")
+            yield job
+
+    rows = _rows("kmeans", 0.7, "2026").assign(**{"dataset.name": "d0"})
+    shp.write_shipped(rows, tmp_path / "folder", grids=[_huge_grid()])
+    assert (tmp_path / "folder" / "grid.json").stat().st_size < 4096
+    monkeypatch.setattr(itertools, "product", listed)
+    line = sweep_coverage([tmp_path / "folder"], rows)
+    assert line.startswith("Sweep coverage: 1 of the 9,900,000 jobs")  # 99 x 10**5; the rows' job is one of them
+    assert "Data sets complete: 0 of 99; partly done: d0 (1 of 100000 jobs); not started: d1, d10," in line
+
+
+def test_grids_too_intricate_to_count_are_left_out_with_a_warning(monkeypatch):
+    from ccbench.reporting.leaderboard import coverage
+
+    monkeypatch.setattr(coverage, "MAX_COUNT_STEPS", 50)
+    boxes = [{"dataset": {f"d{i}" for i in range(30)}, "m": {str(v) for v in range(30)}}]
+    with pytest.raises(ValueError, match="MAX_COUNT_STEPS"):
+        coverage.count_jobs(boxes, ["dataset", "m"])

@@ -141,23 +141,78 @@ def recorded_grids(dirs) -> list[dict]:
     return [{k: list(axes.get(k, [_value_in(conf, k)])) for k in keys} for axes, conf in grids]
 
 
+#: the most steps :func:`count_jobs` takes to count the jobs of the grids recorded in a folder (a
+#: stranger's grids may overlap in patterns whose union takes exponentially many steps to count)
+MAX_COUNT_STEPS = 1_000_000
+
+
+class _TooIntricate(ValueError):
+    """The grids' union needs more than :data:`MAX_COUNT_STEPS` steps to count."""
+
+
+def count_jobs(boxes: list[dict], keys: list, by: str | None = None) -> dict:
+    """{value of ``by``: number of distinct jobs} of the union of the grids ``boxes`` ({key: set of
+    values}, each a Cartesian product over ``keys``), counted without listing a job (``by`` None: the
+    one entry None).
+
+    Key by key, the grids still alive for a job prefix are a *state*; a key's values fall into classes by
+    the set of alive grids that hold them, and each class leads to the state of that set, weighted by the
+    class's size. A job belongs to the union when some grid holds every one of its values, so the count is
+    the total weight of the states still non-empty after the last key: ``|A u B|`` for ``A = {a, b} x
+    {x}`` and ``B = {b, c} x {x, y}`` is 1 (a: A) + 2 (b: A, B over x; B over y) + 2 (c: B) = 5 = 2 + 4 - 1.
+    A ``_TooIntricate`` ValueError beyond :data:`MAX_COUNT_STEPS` steps (one per grid per value seen)."""
+    keys = [k for k in keys if k != by]
+    boxes = [b for b in boxes if all(b.get(k) for k in keys) and (by is None or b.get(by))]  # an empty axis: no job
+    starts: dict = {}
+    for i, box in enumerate(boxes):
+        for value in (box[by] if by is not None else [None]):
+            starts.setdefault(value, set()).add(i)
+    states = {(value, frozenset(alive)): 1 for value, alive in starts.items()}
+    steps = 0
+    for key in keys:
+        nxt: dict = {}
+        for (tag, alive), weight in states.items():
+            holders: dict = {}
+            for i in alive:
+                for value in boxes[i][key]:
+                    holders.setdefault(value, set()).add(i)
+                steps += len(boxes[i][key])
+            if steps > MAX_COUNT_STEPS:
+                raise _TooIntricate(f"the grids overlap in too intricate a way to count their jobs within "
+                                    f"{MAX_COUNT_STEPS:,} steps (coverage.MAX_COUNT_STEPS)")
+            sizes: dict = {}
+            for alive_next in map(frozenset, holders.values()):
+                sizes[alive_next] = sizes.get(alive_next, 0) + 1
+            for alive_next, n in sizes.items():
+                nxt[(tag, alive_next)] = nxt.get((tag, alive_next), 0) + weight * n
+        states = nxt
+    counts: dict = {}
+    for (tag, _), weight in states.items():
+        counts[tag] = counts.get(tag, 0) + weight
+    return counts
+
+
 def _grid_coverage(dirs, data: pd.DataFrame) -> str | None:
-    import itertools
+    import warnings
 
     grids = _grids(dirs)
     # one identity for a job across grids: a key one grid sweeps and another leaves at its default
     # takes, in the latter, the value its config had (dataset=wine on one command, iris by default on another)
     keys = sorted({k for axes, _ in grids for k in axes})
-    jobs = set()
-    for axes, conf in grids:
-        full = [[(k, v) for v in axes.get(k, [_value_in(conf, k)])] for k in keys]
-        jobs |= set(itertools.product(*full)) if full else set()
-    if not jobs:
+    boxes = [{k: set(axes.get(k, [_value_in(conf, k)])) for k in keys} for axes, conf in grids]
+    boxes = [b for b in boxes if all(b.values())]
+    if not boxes or not keys:
+        return None
+    try:  # counted, never listed: a grid file of 4 KB may claim ten million jobs
+        per_set = count_jobs(boxes, keys, by="dataset") if "dataset" in keys else {}
+        n_jobs = sum(per_set.values()) if per_set else count_jobs(boxes, keys)[None]
+    except _TooIntricate as exc:
+        warnings.warn(f"sweep coverage left out: {exc}", stacklevel=3)
         return None
     grid = {}
-    for job in jobs:
-        for key, value in job:
-            if key in ("dataset", "method"):
+    for box in boxes:
+        for key in ("dataset", "method"):
+            for value in box.get(key, ()):
                 grid.setdefault(f"{key}.name", set()).add(_method_name(value) if key == "method" else value)
     trials = pd.to_numeric(data.get("n_trials"), errors="coerce")
     counts = data.groupby("config_hash")["trial"].nunique()
@@ -168,7 +223,7 @@ def _grid_coverage(dirs, data: pd.DataFrame) -> str | None:
         if column in data:
             in_grid &= data.groupby("config_hash")[column].first().reindex(full.index).isin(values)
     outside = int((~in_grid).sum())  # jobs of the experiment that no grid file here lists any more
-    asked = len(jobs) + outside
+    asked = n_jobs + outside
     done = int(full.sum())
     share = done / asked
     line = (f"Sweep coverage: {done:,} of the {asked:,} jobs of the experiment's grid have every trial recorded "
@@ -177,11 +232,6 @@ def _grid_coverage(dirs, data: pd.DataFrame) -> str | None:
     line += (" The grid is the union of every grid recorded here"
              + (f" and {outside:,} job(s) found in the rows outside them (an earlier command into the same "
                 "directory)" if outside else "") + ", not the last command's alone.")
-    per_set = {}
-    for job in jobs:
-        for key, value in job:
-            if key == "dataset":
-                per_set[value] = per_set.get(value, 0) + 1
     if "dataset.name" in data:
         names = data.groupby("config_hash")["dataset.name"].first()
         for name, n in names[~in_grid.reindex(names.index).fillna(False).astype(bool)].value_counts().items():
