@@ -142,3 +142,129 @@ def test_grids_too_intricate_to_count_are_left_out_with_a_warning(monkeypatch):
     boxes = [{"dataset": {f"d{i}" for i in range(30)}, "m": {str(v) for v in range(30)}}]
     with pytest.raises(ValueError, match="MAX_COUNT_STEPS"):
         coverage.count_jobs(boxes, ["dataset", "m"])
+
+
+def _sweep(root: Path) -> Path:
+    """A sweep directory of one job (``root/job/results.parquet``, three rows)."""
+    from ccbench.running.results import write_results
+
+    write_results(_rows("kmeans", 0.7, "2026").drop(columns="source"), root / "job" / "results.parquet")
+    return root
+
+
+@pytest.fixture
+def fifo_feeder():
+    """``feed(path)``: a FIFO at ``path`` with a writer waiting to send it garbage, so a reader that opens it
+    gets a damaged file instead of blocking the test for ever; released at teardown if nobody opened it."""
+    import threading
+
+    made = []
+
+    def feed(path: Path) -> Path:
+        os.mkfifo(path)
+
+        def write():
+            try:
+                with open(path, "wb") as pipe:  # blocks until a reader opens the FIFO
+                    pipe.write(b"not parquet")
+            except OSError:
+                pass
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        made.append((path, thread))
+        return path
+
+    yield feed
+    for path, thread in made:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # the writer's open returns: the thread ends
+        thread.join(5)
+        os.close(fd)
+
+
+def test_a_fifo_named_results_parquet_is_refused_without_opening_it(tmp_path, fifo_feeder):
+    sweep = _sweep(tmp_path / "sweep")
+    (sweep / "odd").mkdir()
+    fifo_feeder(sweep / "odd" / "results.parquet")
+    with pytest.raises(ValueError, match=r"odd/results.parquet: it is a FIFO \(named pipe\), not a regular file"):
+        reporting.load(sweep)
+    with pytest.warns(UserWarning, match="FIFO"):  # damaged="skip": left out, named, the other rows read
+        assert len(reporting.load(sweep, damaged="skip")) == 3
+
+
+def test_a_results_parquet_that_is_a_symbolic_link_is_not_followed(tmp_path):
+    elsewhere = _sweep(tmp_path / "elsewhere")
+    sweep = tmp_path / "sweep"
+    (sweep / "job").mkdir(parents=True)
+    (sweep / "job" / "results.parquet").symlink_to(elsewhere / "job" / "results.parquet")
+    with pytest.raises(ValueError, match="it is a symbolic link, not a regular file"):
+        reporting.load(sweep)
+
+
+def test_a_fifo_named_rows_parquet_is_refused(tmp_path, fifo_feeder):
+    folder = tmp_path / "folder"
+    shp.write_shipped(_rows("kmeans", 0.7, "2026"), folder)
+    (folder / "rows.parquet").unlink()
+    fifo_feeder(folder / "rows.parquet")
+    with pytest.raises(ValueError, match="not a plain file"):
+        reporting.load(folder)
+
+
+def _shipped_folder(tmp_path, n_methods: int = 2) -> Path:
+    rows = pd.concat([_rows(m, 0.7, "2026") for m in ("kmeans", "pck_means", "ap")[:n_methods]], ignore_index=True)
+    shp.write_shipped(rows, tmp_path / "folder")
+    return tmp_path / "folder"
+
+
+def test_a_manifest_naming_one_rows_file_twice_is_refused(tmp_path):
+    folder = _shipped_folder(tmp_path)
+    manifest = folder / "manifest.jsonl"
+    line = manifest.read_text().splitlines()[0]
+    manifest.write_text(manifest.read_text() + (line + "\n") * 2)
+    with pytest.raises(ValueError, match=r"line 2: names 'rows.parquet' again \(line 1\)"):
+        reporting.load(folder)
+
+
+def test_a_rows_file_above_the_row_cap_is_refused_before_a_row_is_loaded(tmp_path, monkeypatch):
+    import pyarrow.parquet as pq
+
+    folder = _shipped_folder(tmp_path)  # 6 rows
+    assert len(reporting.load(folder)) == 6
+    monkeypatch.setenv("CCBENCH_MAX_SHIPPED_ROWS", "5")
+
+    def loaded(*args, **kwargs):
+        raise AssertionError("rows were loaded before the cap was checked")
+
+    monkeypatch.setattr(pq.ParquetFile, "read", loaded)
+    monkeypatch.setattr(pq, "read_table", loaded)
+    with pytest.raises(ValueError, match=r"hold 6 rows, above the 5 .*MAX_SHIPPED_ROWS.*CCBENCH_MAX_SHIPPED_ROWS=6"):
+        reporting.load(folder)
+    assert shp.MAX_SHIPPED_ROWS == 2_000_000  # the documented default (docs/leaderboard.md)
+
+
+def test_the_row_cap_counts_every_rows_file_of_the_folder(tmp_path, monkeypatch):
+    import hashlib
+    import json
+
+    folder = _shipped_folder(tmp_path)
+    (folder / "more.parquet").write_bytes((folder / "rows.parquet").read_bytes())
+    line = json.loads((folder / "manifest.jsonl").read_text().splitlines()[0])
+    line.update(file="more.parquet", sha256=hashlib.sha256((folder / "more.parquet").read_bytes()).hexdigest())
+    with open(folder / "manifest.jsonl", "a") as manifest:
+        manifest.write(json.dumps(line) + "\n")
+    monkeypatch.setenv("CCBENCH_MAX_SHIPPED_ROWS", "11")
+    with pytest.raises(ValueError, match="hold 12 rows, above the 11"):
+        reporting.load(folder)
+    monkeypatch.setenv("CCBENCH_MAX_SHIPPED_ROWS", "12")
+    assert len(reporting.load(folder)) == 6  # the same six rows twice: one per (config_hash, trial)
+
+
+def test_rows_files_above_the_byte_cap_and_an_oversized_manifest_are_refused(tmp_path, monkeypatch):
+    folder = _shipped_folder(tmp_path)
+    monkeypatch.setenv("CCBENCH_MAX_SHIPPED_BYTES", "100")
+    with pytest.raises(ValueError, match=r"above the 100 .*MAX_SHIPPED_BYTES.*CCBENCH_MAX_SHIPPED_BYTES="):
+        reporting.load(folder)
+    monkeypatch.delenv("CCBENCH_MAX_SHIPPED_BYTES")
+    with open(folder / "manifest.jsonl", "a") as manifest:
+        manifest.write(" " * shp.MAX_MANIFEST_BYTES)
+    with pytest.raises(ValueError, match=r"manifest.jsonl: .* bytes, above the 1,048,576"):
+        reporting.load(folder)

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ..running.results import atomically, write_results
 
-__all__ = ["output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv"]
+__all__ = ["output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv", "read_regular",
+           "results_files"]
 
 
 def output_dir(path) -> Path:
@@ -101,3 +102,71 @@ def read_yaml(path):
         return yaml.load(path.read_text(), Loader=NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ValueError(f"{path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+
+
+def _kind(mode: int) -> str:
+    import stat
+
+    for test, name in ((stat.S_ISLNK, "a symbolic link"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+                       (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISDIR, "a folder")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def check_regular(path) -> int:
+    """The size of ``path`` after checking, without following a link, that it is a regular file: a FIFO
+    named ``results.parquet`` blocks whoever opens it for ever, a link may point anywhere (``/dev/zero``).
+    A ValueError naming the file and what it is otherwise."""
+    import stat
+
+    info = os.lstat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise ValueError(f"refusing to read {path}: it is {_kind(info.st_mode)}, not a regular file (a results "
+                         f"folder may come from someone else; remove it or replace it with the file itself)")
+    return info.st_size
+
+
+def read_regular(path, limit: int, fix: str = "") -> bytes:
+    """The bytes of the regular file ``path`` (:func:`check_regular`; opened without following a link or
+    blocking on a pipe, checked again on the open file), refused above ``limit`` bytes with a ValueError
+    naming the limit and ``fix`` (how to raise it)."""
+    import stat
+
+    check_regular(path)
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):  # swapped for a pipe between the check and the open
+            raise ValueError(f"refusing to read {path}: it is {_kind(info.st_mode)}, not a regular file")
+        payload = handle.read(limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(payload) > limit:
+            raise ValueError(f"refusing to read {path}: {max(info.st_size, len(payload)):,} bytes, above the "
+                             f"{limit:,} ccbench reads from a results folder" + (f"; {fix}" if fix else ""))
+        return payload
+
+
+def results_files(paths, name: str = "results.parquet") -> tuple[list[Path], list[str]]:
+    """(files, refusals): every ``name`` under ``paths`` in the order :func:`ccbench.running.results.gather`
+    reads them (each directory's files sorted), found without following a symbolic link to a folder, and
+    each checked with :func:`check_regular` before anything opens it: a FIFO, device or link of that name
+    is not read but refused (the message naming it). A path that does not exist is passed on as it is
+    (the reader names it)."""
+    files, refused = [], []
+    for p in map(Path, paths):
+        if p.is_dir():  # the command line's folder itself may be a link (the user's own); none below it is followed
+            found = [Path(root) / name for root, _, names in os.walk(p, followlinks=False) if name in names]
+        else:
+            found = [p]
+        for path in sorted(found):
+            if not os.path.lexists(path):
+                files.append(path)
+                continue
+            try:
+                check_regular(path)
+            except ValueError as exc:
+                refused.append(str(exc))
+                continue
+            files.append(path)
+    return files, refused

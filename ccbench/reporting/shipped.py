@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..running.config import canonical_json, stable_hash
 from ..running.results import KEY, _normalise
-from ._safe import MAX_YAML_BYTES, output_dir, write_bytes, write_text
+from ._safe import MAX_YAML_BYTES, check_regular, output_dir, read_regular, write_bytes, write_text
 
 __all__ = ["ROWS_FILE", "LABELS_FILE", "GRID_FILE", "MANIFEST_FILE", "PROTOCOL_KEYS", "is_shipped", "read_shipped",
            "read_shipped_labels", "read_shipped_grids", "write_shipped", "job_path", "protocol_hashes", "protocol_values", "newest_rows",
@@ -47,6 +47,15 @@ MANIFEST_FILE = "manifest.jsonl"
 _JOB_SEPARATOR = "::"
 #: the most jobs ccbench counts in one grid read from a results folder (a stranger's may claim billions)
 MAX_GRID_JOBS = 10_000_000
+#: the most rows ccbench loads from one shipped folder (its rows files' Parquet metadata, read before any
+#: row): the reference leaderboard ships 76,320; a 7 MB file of 20 M rows took 4.8 GB to load.
+#: ``CCBENCH_MAX_SHIPPED_ROWS`` raises it.
+MAX_SHIPPED_ROWS = 2_000_000
+#: the most bytes ccbench reads from one shipped folder's rows and labels files, on disk and unpacked
+#: (Parquet metadata): the reference ships 12 MB (36 MB unpacked). ``CCBENCH_MAX_SHIPPED_BYTES`` raises it.
+MAX_SHIPPED_BYTES = 1 << 30
+#: the largest manifest ccbench reads (the reference's is 2 KB; a line per contributed file)
+MAX_MANIFEST_BYTES = 1 << 20
 
 #: The experiment's root keys that define what a number means (what every cell of the leaderboard
 #: shares): rows that differ in one of them are not comparable. The cells themselves (data set and
@@ -266,12 +275,31 @@ def is_shipped(path) -> bool:
     return path.is_dir() and (path / MANIFEST_FILE).is_file()
 
 
+def _limit(name: str) -> int:
+    """The cap ``name`` (a module constant), or the ``CCBENCH_<name>`` environment variable when set."""
+    text = os.environ.get(f"CCBENCH_{name}")
+    if text is None:
+        return globals()[name]
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"CCBENCH_{name}={text!r} is not a whole number") from None
+
+
 def _manifest(folder: Path) -> list[dict]:
+    """The manifest's lines, each naming a different file: a manifest naming one rows file 300 times made
+    a report load it 300 times (4.9 GB); the file is refused unless it is a regular file of at most
+    :data:`MAX_MANIFEST_BYTES`."""
     path = folder / MANIFEST_FILE
     if path.is_symlink():
         raise ValueError(f"{path} is a symbolic link; a shipped folder's manifest must be a plain file")
-    lines = []
-    for i, text in enumerate(path.read_text().splitlines(), 1):
+    payload = read_regular(path, MAX_MANIFEST_BYTES)
+    try:
+        text = payload.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text; each line describes one shipped file in JSON") from None
+    lines, seen = [], {}
+    for i, text in enumerate(text.splitlines(), 1):
         if not text.strip():
             continue
         try:
@@ -280,18 +308,61 @@ def _manifest(folder: Path) -> list[dict]:
             raise ValueError(f"{path}, line {i}: not JSON; each line describes one shipped file") from None
         if not isinstance(line, dict) or not {"file", "sha256", "rows"} <= set(line):
             raise ValueError(f"{path}, line {i}: a manifest line needs file, sha256 and rows")
+        name = str(line["file"])
+        if name in seen:
+            raise ValueError(f"{path}, line {i}: names {name!r} again (line {seen[name]}); a manifest lists each "
+                             f"file once (a contributed file gets its own name and line)")
+        seen[name] = i
         lines.append(line)
     return lines
 
 
-def _verified(folder: Path, line: dict) -> bytes:
-    """The bytes of the file ``line`` describes, after checking its name, sha256 and row count."""
+def _check_volume(folder: Path, lines: list[dict]) -> None:
+    """Refuse, before loading any row, a folder whose rows and labels files hold more than
+    :data:`MAX_SHIPPED_ROWS` rows or :data:`MAX_SHIPPED_BYTES` bytes (on disk, or unpacked as their
+    Parquet metadata say): a ValueError naming the folder, the cap and how to raise it."""
+    import pyarrow.parquet as pq
+
+    rows = packed = unpacked = 0
+    for line in lines:
+        kind = line.get("kind", "rows")
+        if kind not in ("rows", "labels"):
+            continue
+        path = _plain_file(folder, line)
+        packed += check_regular(path)
+        try:
+            meta = pq.read_metadata(path)
+        except Exception as exc:  # noqa: BLE001 - whatever pyarrow says of a file that is not Parquet
+            raise ValueError(f"{path}: not a Parquet file ({type(exc).__name__}: {str(exc)[:200]})") from None
+        rows += meta.num_rows if kind == "rows" else 0
+        unpacked += sum(meta.row_group(g).total_byte_size for g in range(meta.num_row_groups))
+    limit_rows, limit_bytes = _limit("MAX_SHIPPED_ROWS"), _limit("MAX_SHIPPED_BYTES")
+    if rows > limit_rows:
+        raise ValueError(f"refusing to load {folder}: its rows files hold {rows:,} rows, above the {limit_rows:,} "
+                         f"ccbench loads from a shipped folder (MAX_SHIPPED_ROWS); if you trust it and have the "
+                         f"memory, raise the cap: CCBENCH_MAX_SHIPPED_ROWS={rows}")
+    if max(packed, unpacked) > limit_bytes:
+        raise ValueError(f"refusing to load {folder}: its rows and labels files are {packed:,} bytes "
+                         f"({unpacked:,} unpacked), above the {limit_bytes:,} ccbench reads from a shipped folder "
+                         f"(MAX_SHIPPED_BYTES); if you trust it and have the memory, raise the cap: "
+                         f"CCBENCH_MAX_SHIPPED_BYTES={max(packed, unpacked)}")
+
+
+def _plain_file(folder: Path, line: dict) -> Path:
+    """The file ``line`` names, refused unless a plain file name beside the manifest (no path, no link)."""
     name = str(line["file"])
     path = folder / name
     if "/" in name or "\\" in name or name.startswith(".") or path.is_symlink() or not path.is_file():
         raise ValueError(f"{folder / MANIFEST_FILE}: {name!r} is not a plain file in {folder} "
                          f"(a manifest names files beside it; symbolic links are not followed)")
-    payload = path.read_bytes()
+    return path
+
+
+def _verified(folder: Path, line: dict) -> bytes:
+    """The bytes of the file ``line`` describes, after checking its name, sha256 and row count."""
+    path = _plain_file(folder, line)
+    payload = read_regular(path, _limit("MAX_SHIPPED_BYTES"), "if you trust it, raise the cap: "
+                                                           "CCBENCH_MAX_SHIPPED_BYTES")
     digest = hashlib.sha256(payload).hexdigest()
     if digest != line["sha256"]:
         raise ValueError(f"{path} does not match its manifest line (sha256 {digest[:12]}... on disk, "
@@ -305,7 +376,11 @@ def _read_verified(folder: Path, line: dict) -> pd.DataFrame:
     import pyarrow.parquet as pq
 
     payload = _verified(folder, line)
-    frame = pq.read_table(io.BytesIO(payload), page_checksum_verification=True).to_pandas()
+    parquet = pq.ParquetFile(io.BytesIO(payload), page_checksum_verification=True)
+    if parquet.metadata.num_rows != int(line["rows"]):  # before loading: its rows were counted in the metadata
+        raise ValueError(f"{folder / line['file']}: {parquet.metadata.num_rows} rows, its manifest line says "
+                         f"{line['rows']}")
+    frame = parquet.read().to_pandas()
     if len(frame) != int(line["rows"]):
         raise ValueError(f"{folder / line['file']}: {len(frame)} rows, its manifest line says {line['rows']}")
     return frame
@@ -316,7 +391,9 @@ def read_shipped(folder) -> pd.DataFrame:
     ``(config_hash, trial)``; ``source`` points inside the folder (never outside it)."""
     folder = Path(folder)
     frames = []
-    for line in _manifest(folder):
+    lines = _manifest(folder)
+    _check_volume(folder, lines)
+    for line in lines:
         if line.get("kind", "rows") != "rows":
             continue
         frame = _read_verified(folder, line)
@@ -346,8 +423,12 @@ def read_shipped_grids(folder) -> list[dict]:
     for line in _manifest(folder):
         if line.get("kind") != "grid":
             continue
+        path = _plain_file(folder, line)
+        if check_regular(path) > MAX_YAML_BYTES:  # bounded like a grid file of a sweep directory, before reading
+            raise ValueError(f"{path}: {path.stat().st_size:,} bytes, above the {MAX_YAML_BYTES:,} "
+                             f"ccbench reads as a grid")
         payload = _verified(folder, line)
-        if len(payload) > MAX_YAML_BYTES:  # bounded like a grid file of a sweep directory
+        if len(payload) > MAX_YAML_BYTES:
             raise ValueError(f"{folder / line['file']}: {len(payload):,} bytes, above the {MAX_YAML_BYTES:,} "
                              f"ccbench reads as a grid")
         try:
@@ -368,7 +449,9 @@ def read_shipped_grids(folder) -> list[dict]:
 def read_shipped_labels(folder) -> pd.DataFrame | None:
     """The labels files a shipped folder's manifest lists, checked like the rows; None when it has none."""
     folder = Path(folder)
-    frames = [_read_verified(folder, line) for line in _manifest(folder) if line.get("kind") == "labels"]
+    lines = _manifest(folder)
+    _check_volume(folder, lines)
+    frames = [_read_verified(folder, line) for line in lines if line.get("kind") == "labels"]
     return pd.concat(frames, ignore_index=True) if frames else None
 
 

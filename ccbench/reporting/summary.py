@@ -63,12 +63,31 @@ def load(*paths, damaged: str | list = "raise") -> pd.DataFrame:
 
     shipped = [p for p in paths if is_shipped(p)]
     if not shipped:
-        return prepare(gather(*paths, damaged=damaged), paths)
+        return prepare(_gather_regular(paths, damaged), paths)
     others = [p for p in paths if p not in shipped]
-    frames = [read_shipped(p) for p in shipped] + ([gather(*others, damaged=damaged)] if others else [])
+    frames = [read_shipped(p) for p in shipped] + ([_gather_regular(others, damaged)] if others else [])
     data = newest_rows(pd.concat(frames, ignore_index=True))
     data.attrs["shipped_from"] = [str(p) for p in shipped]
     return prepare(data, paths)
+
+
+def _gather_regular(paths, damaged):
+    """:func:`gather` of the ``results.parquet`` files under ``paths`` that are regular files
+    (:func:`._safe.results_files`): a FIFO of that name would block the report for ever, a link may point
+    anywhere. Such a file is damaged as far as ``damaged`` goes: an error naming it by default."""
+    from ._safe import results_files
+
+    files, refused = results_files(paths)
+    for message in refused:
+        if isinstance(damaged, list):
+            damaged.append(message)
+        elif damaged == "skip":
+            warnings.warn(message, stacklevel=3)
+        else:
+            raise ValueError(message)
+    if not files:  # none at all: gather's own error; only refused ones (left out): no rows
+        return gather(*paths, damaged=damaged) if not refused else pd.DataFrame()
+    return gather(*files, damaged=damaged)
 
 
 def prepare(data: pd.DataFrame, paths=()) -> pd.DataFrame:
