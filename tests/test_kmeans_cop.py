@@ -103,7 +103,9 @@ def test_feasible_dense_sets_always_met(seed):
 def test_search_giving_up_is_not_found_not_infeasible():
     X, y = _blobs(seed=1)
     cons = cgen.random_pairs(y, 200, rng=np.random.default_rng(1))
-    est = make_method("cop_kmeans", n_clusters=3, n_init=2, n_orders=1, search_budget=1, random_state=1)
+    # random_state=2: with k-means++ over chunklets (issue 52) seed 1's second start happens to
+    # let the one greedy order succeed; most seeds (2-4, 6-10) strand a unit in both restarts
+    est = make_method("cop_kmeans", n_clusters=3, n_init=2, n_orders=1, search_budget=1, random_state=2)
     with pytest.raises(SolutionNotFoundError, match="search_budget=1"):
         est.fit(X, constraints=cons)
     assert not issubclass(SolutionNotFoundError, InfeasibleConstraintsError)

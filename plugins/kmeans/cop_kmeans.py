@@ -21,12 +21,14 @@ from .core import (
     COLOUR_BUDGET,
     INIT_OPTIONS,
     Units,
+    chunklet_kmeanspp,
     colour_units,
     initial_centres,
     neighbours,
     sq_dists,
     update_centres,
 )
+from .local_search import chunklet_local_search
 
 
 def _assign(cost, order, indptr, nbr):
@@ -96,11 +98,31 @@ class COPKMeans(ConstrainedClusterer):
     al.'s algorithm; ``n_init`` restarts (new centres, new order) keep the
     feasible run with the lowest sum of squared distances.
 
+    Restarts that explore (issue 52): with ``init="k-means++"`` every restart
+    draws its own centres by k-means++ over the chunklets
+    (:func:`core.chunklet_kmeanspp`: each chunklet one point at its mean,
+    weighted by its size), all from the one :class:`numpy.random.Generator`
+    made from ``random_state``, so the ``n_init`` starts are independent draws
+    and differ (kept in ``initial_centres_``). After each Lloyd-style run a
+    local search (:mod:`ccbench_plugins.kmeans.local_search`) moves single
+    chunklets to other clusters and swaps two chunklets between clusters,
+    accepting only changes that keep every must-link and cannot-link and lower
+    the objective by the exact Hartigan-Wong delta with chunklet weights,
+
+        delta(u, a -> b) = w_u W_b / (W_b + w_u) ||m_u - c_b||^2
+                         - w_u W_a / (W_a - w_u) ||m_u - c_a||^2
+
+    (``m_u``, ``w_u``: the chunklet's mean and size; ``c``, ``W``: a cluster's
+    centre and size; a swap is two such moves with the centres updated in
+    between), until no move or swap improves. The restart with the lowest
+    objective after its search is kept (``inertias_`` lists every restart's).
+
     Parameters
     ----------
     n_clusters : int, default=2
     init : {"k-means++", "random", "supervision"}, default="k-means++"
-        Starting centres. ``"supervision"`` seeds from the labeled subsets
+        Starting centres. ``"k-means++"`` draws over the chunklets weighted by
+        size (above), ``"random"`` picks ``k`` distinct points. ``"supervision"`` seeds from the labeled subsets
         (``Constraints.labels``) or, with only pairs, the centroids of the
         must-link chunklets (Basu et al. 2004; weighted farthest-first when
         there are more than ``n_clusters``; randomised by weighted k-means++
@@ -119,6 +141,9 @@ class COPKMeans(ConstrainedClusterer):
     search_budget : int, default=20000
         Label assignments the backtracking search (:func:`core.colour_units`)
         may try when every greedy order strands a unit.
+    local_search : bool, default=True
+        Run the constraint-keeping move/swap search after each restart's
+        Lloyd iterations; False gives Wagstaff et al.'s algorithm.
     random_state : int, Generator or None, default=None
 
     Attributes
@@ -132,6 +157,10 @@ class COPKMeans(ConstrainedClusterer):
         Whether the kept run stopped because its assignment no longer changed.
     n_failed_ : int
         Restarts that found no feasible assignment (the search ran out of budget).
+    initial_centres_ : ndarray of shape (n_init, n_clusters, n_features)
+        Each restart's starting centres.
+    inertias_ : ndarray of shape (n_init,)
+        Each restart's final objective (NaN where the restart failed).
 
     Notes
     -----
@@ -176,12 +205,13 @@ class COPKMeans(ConstrainedClusterer):
         "n_orders": [Interval(numbers.Integral, 1, None)],
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "search_budget": [Interval(numbers.Integral, 1, None)],
+        "local_search": [bool],
         "random_state": ["random_state"],
     }
 
     def __init__(
         self, n_clusters=2, *, init="k-means++", n_init=10, n_orders=10, max_iter=300,
-        search_budget=COLOUR_BUDGET, random_state=None,
+        search_budget=COLOUR_BUDGET, local_search=True, random_state=None,
     ):
         self.n_clusters = n_clusters
         self.init = init
@@ -189,6 +219,7 @@ class COPKMeans(ConstrainedClusterer):
         self.n_orders = n_orders
         self.max_iter = max_iter
         self.search_budget = search_budget
+        self.local_search = local_search
         self.random_state = random_state
 
     def fit(self, X, y=None, *, constraints=None):
@@ -206,8 +237,14 @@ class COPKMeans(ConstrainedClusterer):
                 f"or use a soft method (pck_means)"
             )
         best, failed = None, 0
+        self.initial_centres_ = np.empty((self.n_init, k, X.shape[1]))
+        self.inertias_ = np.full(self.n_init, np.nan)
         for r in range(self.n_init):
-            centres = initial_centres(X, cons, self.init, k, rng, restart=r)
+            if self.init == "k-means++":
+                centres = chunklet_kmeanspp(units, k, rng)
+            else:
+                centres = initial_centres(X, cons, self.init, k, rng, restart=r)
+            self.initial_centres_[r] = centres
             run = cop_kmeans_single(
                 units, centres, rng.permutation(constrained), max_iter=self.max_iter, rng=rng,
                 n_orders=self.n_orders, budget=self.search_budget,
@@ -216,7 +253,11 @@ class COPKMeans(ConstrainedClusterer):
                 failed += 1
                 continue
             lab, centres, n_iter, converged = run
+            if self.local_search:
+                lab, _, _ = chunklet_local_search(units, lab, k)
+                centres = update_centres(units.mean, lab, centres, units.size)
             inertia = float(((X - centres[lab[units.unit_of]]) ** 2).sum())
+            self.inertias_[r] = inertia
             if best is None or inertia < best[0]:
                 best = (inertia, lab, centres, n_iter, converged)
         if best is None:

@@ -122,6 +122,14 @@ def _kmeanspp(X, k, rng, centres=None, weights=None):
     return np.asarray(chosen, dtype=float)
 
 
+def chunklet_kmeanspp(units: Units, k: int, rng) -> np.ndarray:
+    """k-means++ over the must-link chunklets: each unit one point at its mean, weighted by
+    its size (the first centre drawn with probability w_u / sum w, each next one with
+    probability proportional to w_u times the squared distance to the nearest chosen
+    centre), so a chunklet counts as the points it holds and no start splits one."""
+    return _kmeanspp(units.mean, k, rng, weights=units.size)
+
+
 def _supervision_seeds(X, constraints: Constraints, k: int, rng=None) -> np.ndarray:
     """Seeds from the supervision: class means of the labeled points (the ``k`` most
     populous classes), else must-link neighbourhood centroids. With more than ``k``

@@ -1,0 +1,145 @@
+"""Compiled (numba) local search of :mod:`ccbench_plugins.kmeans.local_search`: the same
+arithmetic, order and tie rules as its numpy path (:func:`local_search.search_numpy`), one
+compiled loop over the units instead of a Python loop. Serial on purpose (small sets, shared
+machine)."""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True)
+def _move_delta(m, w, ca, wa, cb, wb):
+    """Exact change of the k-means objective when a unit (mean ``m``, weight ``w``) leaves a
+    cluster (centre ``ca``, weight ``wa``, holding it) for another (``cb``, ``wb``)."""
+    d_a = 0.0
+    d_b = 0.0
+    for t in range(len(m)):
+        x = m[t] - ca[t]
+        d_a += x * x
+        y = m[t] - cb[t]
+        d_b += y * y
+    add = w * wb / (wb + w) * d_b if wb > 0 else 0.0
+    rem = w * wa / (wa - w) * d_a if wa > w else 0.0
+    return add - rem
+
+
+@njit(cache=True)
+def _shift(C, W, m, w, a, b):
+    """Update centres and weights of clusters ``a`` and ``b`` for a unit moving from a to b."""
+    wa = W[a] - w
+    wb = W[b] + w
+    for t in range(C.shape[1]):
+        C[a, t] = (W[a] * C[a, t] - w * m[t]) / wa if wa > 0 else 0.0
+        C[b, t] = (W[b] * C[b, t] + w * m[t]) / wb
+    W[a] = wa
+    W[b] = wb
+
+
+@njit(cache=True)
+def _recompute(mean, size, lab, C, W):
+    C[:] = 0.0
+    W[:] = 0.0
+    for u in range(len(lab)):
+        W[lab[u]] += size[u]
+        for t in range(mean.shape[1]):
+            C[lab[u], t] += size[u] * mean[u, t]
+    for c in range(len(W)):
+        if W[c] > 0:
+            for t in range(mean.shape[1]):
+                C[c, t] /= W[c]
+
+
+@njit(cache=True)
+def _relabel(indptr, nbr, blocked, u, a, b):
+    for e in range(indptr[u], indptr[u + 1]):
+        blocked[nbr[e], a] -= 1
+        blocked[nbr[e], b] += 1
+
+
+@njit(cache=True)
+def _linked(indptr, nbr, u, v):
+    for e in range(indptr[u], indptr[u + 1]):
+        if nbr[e] == v:
+            return 1
+    return 0
+
+
+@njit(cache=True)
+def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
+    """Moves, then swaps, until none lowers the objective by more than ``tol`` (see
+    :func:`ccbench_plugins.kmeans.local_search.chunklet_local_search`). ``lab`` is changed
+    in place; returns ``(n_moves, n_swaps, n_rounds)``."""
+    n, d = mean.shape
+    C = np.zeros((k, d))
+    W = np.zeros(k)
+    blocked = np.zeros((n, k), dtype=np.int64)
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            blocked[u, lab[nbr[e]]] += 1
+    n_moves = 0
+    n_swaps = 0
+    rounds = 0
+    while rounds < max_rounds:
+        rounds += 1
+        _recompute(mean, size, lab, C, W)
+        improved = False
+        for u in range(n):
+            a = lab[u]
+            best = -tol
+            bb = -1
+            for b in range(k):
+                if b == a or blocked[u, b] > 0:
+                    continue
+                delta = _move_delta(mean[u], size[u], C[a], W[a], C[b], W[b])
+                if delta < best:
+                    best = delta
+                    bb = b
+            if bb >= 0:
+                _shift(C, W, mean[u], size[u], a, bb)
+                _relabel(indptr, nbr, blocked, u, a, bb)
+                lab[u] = bb
+                n_moves += 1
+                improved = True
+        if improved:
+            continue
+        cb1 = np.empty(d)
+        ca1 = np.empty(d)
+        for u in range(n):
+            best = -tol
+            bv = -1
+            a = lab[u]
+            wu = size[u]
+            for v in range(u + 1, n):
+                b = lab[v]
+                if b == a or blocked[u, b] > 1 or blocked[v, a] > 1:
+                    continue
+                if blocked[u, b] == 1 or blocked[v, a] == 1:
+                    link = _linked(indptr, nbr, u, v)
+                    if blocked[u, b] - link > 0 or blocked[v, a] - link > 0:
+                        continue
+                # u: a -> b, then v: b (holding u) -> a (without u)
+                d1 = _move_delta(mean[u], wu, C[a], W[a], C[b], W[b])
+                wa1 = W[a] - wu
+                wb1 = W[b] + wu
+                for t in range(d):
+                    ca1[t] = (W[a] * C[a, t] - wu * mean[u, t]) / wa1 if wa1 > 0 else 0.0
+                    cb1[t] = (W[b] * C[b, t] + wu * mean[u, t]) / wb1
+                delta = d1 + _move_delta(mean[v], size[v], cb1, wb1, ca1, wa1)
+                if delta < best:
+                    best = delta
+                    bv = v
+            if bv >= 0:
+                b = lab[bv]
+                _shift(C, W, mean[u], wu, a, b)
+                _shift(C, W, mean[bv], size[bv], b, a)
+                _relabel(indptr, nbr, blocked, u, a, b)
+                _relabel(indptr, nbr, blocked, bv, b, a)
+                lab[u] = b
+                lab[bv] = a
+                n_swaps += 1
+                improved = True
+        if not improved:
+            break
+    return n_moves, n_swaps, rounds

@@ -1,0 +1,183 @@
+"""COP-k-means that explores (issue 52): restarts that differ, and a constraint-keeping local
+search over chunklet moves and swaps, checked against brute force on hand-sized instances."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from ccbench import Constraints, make_method
+
+
+def _instance(seed, n=12, k=3, n_ml=3, n_cl=6, d=2):
+    """Three loose blobs with random pairs that agree with the blobs (so always feasible)."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % k
+    X = rng.normal(scale=2.0, size=(k, d))[y] + rng.normal(size=(n, d))
+    pairs = np.array([p for p in itertools.combinations(range(n), 2)])
+    pairs = pairs[rng.permutation(len(pairs))]
+    same = y[pairs[:, 0]] == y[pairs[:, 1]]
+    return X, Constraints(pairs[same][:n_ml], pairs[~same][:n_cl], n_samples=n)
+
+
+def _objective(X, labels):
+    """k-means objective of every row of ``labels`` (m, n), from scratch."""
+    labels = np.atleast_2d(labels)
+    k = labels.max() + 1
+    onehot = labels[:, :, None] == np.arange(k)  # (m, n, k)
+    cnt = onehot.sum(1)
+    sums = np.einsum("mnk,nd->mkd", onehot, X)
+    sq = np.einsum("mnk,n->mk", onehot, (X**2).sum(1))
+    return (sq - (sums**2).sum(2) / np.maximum(cnt, 1)).sum(1)
+
+
+def _feasible(cons, labels):
+    labels = np.atleast_2d(labels)
+    ml, cl = cons.must_link, cons.cannot_link
+    ok = np.ones(len(labels), dtype=bool)
+    if len(ml):
+        ok &= np.all(labels[:, ml[:, 0]] == labels[:, ml[:, 1]], axis=1)
+    if len(cl):
+        ok &= np.all(labels[:, cl[:, 0]] != labels[:, cl[:, 1]], axis=1)
+    return ok
+
+
+def _brute_force_optimum(X, cons, k):
+    """Least objective over every labelling that meets the constraints: every labelling of the
+    must-link components (points of one component share a label), cannot-links checked."""
+    _, comp = np.unique(cons.chunklet_labels(), return_inverse=True)
+    conf = np.array(list(itertools.product(range(k), repeat=comp.max() + 1)), dtype=np.intp)[:, comp]
+    conf = conf[_feasible(cons, conf)]
+    return float(_objective(X, conf).min())
+
+
+def _improving_neighbour(X, cons, labels, k):
+    """Whether some single-point-group move or two-group swap that keeps the constraints lowers
+    the objective (chunklets as the groups; each objective recomputed from scratch)."""
+    from ccbench_plugins.kmeans.core import Units
+
+    unit_of = Units.build(X, cons).unit_of
+    ulab = np.zeros(unit_of.max() + 1, dtype=np.intp)
+    ulab[unit_of] = labels
+    base = _objective(X, labels)[0]
+    cands = []
+    for u in range(len(ulab)):
+        for c in range(k):
+            if c != ulab[u]:
+                t = ulab.copy()
+                t[u] = c
+                cands.append(t)
+    for u, v in itertools.combinations(range(len(ulab)), 2):
+        if ulab[u] != ulab[v]:
+            t = ulab.copy()
+            t[u], t[v] = ulab[v], ulab[u]
+            cands.append(t)
+    lab = np.array(cands)[:, unit_of]
+    lab = lab[_feasible(cons, lab)]
+    return bool(len(lab) and _objective(X, lab).min() < base - 1e-9 * max(base, 1.0))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_default_fit_meets_constraints_and_reaches_the_brute_force_optimum(seed):
+    X, cons = _instance(seed)
+    opt = _brute_force_optimum(X, cons, 3)
+    est = make_method("cop_kmeans", n_clusters=3, random_state=seed).fit(X, constraints=cons)
+    assert cons.violations(est.labels_) == (0, 0)
+    assert est.inertia_ == pytest.approx(_objective(X, est.labels_)[0], rel=1e-9)
+    assert est.inertia_ == pytest.approx(opt, rel=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_each_restart_ends_where_no_move_or_swap_improves(seed):
+    # the local search's stopping rule, checked by recomputing every neighbour from scratch;
+    # without the search (plain Lloyd-style COP-k-means) some of these runs stop earlier
+    X, cons = _instance(100 + seed, n=14, n_ml=4, n_cl=8)
+    est = make_method("cop_kmeans", n_clusters=3, n_init=1, random_state=seed).fit(X, constraints=cons)
+    assert cons.violations(est.labels_) == (0, 0)
+    assert not _improving_neighbour(X, cons, est.labels_, 3)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_local_search_never_raises_the_objective_and_keeps_constraints(seed):
+    from ccbench_plugins.kmeans.core import Units
+    from ccbench_plugins.kmeans.local_search import chunklet_local_search
+
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(60, 3))
+    X[:30] += 3.0
+    # a feasible set: pairs that agree with a random labelling, which is also the start
+    truth = rng.integers(4, size=60)
+    pairs = rng.integers(60, size=(80, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    same = truth[pairs[:, 0]] == truth[pairs[:, 1]]
+    cons = Constraints(pairs[same][:12], pairs[~same][:30], n_samples=60)
+    units = Units.build(X, cons)
+    start = truth[np.array([np.flatnonzero(units.unit_of == u)[0] for u in range(units.n_units)])]
+    before = _objective(X, start[units.unit_of])[0]
+    for backend in ("numba", "numpy"):
+        lab, n_moves, n_swaps = chunklet_local_search(units, start, 4, backend=backend)
+        assert cons.violations(lab[units.unit_of]) == (0, 0)
+        after = _objective(X, lab[units.unit_of])[0]
+        assert after < before  # a random labelling is never a local optimum here
+        assert n_moves > 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_numba_and_numpy_routes_agree(seed):
+    from ccbench_plugins.kmeans.core import Units
+    from ccbench_plugins.kmeans.local_search import chunklet_local_search
+
+    X, cons = _instance(200 + seed, n=40, n_ml=8, n_cl=20)
+    units = Units.build(X, cons)
+    from ccbench_plugins.kmeans.core import colour_units
+
+    # a feasible start: a colouring of the cannot-link graph
+    start, _ = colour_units(np.zeros((units.n_units, 3)), units.cannot)
+    a = chunklet_local_search(units, start, 3, backend="numba")
+    b = chunklet_local_search(units, start, 3, backend="numpy")
+    np.testing.assert_array_equal(a[0], b[0])
+    assert a[1:] == b[1:]
+
+
+def test_move_delta_is_the_exact_change_of_the_objective():
+    from ccbench_plugins.kmeans.local_search import move_deltas
+
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(9, 2))
+    lab = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    unit = np.array([0, 1])  # a chunklet of two points in cluster 0
+    m, w = X[unit].mean(0), 2.0
+    C = np.array([X[lab == c].mean(0) for c in range(3)])
+    W = np.bincount(lab).astype(float)
+    delta = move_deltas(m, w, C, W, 0)
+    for b in (1, 2):
+        moved = lab.copy()
+        moved[unit] = b
+        assert delta[b] == pytest.approx(_objective(X, moved)[0] - _objective(X, lab)[0], rel=1e-12)
+
+
+def test_restarts_differ_and_the_best_is_kept():
+    # glass-like difficulty on a hand-sized set: several local optima under moves and swaps
+    X, cons = _instance(7, n=40, k=3, n_ml=4, n_cl=30)
+    est = make_method("cop_kmeans", n_clusters=5, n_init=12, random_state=1).fit(X, constraints=cons)
+    starts = est.initial_centres_.reshape(12, -1)
+    assert len(np.unique(starts.round(12), axis=0)) == 12  # every start its own draw
+    assert np.isfinite(est.inertias_).all()
+    assert est.inertia_ == pytest.approx(np.min(est.inertias_), rel=1e-12)
+    assert np.ptp(est.inertias_) > 0  # the restarts reached different local optima
+    assert est.inertia_ == pytest.approx(_objective(X, est.labels_)[0], rel=1e-9)
+
+
+def test_kmeanspp_over_chunklets_never_splits_a_chunklet_start():
+    # one heavy chunklet of 20 coincident-ish points and 5 loose points: the first centre is
+    # drawn with probability proportional to size, so the chunklet's mean starts most runs
+    from ccbench_plugins.kmeans.core import Units, chunklet_kmeanspp
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.normal(scale=0.1, size=(20, 2)), rng.normal(loc=5.0, size=(5, 2))])
+    ml = np.column_stack([np.zeros(19, dtype=int), np.arange(1, 20)])
+    units = Units.build(X, Constraints(ml, None, n_samples=25))
+    gen = np.random.default_rng(1)
+    first = np.array([chunklet_kmeanspp(units, 2, gen)[0] for _ in range(200)])
+    at_chunklet = np.all(np.isclose(first, units.mean[units.unit_of[0]]), axis=1).mean()
+    assert 0.7 < at_chunklet < 0.9  # 20 / 25 = 0.8 (binomial sd 0.03)
