@@ -314,6 +314,15 @@ def _checked_paper(paper, path) -> dict:
             if not isinstance(cols, dict):
                 raise bad(f"table[{dataset!r}]", cols, "a mapping {column: [mean, std]}")
             for col, pair in cols.items():
+                if isinstance(pair, dict):  # {x: {column: value}}, paper_grid's nested form
+                    for sub, value in pair.items():
+                        published = _is_number(value) or value is None or (
+                            isinstance(value, str) and value.upper() in ("NA", ""))
+                        if not published:
+                            raise bad(f"table[{dataset!r}][{col!r}][{sub!r}]", value, "a number or null/NA")
+                        if sub not in paper["methods"]:
+                            raise bad(f"methods[{sub!r}]", None, "a method label")
+                    continue
                 if (not isinstance(pair, (list, tuple)) or len(pair) != 2 or not all(map(_is_number, pair))):
                     raise bad(f"table[{dataset!r}][{col!r}]", pair, "[mean, std] numbers")
                 if col not in paper["methods"]:

@@ -1,5 +1,5 @@
 """k-means family: ``kmeans`` (unsupervised baseline), ``cop_kmeans``, ``pck_means``,
-``mpck_means`` and ``constrained_em``. Shared pieces live in :mod:`.core`."""
+``mpck_means``, ``constrained_em`` and ``pccc``. Shared pieces live in :mod:`.core`."""
 
 from ccbench.hookspecs import hookimpl
 from ccbench.registry import K_AROUND, MethodSpec
@@ -54,6 +54,16 @@ def ccbench_methods() -> list[MethodSpec]:
             estimator=f"{__name__}.constrained_em:ConstrainedEM",
             summary="Gaussian-mixture EM with chunklets and a cannot-link Markov network",
             paper="Shental, Bar-Hillel, Hertz & Weinshall, NIPS 2003",
+            supervision=_PAIRS,
+            needs_n_clusters=True,
+            constraint_kind="hard",
+        ),
+        MethodSpec(
+            name="pccc",
+            grid={"n_clusters": K_AROUND},  # CVCP chooses k from the constraints (issue 38)
+            estimator=f"{__name__}.pccc:PCCC",
+            summary="PCCC: k-means with an assignment MILP (HiGHS), hard and soft pairs with confidences",
+            paper="Baumann & Hochbaum, INFORMS J. Computing 2024 (arXiv:2212.14437)",
             supervision=_PAIRS,
             needs_n_clusters=True,
             constraint_kind="hard",
