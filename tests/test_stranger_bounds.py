@@ -268,3 +268,103 @@ def test_rows_files_above_the_byte_cap_and_an_oversized_manifest_are_refused(tmp
         manifest.write(" " * shp.MAX_MANIFEST_BYTES)
     with pytest.raises(ValueError, match=r"manifest.jsonl: .* bytes, above the 1,048,576"):
         reporting.load(folder)
+
+
+# -- a folder is written as a whole --------------------------------------------------------------------------
+
+
+class _Killed(Exception):
+    """What a kill midway looks like to the writer's caller."""
+
+
+def _snapshot(folder: Path) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_shipping_killed_before_its_manifest_leaves_the_old_folder_readable(tmp_path, monkeypatch):
+    folder = _shipped_folder(tmp_path, n_methods=2)
+    (folder / "index.md").write_text("the pages beside the rows\n")  # a file the shipping does not write
+    before = _snapshot(folder)
+    new = pd.concat([_rows(m, 0.1, "2027") for m in ("kmeans", "pck_means", "ap")], ignore_index=True)
+
+    def killed(path, *args, **kwargs):
+        raise _Killed(path)
+
+    monkeypatch.setattr(shp, "write_text", killed)  # the manifest is written last: the rows are already new
+    with pytest.raises(_Killed):
+        shp.write_shipped(new, folder)
+    assert _snapshot(folder) == before
+    back = shp.read_shipped(folder)  # not "changed or damaged": the old rows, checked against the old manifest
+    assert len(back) == 6 and (back["ari"] == 0.7).all()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["folder"]  # no staging folder left behind
+    monkeypatch.undo()
+    shp.write_shipped(new, folder)  # the same call, not killed: the new rows, the pages kept
+    assert len(shp.read_shipped(folder)) == 9 and (folder / "index.md").read_text() == "the pages beside the rows\n"
+
+
+def test_a_folder_left_aside_by_a_kill_between_two_renames_is_put_back(tmp_path):
+    import subprocess
+    import sys
+
+    from ccbench.reporting._safe import staged_dir
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    aside = tmp_path / f".site.{dead}.old"
+    aside.mkdir()
+    (aside / "index.html").write_text("old")
+    (tmp_path / f".site.{dead}.staging").mkdir()  # the half-written new one: removed
+    with staged_dir(tmp_path / "site") as staging:
+        assert (staging / "index.html").read_text() == "old"  # the old site, back in place and staged
+        (staging / "index.html").write_text("new")
+    assert (tmp_path / "site" / "index.html").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+def test_staging_never_reads_a_fifo_and_keeps_links_as_links(tmp_path):
+    from ccbench.reporting._safe import staged_dir
+
+    target = tmp_path / "site"
+    target.mkdir()
+    os.mkfifo(target / "pipe")
+    (target / "link").symlink_to("/etc/hostname")
+    with staged_dir(target) as staging:
+        (staging / "page.html").write_text("p")
+    assert (target / "link").is_symlink() and os.readlink(target / "link") == "/etc/hostname"
+    assert not (target / "pipe").is_file() and (target / "pipe").exists() and (target / "page.html").exists()
+
+
+def _board_rows() -> pd.DataFrame:
+    from ccbench.reporting.summary import prepare
+
+    rng = np.random.default_rng(0)
+    frames = [pd.DataFrame({"config_hash": f"{d}{m}{n}", "trial": np.arange(3), "timestamp": "2026",
+                            "method.name": m, "dataset.name": d, "constraints.name": "random_pairs",
+                            "constraints.n_constraints": n, "noise.name": "none", "status": "ok",
+                            "ari": rng.uniform(0.3, 0.9, 3), "seed": 0, "n_trials": 3, "fit_time": 0.01})
+              for d in ("iris",) for m in ("kmeans", "pck_means") for n in (0, 20)]
+    return prepare(pd.concat(frames, ignore_index=True))
+
+
+def test_a_site_write_killed_midway_leaves_the_old_site(tmp_path, monkeypatch):
+    from ccbench.reporting.leaderboard import site
+
+    old = {"index.html": b"first run", "kind-pairs.html": b"first run", "method-kmeans.html": b"first run",
+           "method-pck_means.html": b"first run", "dataset-iris.html": b"first run"}
+    (tmp_path / "site").mkdir()
+    for name, blob in old.items():
+        (tmp_path / "site" / name).write_bytes(blob)
+    real, calls = site.write_text, []
+
+    def killed_at_the_third_page(path, text, out=None):
+        calls.append(path)
+        if len(calls) == 3:
+            raise _Killed(path)
+        return real(path, text, out)
+
+    monkeypatch.setattr(site, "write_text", killed_at_the_third_page)
+    with pytest.raises(_Killed):
+        site.write_site(_board_rows(), tmp_path / "site", metric="ari", command="second run")
+    assert len(calls) == 3  # two pages of the second run were written, somewhere
+    assert _snapshot(tmp_path / "site") == old  # not beside the first run's pages
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]

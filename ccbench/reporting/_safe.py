@@ -10,14 +10,17 @@ exclusively in the same folder, then :func:`os.replace`), into a folder checked 
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
+import re
+import shutil
 from pathlib import Path
 
 from ..running.results import atomically, write_results
 
 __all__ = ["output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv", "read_regular",
-           "results_files"]
+           "results_files", "staged_dir"]
 
 
 def output_dir(path) -> Path:
@@ -170,3 +173,96 @@ def results_files(paths, name: str = "results.parquet") -> tuple[list[Path], lis
                 continue
             files.append(path)
     return files, refused
+
+
+# -- a folder written as a whole ------------------------------------------------------------------------------
+# A shipped folder (rows, labels, grid, manifest) and a site (pages linking each other) are only right
+# together: a writer killed between two files left new rows beside the old manifest (the next read
+# blamed "changed or damaged") and a site of pages from two runs. :func:`staged_dir` writes them into a
+# temporary sibling folder (first a copy of the folder made of hard links, so files the writer does not
+# write stay) and puts it in place in one step: a kill leaves the old folder or the new, never a mix.
+
+_STAGED = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.(?P<what>staging|old)$")
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the folders ``a`` and ``b`` in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where the
+    system or file system cannot (the caller then renames twice)."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def _link_or_copy(src, dst) -> None:
+    """A hard link (the staged copy costs no bytes), a copy where linking is not allowed; never a read of
+    what is not a regular file (a FIFO would block)."""
+    import stat
+
+    try:
+        os.link(src, dst, follow_symlinks=False)
+    except OSError:
+        if not stat.S_ISREG(os.lstat(src).st_mode):
+            raise ValueError(f"cannot stage {src}: it is {_kind(os.lstat(src).st_mode)}; remove it") from None
+        shutil.copy2(src, dst, follow_symlinks=False)
+
+
+def _tidy(target: Path) -> None:
+    """Put back a folder a writer killed between its two renames left aside (``.<name>.<pid>.old`` with no
+    ``<name>``), and remove the staging folders of writers that are no longer alive."""
+    from ..running.results import _alive
+
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return
+    for entry in entries:
+        match = _STAGED.match(entry.name)
+        if not match or match["name"] != target.name or _alive(int(match["pid"])) and int(match["pid"]) != os.getpid():
+            continue
+        if match["what"] == "old" and not os.path.lexists(target):
+            os.rename(entry.path, target)
+        elif entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def staged_dir(target):
+    """Yield a staging folder to write ``target``'s new content into (a sibling, holding hard links to
+    ``target``'s current files); on success it replaces ``target`` in one step (an exchange of the two
+    folders where the system has one, else two renames, a kill between which :func:`_tidy` repairs on the
+    next write). On an exception ``target`` is left as it was. ``target`` is checked by :func:`output_dir`.
+    The working directory and the folders above it are written in place (a rename would move the
+    process's own directory)."""
+    target = Path(target).absolute()
+    if target.parent.is_dir():
+        _tidy(target)  # first: a folder left aside is put back before anything creates an empty one
+    target = output_dir(target)
+    cwd = Path.cwd().resolve()
+    if target.resolve() == cwd or target.resolve() in cwd.parents:
+        yield target
+        return
+    staging = target.parent / f".{target.name}.{os.getpid()}.staging"
+    if os.path.lexists(staging):
+        shutil.rmtree(staging)
+    try:
+        shutil.copytree(target, staging, symlinks=True, copy_function=_link_or_copy)
+    except PermissionError:  # a folder we may write in, under one we may not: written in place, as before
+        shutil.rmtree(staging, ignore_errors=True)
+        yield target
+        return
+    try:
+        yield staging
+        if not _exchange(staging, target):
+            aside = target.parent / f".{target.name}.{os.getpid()}.old"
+            os.rename(target, aside)
+            os.rename(staging, target)
+            shutil.rmtree(aside, ignore_errors=True)
+    finally:
+        if os.path.lexists(staging):  # the old folder after an exchange, or a failed writer's half
+            shutil.rmtree(staging, ignore_errors=True)

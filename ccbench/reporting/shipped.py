@@ -33,7 +33,7 @@ import pandas as pd
 
 from ..running.config import canonical_json, stable_hash
 from ..running.results import KEY, _normalise
-from ._safe import MAX_YAML_BYTES, check_regular, output_dir, read_regular, write_bytes, write_text
+from ._safe import MAX_YAML_BYTES, check_regular, read_regular, staged_dir, write_bytes, write_text
 
 __all__ = ["ROWS_FILE", "LABELS_FILE", "GRID_FILE", "MANIFEST_FILE", "PROTOCOL_KEYS", "is_shipped", "read_shipped",
            "read_shipped_labels", "read_shipped_grids", "write_shipped", "job_path", "protocol_hashes", "protocol_values", "newest_rows",
@@ -231,10 +231,16 @@ def write_shipped(data: pd.DataFrame, out, dirs=(), grids=None) -> dict:
     """Write ``rows.parquet`` (and ``labels.parquet`` when the trials' labels were stored, ``grid.json``
     when ``grids`` are given) and ``manifest.jsonl`` into ``out``; return {name: path}. ``dirs``: the sweep
     directories the rows came from (job directories are shipped relative to them); ``grids``: the
-    experiment's grids ({key: [values]}, ``leaderboard.recorded_grids``), for the pages' coverage line."""
+    experiment's grids ({key: [values]}, ``leaderboard.recorded_grids``), for the pages' coverage line.
+    Written as a whole (:func:`._safe.staged_dir`): a writer killed midway leaves the folder as it was."""
+    with staged_dir(out) as staging:  # a kill leaves the old folder or the new, never new rows beside an old manifest
+        paths = _write_shipped(data, staging, dirs, grids)
+    return {name: Path(out) / path.name for name, path in paths.items()}
+
+
+def _write_shipped(data: pd.DataFrame, out: Path, dirs, grids) -> dict:
     from ..running import provenance
 
-    out = output_dir(out)
     rows = data.drop(columns=[c for c in _DERIVED if c in data]).copy()
     if "source" in rows:
         rows["source"] = _relative_source(rows["source"], dirs)

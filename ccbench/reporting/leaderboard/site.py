@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from .._format import fmt
-from .._safe import output_dir, write_text
+from .._safe import staged_dir, write_text
 from ..stats import _sign, _wilcoxon, decide, wilcoxon_min_p
 from ._frame import (CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means, long_frame,
                      main_methods, unmeasured_cells)
@@ -363,9 +363,27 @@ def write_site(data: pd.DataFrame, out, metric: str = DEFAULT_METRIC, margin: fl
     (matched on ``config_hash`` and ``trial``); a method all of whose rows are new and that ran fewer of
     a kind's data sets than the board is placed against the board (:func:`.partial.partial_blocks`)
     instead of joining it, so the shipped methods keep their full-board numbers. ``pages``: the folder
-    of the leaderboard pages, linked from each kind page where its files are.
+    of the leaderboard pages, linked from each kind page where its files are. Written as a whole
+    (:func:`.._safe.staged_dir`): a writer killed midway leaves the old site, not pages of two runs.
     """
-    out = output_dir(out)
+    with staged_dir(out) as staging:
+        index = _write_site(data, staging, metric, margin, command, alpha, coverage, new_rows,
+                            _rebased(pages, out, staging))
+    return Path(out) / index.name
+
+
+def _rebased(pages, out, staging: Path):
+    """``pages`` as seen from the staging folder: the same folder, unless it is ``out`` or inside it (then
+    its staged copy), so the kind pages' links and their existence checks hold once the site is in place."""
+    if pages is None:
+        return None
+    pages, target = Path(pages).absolute(), Path(out).absolute()
+    if pages == target or target in pages.parents:
+        return staging / pages.relative_to(target)
+    return pages
+
+
+def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_rows, pages) -> Path:
     every_seed = long_frame(data, metric)
     frame = every_seed
     if "seed" in frame:  # the base seed, as the pages rank it (a second seed only measures their spread)
