@@ -353,7 +353,8 @@ class MetricSpec:
     bounds: tuple[float, float] = (-float("inf"), float("inf"))
     label: str = ""
     #: called as ``func(y_true, y_pred, X=X)`` with the features the method was fitted on (``inertia``);
-    #: like a constraint metric it sees every point (no ``_unconstrained`` column)
+    #: like a constraint metric it sees every point (no ``_unconstrained`` column); with
+    #: ``needs_constraints`` too it gets both (``lower_bound``: ``func(y_true, y_pred, constraints=, X=)``)
     needs_features: bool = False
 
     def __post_init__(self):

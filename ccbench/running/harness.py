@@ -542,12 +542,10 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None)
         y_eval, labels_eval = (y, labels) if mask.all() else (y[mask], labels[mask])
         for name in metric_names:
             m = registry.get_metric_spec(name)
-            if m.needs_constraints:
-                if not suffix:
-                    out[m.name] = float(m.func(y, labels, constraints=cons))
-            elif m.needs_features:  # about every point, like a constraint metric
-                if not suffix:
-                    out[m.name] = float(m.func(y, labels, X=X))
+            if m.needs_constraints or m.needs_features:  # about every point: no _unconstrained view
+                if not suffix:  # a metric may need both (lower_bound: the features and the constraints)
+                    given = {"constraints": cons} if m.needs_constraints else {}
+                    out[m.name] = float(m.func(y, labels, **given, **({"X": X} if m.needs_features else {})))
             else:
                 out[f"{m.name}{suffix}"] = float(m.func(y_eval, labels_eval))
     split, joined = cons.violations(labels)

@@ -1,4 +1,5 @@
-"""SDP family (Okabe & Yamada 2010): ``rn_sdp`` and ``kmedoids``.
+"""SDP family (Okabe & Yamada 2010): ``rn_sdp`` and ``kmedoids``; the ``lower_bound`` and
+``bound_gap`` metrics (the certified k-means SDP bound of :mod:`.kmeans_bound`).
 
 The RN-SDP problem, its reduction over must-link chunklets, its feasibility analysis and
 the k-medoids swap live in :mod:`.core`; the SDPA, ADMM and cvxpy solvers (and
@@ -6,7 +7,7 @@ the k-medoids swap live in :mod:`.core`; the SDPA, ADMM and cvxpy solvers (and
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, TimeModel
+from ccbench.registry import K_AROUND, MemoryModel, MethodSpec, MetricSpec, TimeModel
 
 _OKABE = "Okabe & Yamada, JACIII 2010"
 
@@ -45,4 +46,31 @@ def ccbench_methods() -> list[MethodSpec]:
             time=TimeModel(n=1000, seconds=0.0827, exponent=2.86, pairs_exponent=0.01, k_exponent=1.81, features_exponent=-0.05, tuned=2.51),
             memory=MemoryModel(dense=3, alternative="subsample, or use kmeans"),
         ),
+    ]
+
+
+def _lower_bound(labels_true, labels_pred, *, X=None, constraints=None) -> float:
+    from .kmeans_bound import lower_bound_metric  # on first use: listing metrics loads no solver
+
+    return lower_bound_metric(labels_true, labels_pred, X=X, constraints=constraints)
+
+
+def _bound_gap(labels_true, labels_pred, *, X=None, constraints=None) -> float:
+    from .kmeans_bound import bound_gap_metric
+
+    return bound_gap_metric(labels_true, labels_pred, X=X, constraints=constraints)
+
+
+@hookimpl
+def ccbench_metrics() -> list[MetricSpec]:
+    # opt-in (list them in a cell's metrics): each instance costs one SDP solve (cached per process)
+    return [
+        MetricSpec("lower_bound", _lower_bound,
+                   "certified lower bound on the constrained k-means objective (Peng-Wei SDP, safe dual), "
+                   "k = clusters found", direction="none", label="SSE lower bound", needs_features=True,
+                   needs_constraints=True),
+        MetricSpec("bound_gap", _bound_gap,
+                   "(inertia - lower_bound) / lower_bound: the objective's certified distance from the optimum",
+                   direction="lower", bounds=(-1.0, float("inf")), label="gap to the SSE lower bound",
+                   needs_features=True, needs_constraints=True),
     ]
