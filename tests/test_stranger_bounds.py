@@ -41,8 +41,8 @@ def test_a_stranger_reusing_my_config_hash_with_a_later_timestamp_does_not_repla
 
 
 def test_a_clash_is_keyed_as_the_merge_keys_rows_trial_1_and_1_0_are_one_trial():
-    mine = _rows("kmeans", 0.730, "2026-01-01T00:00:00")
-    theirs = _rows("kmeans", 0.99, "2030-01-01T00:00:00").astype({"trial": float})
+    mine = _rows("kmeans", 0.730, "2026-01-01T00:00:00").assign(trial_timeout=np.nan)  # no limit: missing
+    theirs = _rows("kmeans", 0.99, "2030-01-01T00:00:00").astype({"trial": float}).assign(trial_timeout=np.nan)
     theirs.loc[2, "config_hash"] = "h_other"  # one row of another config: not a clash
     merged, _ = reporting.merge_with(mine, theirs)
     assert merged.attrs["shipped_clashes"] == 2 and merged.attrs["shipped_rows"] == 1

@@ -545,16 +545,16 @@ def _row_keys(data: pd.DataFrame, columns: list) -> pd.Series:
     """Each row's identity (``columns`` of :func:`newest_rows`) as one text: the config hash as text, the
     trial and budgets as floats (``1`` from one file and ``1.0`` from another are one trial), a missing
     column as NaN (as :func:`pandas.concat` fills it)."""
-    key = pd.Series("", index=data.index, dtype=object)
-    for column in columns:
+    key = np.full(len(data), "", dtype=object)
+    for column in columns:  # as plain Python texts: pandas' own string dtype would turn the sum into NaN
         if column == "config_hash":
-            part = data[column].astype(str)
+            part = data[column].to_numpy(dtype=object).astype(str).astype(object)
         elif column in data:
-            part = pd.to_numeric(data[column], errors="coerce").astype(float).astype(str)
+            part = pd.to_numeric(data[column], errors="coerce").to_numpy(dtype=float).astype(str).astype(object)
         else:
-            part = pd.Series("nan", index=data.index)
+            part = np.full(len(data), "nan", dtype=object)
         key = key + "\x1f" + part
-    return key
+    return pd.Series(key, index=data.index, dtype=object)
 
 
 def _clashing(new: pd.DataFrame, shipped: pd.DataFrame) -> pd.Series:
