@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 import threading
 import warnings
 from collections.abc import Iterable
@@ -127,15 +128,17 @@ def _new_plugin_manager() -> pluggy.PluginManager:
     return pm
 
 
-#: Seconds an entry-point plugin's import may take before start-up goes on without it
-#: (``CCBENCH_PLUGIN_IMPORT_TIMEOUT``): one package that hangs at import must not hang every command.
+#: Seconds an entry-point plugin's import may take before start-up goes on without it, and a
+#: ``plugins=[...]`` module's before the command stops naming it (``CCBENCH_PLUGIN_IMPORT_TIMEOUT``):
+#: one package that hangs at import must not hang every command.
 PLUGIN_IMPORT_TIMEOUT_ENV = "CCBENCH_PLUGIN_IMPORT_TIMEOUT"
 DEFAULT_PLUGIN_IMPORT_TIMEOUT = 60.0
 
 
-def _load_with_time_limit(ep):
-    """``ep.load()`` in a daemon thread, given up on (``TimeoutError``) after the time limit; the
-    thread is left behind (an import cannot be interrupted), the command goes on without it."""
+def _load_with_time_limit(ep, load_plugin=None, name: str | None = None):
+    """``ep.load()`` (or ``load_plugin()``, named ``name``) in a daemon thread, given up on
+    (``TimeoutError``) after the time limit; the thread is left behind (an import cannot be
+    interrupted), the command goes on without it."""
     import os
 
     try:
@@ -146,11 +149,11 @@ def _load_with_time_limit(ep):
 
     def load():
         try:
-            box["plugin"] = ep.load()
+            box["plugin"] = load_plugin() if load_plugin is not None else ep.load()
         except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
             box["error"] = exc
 
-    worker = threading.Thread(target=load, daemon=True, name=f"ccbench-import-{ep.name}")
+    worker = threading.Thread(target=load, daemon=True, name=f"ccbench-import-{name or ep.name}")
     worker.start()
     worker.join(limit)
     if worker.is_alive():
@@ -164,8 +167,10 @@ def _load_with_time_limit(ep):
 def _import_and_register(pm: pluggy.PluginManager, modname: str):
     if pm.get_plugin(modname) is not None:
         return pm.get_plugin(modname)
-    try:
-        module = importlib.import_module(modname)
+    try:  # under the entry points' time limit: a module that hangs at import must not hang a sweep silently
+        module = sys.modules.get(modname)
+        if module is None or getattr(getattr(module, "__spec__", None), "_initializing", False):  # none, or half
+            module = _load_with_time_limit(None, lambda: importlib.import_module(modname), modname)
     except Exception as exc:
         raise ImportError(f"could not import ccbench plugin module {modname!r}: {exc}") from exc
     if pm.is_registered(module):  # installed (its entry point registered it) and named again in plugins=[...]

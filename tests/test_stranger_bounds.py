@@ -368,3 +368,21 @@ def test_a_site_write_killed_midway_leaves_the_old_site(tmp_path, monkeypatch):
     assert len(calls) == 3  # two pages of the second run were written, somewhere
     assert _snapshot(tmp_path / "site") == old  # not beside the first run's pages
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+
+
+# -- a plugins=[...] module that hangs at import ------------------------------------------------------------
+
+
+def test_a_plugins_module_that_hangs_at_import_is_named_not_waited_for(tmp_path, monkeypatch):
+    from ccbench import registry
+
+    (tmp_path / "ccbench_test_hangs_at_import.py").write_text(
+        "import time\ntime.sleep(2)\nraise RuntimeError('only now')\n")  # an import that takes far too long
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("CCBENCH_PLUGIN_IMPORT_TIMEOUT", "0.2")
+    with pytest.raises(ImportError, match=r"'ccbench_test_hangs_at_import'.*did not finish within 0.2 s.*"
+                                          r"CCBENCH_PLUGIN_IMPORT_TIMEOUT"):
+        registry.load_plugins(["ccbench_test_hangs_at_import"])
+    (tmp_path / "ccbench_test_quick_import.py").write_text("x = 1\n")  # a module without hooks registers at once
+    registry.load_plugins(["ccbench_test_quick_import"])
+    registry.unregister_plugin("ccbench_test_quick_import")
