@@ -97,7 +97,7 @@ FAMILIES = {
         Family("kmeans", ("tests/test_kmeans*.py",)),
         Family("nnc", ("tests/test_nnc*.py",), jit=False),
         Family("spectral", ("tests/test_spectral*.py",)),
-        Family("sdp", ("tests/test_sdp*.py",)),
+        Family("sdp", ("tests/test_sdp*.py", "tests/test_kmeans_bound.py")),  # kmeans_bound.py: the k-means SDP bound
         Family("selection", ("tests/test_selection*.py",)),  # model selection (tune=cvcp), not an algorithm family
         Family("cobs", ("tests/test_cobs*.py",)),
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
