@@ -386,3 +386,39 @@ def test_a_plugins_module_that_hangs_at_import_is_named_not_waited_for(tmp_path,
     (tmp_path / "ccbench_test_quick_import.py").write_text("x = 1\n")  # a module without hooks registers at once
     registry.load_plugins(["ccbench_test_quick_import"])
     registry.unregister_plugin("ccbench_test_quick_import")
+
+
+# -- check-plugin on a fit that never returns ----------------------------------------------------------------
+
+
+def test_check_plugin_stops_after_two_hung_checks_and_reports_each_as_it_comes(monkeypatch):
+    from ccbench.running import check_plugin as cp
+
+    seen, calls = [], []
+
+    def hung(runner, timeout, plugins, name, group, check):  # every fit hangs: what the worker would say
+        assert len(seen) == len(calls), "a result was held back until the end"
+        calls.append(check or "estimator checks")
+        return [cp.CheckResult(group, check or "estimator checks", "fail",
+                               f"no result within --timeout {timeout:g} s (a fit that never returns?)")]
+
+    monkeypatch.setattr(cp, "_isolated", hung)
+    results = cp.check_method("kmeans", groups=("estimator", "hostile"), timeout=5, on_result=seen.append)
+    assert calls == ["estimator checks", cp.HOSTILE_CHECKS[0]]  # 2 x --timeout, not 1 + len(HOSTILE_CHECKS)
+    assert seen == results and len(results) == 1 + len(cp.HOSTILE_CHECKS)
+    skipped = results[2:]
+    assert {r.status for r in skipped} == {"skip"} and "the last 2 checks gave no result" in skipped[0].detail
+    assert [r.name for r in skipped] == list(cp.HOSTILE_CHECKS[1:])
+
+
+def test_check_plugin_goes_on_after_one_hung_check(monkeypatch):
+    from ccbench.running import check_plugin as cp
+
+    def once(runner, timeout, plugins, name, group, check):  # only the first hostile check hangs
+        if check == cp.HOSTILE_CHECKS[0]:
+            return [cp.CheckResult(group, check, "fail", f"no result within --timeout {timeout:g} s")]
+        return [cp.CheckResult(group, check or "estimator checks", "pass")]
+
+    monkeypatch.setattr(cp, "_isolated", once)
+    results = cp.check_method("kmeans", groups=("estimator", "hostile"), timeout=5)
+    assert [r.status for r in results] == ["pass", "fail"] + ["pass"] * (len(cp.HOSTILE_CHECKS) - 1)

@@ -339,6 +339,12 @@ def _registered_modules(given) -> list[str]:
     return names
 
 
+_NO_RESULT = "no result within --timeout"
+#: checks in a row that give no result within ``--timeout`` before the others are skipped: a fit that
+#: never returns would otherwise cost every remaining check the whole limit (21 checks: 105 min at 300 s)
+MAX_HUNG_IN_A_ROW = 2
+
+
 def _isolated(runner, timeout, plugins, name, group, check) -> list[CheckResult]:
     """:func:`_checks_in_worker` under ``runner`` with ``timeout``: a fit that never returns or
     that ends its process fails that check, naming why, and the next check gets a new worker."""
@@ -348,7 +354,7 @@ def _isolated(runner, timeout, plugins, name, group, check) -> list[CheckResult]
     try:
         return runner.call(_checks_in_worker, list(plugins), name, group, check, timeout=timeout)
     except TrialTimeout:
-        return [CheckResult(group, what, "fail", f"no result within --timeout {timeout:g} s (a fit that never "
+        return [CheckResult(group, what, "fail", f"{_NO_RESULT} {timeout:g} s (a fit that never "
                                                  f"returns?); the worker was killed")]
     except WorkerDied as exc:
         return [CheckResult(group, what, "fail", f"WorkerDied: {exc}")]
@@ -512,19 +518,23 @@ def _read_method_file(name: str, searchpath: list[str]) -> str:
 
 
 def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable[str] | None = None,
-                 plugins: Iterable[str] = (), timeout: float | None = None) -> list[CheckResult]:
+                 plugins: Iterable[str] = (), timeout: float | None = None,
+                 on_result: Callable[[CheckResult], None] | None = None) -> list[CheckResult]:
     """Run the check ``groups`` on the registered method ``name``.
 
     With ``timeout`` (seconds; ``ccbench check-plugin`` passes ``--timeout``) every fitting
     check runs in an isolated worker process (:class:`~ccbench.isolation.IsolatedRunner`): one
     hostile check per call, the estimator checks as one call; a check that hangs or ends its
-    process is a ``fail`` naming the time limit or the exit code, and the others still run.
+    process is a ``fail`` naming the time limit or the exit code, and the others still run, until
+    :data:`MAX_HUNG_IN_A_ROW` checks in a row hang: the remaining fitting checks are then skipped,
+    naming why (the whole command is bounded by about that many times ``timeout``).
+    ``on_result`` is called with each result as it comes (the command prints it at once).
     """
     from ..registry import get_method_spec, load_plugins
 
     load_plugins(list(plugins))
     spec = get_method_spec(name)
-    out: list[CheckResult] = []
+    out = _Results(on_result, timeout)
     runner = None
     if timeout is not None and ({"estimator", "hostile"} & set(groups)):
         from ..isolation import IsolatedRunner
@@ -540,13 +550,41 @@ def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable
                 out += hostile_checks(spec)
             else:
                 for check in HOSTILE_CHECKS:
-                    out += _isolated(runner, timeout, plugins, name, "hostile", check)
+                    out += (_isolated(runner, timeout, plugins, name, "hostile", check) if not out.stuck
+                            else [out.skipped("hostile", check)])
     finally:
         if runner is not None:
             runner.close(kill=True)
     if "config" in groups:
         out += config_check(spec, searchpath)
-    return out
+    return list(out)
+
+
+class _Results(list):
+    """The results so far, each passed to ``on_result`` as it is added; ``stuck`` once
+    :data:`MAX_HUNG_IN_A_ROW` of them in a row had no result within the time limit."""
+
+    def __init__(self, on_result, timeout):
+        super().__init__()
+        self.on_result, self.timeout, self.hung = on_result, timeout, 0
+
+    def __iadd__(self, results):
+        for result in results:
+            self.append(result)
+            if result.status != "skip":  # a skipped check leaves the count where it was
+                self.hung = self.hung + 1 if result.detail.startswith(_NO_RESULT) else 0
+            if self.on_result is not None:
+                self.on_result(result)
+        return self
+
+    @property
+    def stuck(self) -> bool:
+        return self.hung >= MAX_HUNG_IN_A_ROW
+
+    def skipped(self, group: str, check: str) -> CheckResult:
+        return CheckResult(group, check, "skip", f"not run: the last {self.hung} checks gave no result within "
+                                                 f"--timeout {self.timeout:g} s (the fit never returns?); fix "
+                                                 f"the hang, or raise --timeout if the fits are only slow")
 
 
 def main(args) -> int:
@@ -557,9 +595,8 @@ def main(args) -> int:
     bad = sorted(set(groups) - set(GROUPS))
     if bad:
         raise ValueError(f"unknown check group(s) {bad}; choose from {list(GROUPS)}")
-    results = check_method(args.name, groups, args.searchpath, args.plugin or (), timeout=args.timeout)
-    for r in results:
-        print(r.line(), flush=True)
+    results = check_method(args.name, groups, args.searchpath, args.plugin or (), timeout=args.timeout,
+                           on_result=lambda r: print(r.line(), flush=True))  # each line as it comes
     counts = {s: sum(r.status == s for r in results) for s in ("pass", "fail", "xfail", "skip")}
     summary = (f"{args.name}: {counts['pass']} passed, {counts['fail']} failed, "
                f"{counts['xfail']} expected failures, {counts['skip']} skipped")
