@@ -158,8 +158,10 @@ def test_move_delta_is_the_exact_change_of_the_objective():
 
 def test_restarts_differ_and_the_best_is_kept():
     # glass-like difficulty on a hand-sized set: several local optima under moves and swaps
+    # n_kicks=0: every restart is one Lloyd run and its move/swap search, so the restarts end
+    # at different local optima and keeping the worst would show
     X, cons = _instance(7, n=40, k=3, n_ml=4, n_cl=30)
-    est = make_method("cop_kmeans", n_clusters=5, n_init=12, random_state=1).fit(X, constraints=cons)
+    est = make_method("cop_kmeans", n_clusters=5, n_init=12, n_kicks=0, random_state=1).fit(X, constraints=cons)
     starts = est.initial_centres_.reshape(12, -1)
     assert len(np.unique(starts.round(12), axis=0)) == 12  # every start its own draw
     assert np.isfinite(est.inertias_).all()
@@ -181,3 +183,20 @@ def test_kmeanspp_over_chunklets_never_splits_a_chunklet_start():
     first = np.array([chunklet_kmeanspp(units, 2, gen)[0] for _ in range(200)])
     at_chunklet = np.all(np.isclose(first, units.mean[units.unit_of[0]]), axis=1).mean()
     assert 0.7 < at_chunklet < 0.9  # 20 / 25 = 0.8 (binomial sd 0.03)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_kicks_never_lose_and_both_routes_agree(seed):
+    from ccbench_plugins.kmeans.core import Units, colour_units
+    from ccbench_plugins.kmeans.local_search import chunklet_local_search, explore
+
+    X, cons = _instance(300 + seed, n=40, k=3, n_ml=6, n_cl=25)
+    units = Units.build(X, cons)
+    start, _ = colour_units(np.zeros((units.n_units, 4)), units.cannot)
+    plain = chunklet_local_search(units, start, 4)[0]
+    a, kept_a = explore(units, start, 4, np.random.default_rng(seed), 15)
+    b, kept_b = explore(units, start, 4, np.random.default_rng(seed), 15, backend="numpy")
+    np.testing.assert_array_equal(a, b)
+    assert kept_a == kept_b
+    assert cons.violations(a[units.unit_of]) == (0, 0)
+    assert _objective(X, a[units.unit_of])[0] <= _objective(X, plain[units.unit_of])[0] + 1e-9

@@ -104,13 +104,23 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
                 improved = True
         if improved:
             continue
-        cb1 = np.empty(d)
-        ca1 = np.empty(d)
+        cb1 = np.empty((k, d))  # centre of each cluster b with u added
+        ca1 = np.empty(d)  # centre of u's cluster without u
+        d1 = np.empty(k)  # delta of u's move to each b
         for u in range(n):
             best = -tol
             bv = -1
             a = lab[u]
             wu = size[u]
+            wa1 = W[a] - wu
+            for t in range(d):
+                ca1[t] = (W[a] * C[a, t] - wu * mean[u, t]) / wa1 if wa1 > 0 else 0.0
+            for b in range(k):
+                if b == a:
+                    continue
+                d1[b] = _move_delta(mean[u], wu, C[a], W[a], C[b], W[b])
+                for t in range(d):
+                    cb1[b, t] = (W[b] * C[b, t] + wu * mean[u, t]) / (W[b] + wu)
             for v in range(u + 1, n):
                 b = lab[v]
                 if b == a or blocked[u, b] > 1 or blocked[v, a] > 1:
@@ -120,13 +130,7 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
                     if blocked[u, b] - link > 0 or blocked[v, a] - link > 0:
                         continue
                 # u: a -> b, then v: b (holding u) -> a (without u)
-                d1 = _move_delta(mean[u], wu, C[a], W[a], C[b], W[b])
-                wa1 = W[a] - wu
-                wb1 = W[b] + wu
-                for t in range(d):
-                    ca1[t] = (W[a] * C[a, t] - wu * mean[u, t]) / wa1 if wa1 > 0 else 0.0
-                    cb1[t] = (W[b] * C[b, t] + wu * mean[u, t]) / wb1
-                delta = d1 + _move_delta(mean[v], size[v], cb1, wb1, ca1, wa1)
+                delta = d1[b] + _move_delta(mean[v], size[v], cb1[b], W[b] + wu, ca1, wa1)
                 if delta < best:
                     best = delta
                     bv = v
@@ -143,3 +147,39 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
         if not improved:
             break
     return n_moves, n_swaps, rounds
+
+
+@njit(cache=True)
+def relocate(mean, size, lab, k, indptr, nbr, j, seed):
+    """The J-means kick (Hansen & Mladenovic 2001) kept feasible: every unit of cluster ``j``
+    goes to the nearest centre (of the other clusters) holding none of its cannot-link
+    neighbours, staying in ``j`` when there is none; then unit ``seed`` moves to ``j`` if no
+    cannot-link neighbour of it is there. ``lab`` is changed in place."""
+    n, d = mean.shape
+    C = np.zeros((k, d))
+    W = np.zeros(k)
+    _recompute(mean, size, lab, C, W)
+    blocked = np.zeros((n, k), dtype=np.int64)
+    for u in range(n):
+        for e in range(indptr[u], indptr[u + 1]):
+            blocked[u, lab[nbr[e]]] += 1
+    for u in range(n):
+        if lab[u] != j:
+            continue
+        best = np.inf
+        bb = -1
+        for b in range(k):
+            if b == j or blocked[u, b] > 0:
+                continue
+            s = 0.0
+            for t in range(d):
+                x = mean[u, t] - C[b, t]
+                s += x * x
+            if s < best:
+                best = s
+                bb = b
+        if bb >= 0:
+            _relabel(indptr, nbr, blocked, u, j, bb)
+            lab[u] = bb
+    if blocked[seed, j] == 0:
+        lab[seed] = j

@@ -28,7 +28,7 @@ from .core import (
     sq_dists,
     update_centres,
 )
-from .local_search import chunklet_local_search
+from .local_search import explore
 
 
 def _assign(cost, order, indptr, nbr):
@@ -114,8 +114,13 @@ class COPKMeans(ConstrainedClusterer):
 
     (``m_u``, ``w_u``: the chunklet's mean and size; ``c``, ``W``: a cluster's
     centre and size; a swap is two such moves with the centres updated in
-    between), until no move or swap improves. The restart with the lowest
-    objective after its search is kept (``inertias_`` lists every restart's).
+    between), until no move or swap improves. Then ``n_kicks`` times a
+    feasible J-means kick (Hansen & Mladenovic 2001: a random cluster is
+    emptied into the nearest clusters its chunklets may join and reseeded at a
+    chunklet drawn in proportion to its weighted squared distance to its
+    centre) followed by the same search, kept only when the objective drops
+    (:func:`local_search.explore`). The restart with the lowest objective
+    after its search is kept (``inertias_`` lists every restart's).
 
     Parameters
     ----------
@@ -144,6 +149,12 @@ class COPKMeans(ConstrainedClusterer):
     local_search : bool, default=True
         Run the constraint-keeping move/swap search after each restart's
         Lloyd iterations; False gives Wagstaff et al.'s algorithm.
+    n_kicks : int, default=20
+        J-means kicks per restart after the local search (0: none). Chosen
+        on PC-SOS-SDP's wine and glass files: the share of restarts ending
+        within 1 % of the best found went from 3 % to 30 % (wine, 100
+        cannot-links) and from 13 % to 80 % (glass) with 20 kicks; 50 kicks
+        gained little more at 2.5 times the time.
     random_state : int, Generator or None, default=None
 
     Attributes
@@ -206,12 +217,13 @@ class COPKMeans(ConstrainedClusterer):
         "max_iter": [Interval(numbers.Integral, 1, None)],
         "search_budget": [Interval(numbers.Integral, 1, None)],
         "local_search": [bool],
+        "n_kicks": [Interval(numbers.Integral, 0, None)],
         "random_state": ["random_state"],
     }
 
     def __init__(
         self, n_clusters=2, *, init="k-means++", n_init=10, n_orders=10, max_iter=300,
-        search_budget=COLOUR_BUDGET, local_search=True, random_state=None,
+        search_budget=COLOUR_BUDGET, local_search=True, n_kicks=20, random_state=None,
     ):
         self.n_clusters = n_clusters
         self.init = init
@@ -220,6 +232,7 @@ class COPKMeans(ConstrainedClusterer):
         self.max_iter = max_iter
         self.search_budget = search_budget
         self.local_search = local_search
+        self.n_kicks = n_kicks
         self.random_state = random_state
 
     def fit(self, X, y=None, *, constraints=None):
@@ -254,7 +267,7 @@ class COPKMeans(ConstrainedClusterer):
                 continue
             lab, centres, n_iter, converged = run
             if self.local_search:
-                lab, _, _ = chunklet_local_search(units, lab, k)
+                lab, _ = explore(units, lab, k, rng, self.n_kicks)
                 centres = update_centres(units.mean, lab, centres, units.size)
             inertia = float(((X - centres[lab[units.unit_of]]) ** 2).sum())
             self.inertias_[r] = inertia

@@ -53,28 +53,88 @@ def _tolerance(units: Units) -> float:
     return 1e-12 * float((units.size * (centred**2).sum(1)).sum()) + 1e-300
 
 
-def chunklet_local_search(units: Units, lab: np.ndarray, k: int, *, backend: str = "numba"):
-    """Improve unit labels ``lab`` by constraint-keeping moves and swaps (module docstring).
-
-    Returns ``(labels, n_moves, n_swaps)``; ``labels`` is a new array. The unit means are
-    centred first (the objective is translation invariant; the distances lose less to
-    rounding).
-    """
+def _prepare(units: Units):
+    """Centred unit means (the objective is translation invariant; distances lose less to
+    rounding), weights, the cannot-link CSR adjacency and the tolerance."""
     mean = np.ascontiguousarray(units.mean - np.average(units.mean, axis=0, weights=units.size))
     indptr, nbr, _ = neighbours(units.cannot, units.n_units)
-    lab = np.array(lab, dtype=np.int64)
-    tol = _tolerance(units)
+    return mean, units.size.astype(float), indptr.astype(np.int64), nbr.astype(np.int64), _tolerance(units)
+
+
+def _search(prep, lab, k, backend):
+    mean, size, indptr, nbr, tol = prep
     if backend == "numba":
         from ._kernels import local_search
 
-        n_moves, n_swaps, _ = local_search(
-            mean, units.size.astype(float), lab, k, indptr.astype(np.int64), nbr.astype(np.int64), tol, MAX_ROUNDS
-        )
+        n_moves, n_swaps, _ = local_search(mean, size, lab, k, indptr, nbr, tol, MAX_ROUNDS)
     elif backend == "numpy":
-        n_moves, n_swaps = search_numpy(mean, units.size.astype(float), lab, k, indptr, nbr, tol)
+        n_moves, n_swaps = search_numpy(mean, size, lab, k, indptr, nbr, tol)
     else:
         raise ValueError(f"backend must be 'numba' or 'numpy', got {backend!r}")
-    return lab, int(n_moves), int(n_swaps)
+    return int(n_moves), int(n_swaps)
+
+
+def chunklet_local_search(units: Units, lab: np.ndarray, k: int, *, backend: str = "numba"):
+    """Improve unit labels ``lab`` by constraint-keeping moves and swaps (module docstring).
+
+    Returns ``(labels, n_moves, n_swaps)``; ``labels`` is a new array.
+    """
+    lab = np.array(lab, dtype=np.int64)
+    n_moves, n_swaps = _search(_prepare(units), lab, k, backend)
+    return lab, n_moves, n_swaps
+
+
+def unit_objective(mean, size, lab, k):
+    """sum_u w_u ||m_u - c_{l(u)}||^2: the k-means objective less its label-free part."""
+    C, _ = _centres(mean, size, lab, k)
+    return float((size * ((mean - C[lab]) ** 2).sum(1)).sum())
+
+
+def explore(units: Units, lab: np.ndarray, k: int, rng, n_kicks: int, *, backend: str = "numba"):
+    """Iterated local search: :func:`chunklet_local_search`, then ``n_kicks`` times a feasible
+    J-means kick (Hansen & Mladenovic 2001: cluster ``j``, drawn uniformly, is emptied into the
+    nearest clusters its units may join, and a unit drawn with probability proportional to
+    ``w_u ||m_u - c_{l(u)}||^2`` -- the worst-served mass, as in k-means++ -- reseeds it),
+    each followed by the local search and kept only when it lowers the objective by more
+    than the tolerance. Returns ``(labels, n_kept)``."""
+    prep = _prepare(units)
+    mean, size, indptr, nbr, tol = prep
+    lab = np.array(lab, dtype=np.int64)
+    _search(prep, lab, k, backend)
+    best = unit_objective(mean, size, lab, k)
+    kept = 0
+    for _ in range(n_kicks):
+        C, _ = _centres(mean, size, lab, k)
+        j = int(rng.integers(k))
+        d2 = size * ((mean - C[lab]) ** 2).sum(1)
+        d2[lab == j] = 0.0
+        total = d2.sum()
+        seed = int(rng.choice(len(lab), p=d2 / total)) if total > 0 else int(rng.integers(len(lab)))
+        trial = lab.copy()
+        if backend == "numba":
+            from ._kernels import relocate
+
+            relocate(mean, size, trial, k, indptr, nbr, j, seed)
+        else:
+            _relocate_numpy(mean, C, trial, k, indptr, nbr, j, seed)
+        _search(prep, trial, k, backend)
+        obj = unit_objective(mean, size, trial, k)
+        if obj < best - tol:
+            lab, best, kept = trial, obj, kept + 1
+    return lab, kept
+
+
+def _relocate_numpy(mean, C, lab, k, indptr, nbr, j, seed):
+    """The numpy route of :func:`ccbench_plugins.kmeans._kernels.relocate` (same order and ties)."""
+    for u in np.flatnonzero(lab == j):
+        cost = ((mean[u] - C) ** 2).sum(1)
+        cost[j] = np.inf
+        cost[np.unique(lab[nbr[indptr[u] : indptr[u + 1]]])] = np.inf
+        b = int(np.argmin(cost))
+        if np.isfinite(cost[b]):
+            lab[u] = b
+    if not np.any(lab[nbr[indptr[seed] : indptr[seed + 1]]] == j):
+        lab[seed] = j
 
 
 def move_deltas(m, w, C, W, a):
@@ -89,8 +149,7 @@ def move_deltas(m, w, C, W, a):
 
 def _centres(mean, size, lab, k):
     W = np.bincount(lab, weights=size, minlength=k)
-    S = np.zeros((k, mean.shape[1]))
-    np.add.at(S, lab, size[:, None] * mean)
+    S = np.eye(k)[:, lab] @ (size[:, None] * mean)
     return np.where(W[:, None] > 0, S / np.where(W > 0, W, 1.0)[:, None], 0.0), W
 
 
