@@ -422,3 +422,15 @@ def test_check_plugin_goes_on_after_one_hung_check(monkeypatch):
     monkeypatch.setattr(cp, "_isolated", once)
     results = cp.check_method("kmeans", groups=("estimator", "hostile"), timeout=5)
     assert [r.status for r in results] == ["pass", "fail"] + ["pass"] * (len(cp.HOSTILE_CHECKS) - 1)
+
+
+def test_a_fifo_named_cell_json_or_labels_npz_is_refused_without_opening_it(tmp_path, fifo_feeder):
+    from ccbench.reporting.summary import read_cell
+
+    sweep = _sweep(tmp_path / "sweep")
+    fifo_feeder(sweep / "job" / "cell.json")
+    with pytest.raises(ValueError, match=r"cell.json: it is a FIFO \(named pipe\)"):
+        read_cell(sweep / "job" / "cell.json")
+    fifo_feeder(sweep / "job" / "labels.npz")
+    with pytest.raises(ValueError, match=r"labels.npz: it is a FIFO \(named pipe\)"):
+        shp.write_shipped(reporting.load(sweep), tmp_path / "out", dirs=[sweep])

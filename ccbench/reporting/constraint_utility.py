@@ -57,6 +57,7 @@ def trial_coherence(data: pd.DataFrame) -> pd.Series:
     from ..datasets import load_dataset
     from ..running import protocol
     from ..running.config import CELL_FILE
+    from .summary import read_cell
 
     out = pd.Series(np.nan, index=data.index)
     cache, datasets = {}, {}
@@ -64,7 +65,7 @@ def trial_coherence(data: pd.DataFrame) -> pd.Series:
         cell_file = Path(str(row.get("source", ""))) / CELL_FILE
         if pd.isna(row.get("trial_seed")) or not cell_file.exists():
             continue
-        cell = json.loads(cell_file.read_text())
+        cell = read_cell(cell_file)  # checked: a regular file of bounded size, never a FIFO or a link
         key = (json.dumps([cell["dataset"], cell["constraints"], cell["noise"]], sort_keys=True), int(row["trial_seed"]))
         if key not in cache:
             dkey = json.dumps(cell["dataset"], sort_keys=True)

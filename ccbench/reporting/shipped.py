@@ -193,7 +193,7 @@ def _relative_source(source: pd.Series, dirs) -> pd.Series:
 def _labels_frame(data: pd.DataFrame):
     """The stored labels of the rows' trials, from their job directories' ``labels.npz`` and from shipped
     folders' ``labels.parquet`` (a re-shipped merge keeps them); None when there are none."""
-    from ..running.labels_store import read_labels
+    from ..running.labels_store import LABELS_FILE as JOB_LABELS, read_labels
 
     ok = data[data["status"] == "ok"] if "status" in data else data.iloc[:0]  # a trial that is not ok has no partition
     wanted = set(zip(ok["config_hash"].astype(str), ok["trial"].astype(int))) if set(KEY) <= set(data) else set()
@@ -201,6 +201,8 @@ def _labels_frame(data: pd.DataFrame):
     for source in (data["source"].dropna().unique() if "source" in data else []):
         folder = Path(str(source))
         if folder.is_dir() and not folder.is_symlink():
+            if os.path.lexists(folder / JOB_LABELS):
+                check_regular(folder / JOB_LABELS)  # a FIFO of that name would block the shipping for ever
             for name, labels in read_labels(folder).items():
                 chash, _, trial = name.rpartition("_")
                 found[(chash, int(trial))] = labels

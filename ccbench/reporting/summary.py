@@ -16,6 +16,7 @@ other statuses are counted.
 
 from __future__ import annotations
 
+import os
 import warnings
 from pathlib import Path
 
@@ -334,12 +335,15 @@ def read_cell(path) -> dict:
     """A job's ``cell.json`` (empty when absent); a damaged one is an error naming it and the fix."""
     import json
 
+    from ._safe import MAX_YAML_BYTES, read_regular
+
     path = Path(path)
-    if not path.exists():
+    if not os.path.lexists(path):
         return {}
+    payload = read_regular(path, MAX_YAML_BYTES)  # a FIFO or link of that name is refused, not opened
     try:
         # every text in it (a paper's source, names) as one line: see clean_text
-        return clean(json.loads(path.read_text()))
+        return clean(json.loads(payload.decode("utf-8")))
     except (ValueError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is damaged ({exc}); move it aside (mv '{path}' '{path}.damaged') and re-run "
                          f"the sweep command, which rewrites it, or report without that job directory") from None
