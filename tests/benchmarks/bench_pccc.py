@@ -11,7 +11,7 @@ from .common import BenchData, EstimatorBenchmark, make, pairs_data, smoke_or
 class PCCCFit(EstimatorBenchmark):
     method = "pccc"
     param_names = ["n", "n_neighbors"]
-    params = (smoke_or([500, 2000], [200]), [None, 2])
+    params = (smoke_or([500, 1000], [200]), [None, 2])  # n = 2000: 15-17 s a fit (30 MILPs)
 
     def make_data(self, params) -> BenchData:
         n, _ = params
