@@ -142,8 +142,22 @@ def _module_file(name: str) -> Path | None:
     return Path(spec.origin)
 
 
-def _imported_modules(name: str, path: Path) -> set[str]:
-    """Absolute names of the modules ``path`` (module ``name``) imports, relative imports resolved."""
+_imports: dict[tuple, frozenset] = {}
+
+
+def _imported_modules(name: str, path: Path) -> frozenset[str]:
+    """Absolute names of the modules ``path`` (module ``name``) imports, relative imports resolved.
+
+    Cached per process while the file is unchanged (its size and modification time): every job asks
+    for its method's modules (``_shared_numerical``), and parsing them each time was a twentieth of
+    the quick start (issue 54)."""
+    key = (name, *_stamp([path])[0])
+    if key not in _imports:
+        _imports[key] = frozenset(_parse_imports(name, path))
+    return _imports[key]
+
+
+def _parse_imports(name: str, path: Path) -> set[str]:
     tree = ast.parse(path.read_bytes(), filename=str(path))
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
+import logging
 import os
 import re
 import time
@@ -68,6 +70,7 @@ MEASURED_COLUMNS = ("fit_time", "fit_cpu_time", "trial_cpu_time", "trial_wall_ti
                     "fit_rss_mb", "timestamp", "fit_reused")
 # (not_found, like infeasible, is a recorded outcome: the same seed repeats the same search)
 KEY = ("config_hash", "trial")
+log = logging.getLogger("ccbench")
 _CONTENT_KEY = b"ccbench.content_sha256"
 
 
@@ -253,16 +256,19 @@ def _exclusive_tmp(path: Path) -> Path:
             continue
 
 
-def write_results(frame: pd.DataFrame, path) -> None:
-    """Write ``frame`` to ``path`` atomically (:func:`atomically`), with checksums."""
+def write_results(frame: pd.DataFrame, path) -> pd.DataFrame:
+    """Write ``frame`` to ``path`` atomically (:func:`atomically`), with checksums. Returns the rows
+    as a reader decodes them (what :func:`read_results` of the file gives)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     table = pa.Table.from_pandas(_normalise(frame), preserve_index=False)
     # hash what a reader will decode, so the check compares like with like
-    meta = {**(table.schema.metadata or {}), _CONTENT_KEY: _content_hash(table.to_pandas())}
+    decoded = table.to_pandas()
+    meta = {**(table.schema.metadata or {}), _CONTENT_KEY: _content_hash(decoded)}
     with atomically(path) as tmp:
         pq.write_table(table.replace_schema_metadata(meta), tmp, write_page_checksum=True)
+    return decoded
 
 
 def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
@@ -282,23 +288,51 @@ def _normalise(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 class ResultsStore:
-    """Rows of one job's results file, with resume and throttled atomic writes.
+    """Rows of one job's results file, with resume, a journal of every row and batched rewrites.
+
+    Each :meth:`add` appends the row, one JSON line, to ``<file>.journal`` beside the results file
+    (under the file's lock): the row is on disk before the next trial starts, and an append costs
+    the row's bytes, not the file's. The journal is folded into the Parquet file (one atomic
+    rewrite, :func:`write_results`, then the journal is removed):
+
+    - when the job ends (:meth:`flush` with ``force=True``; also on Ctrl-C);
+    - while trials keep coming, at most once per ``min_interval`` (default 30 s) and only once the
+      journal holds at least as many of this store's rows as the file held at its last fold. The
+      file therefore doubles between two rewrites, so a job of ``n`` trials rewrites it ``O(log n)``
+      times and writes ``O(n)`` bytes in all (a rewrite per second, as before, wrote ``O(n^2)``).
+      These folds only let a reader of the file see a long job's progress: the journal already
+      keeps every row, so most jobs (seconds long) are folded once, at their end;
+    - when a store is opened on a file whose journal is not empty (a killed writer's rows): before
+      anything reads the rows to resume, so a killed job loses no row it had added.
+
+    Between folds a reader of ``results.parquet`` alone (``gather``, ``ccbench report``) does not
+    see the journal's rows of a job still running or killed; the next store opened on the job
+    (the same command, resumed) folds them in.
+
+    The file is re-read before a fold only when another writer replaced it since this store last
+    read or wrote it (its inode, size and modification time differ: every write is a rename of a
+    new file, so a replaced file is a new inode); the rows another process wrote are kept (merge).
+    For a key in both, the row added last wins (a retried trial replaces its old row).
 
     Parameters
     ----------
     path : path-like
         The ``results.parquet`` file.
-    min_interval : float, default=1.0
-        Seconds between writes while trials keep coming; :meth:`flush` with
-        ``force=True`` always writes. A kill loses at most this much work.
+    min_interval : float, default=30.0
+        Least seconds between two folds while trials keep coming; ``flush(force=True)`` always folds.
     """
 
-    def __init__(self, path, *, min_interval: float = 1.0):
+    def __init__(self, path, *, min_interval: float = 30.0):
         self.path = Path(path)
+        self.journal = journal_path(self.path)
         self.min_interval = min_interval
+        self.existing = pd.DataFrame()
+        self.pending: list[dict] = []  # rows this store journaled since its last fold
+        self._seen = _UNREAD
         with locked(self.path):
-            self.existing = read_results(self.path)
-        self.new_rows: list[dict] = []
+            journaled = self._load()
+            if journaled:  # a killed writer's rows: into the file before anyone resumes from it
+                self._fold(journaled)
         self._last_write = time.monotonic()
 
     def rows_of(self, config_hash: str) -> pd.DataFrame:
@@ -310,36 +344,142 @@ class ResultsStore:
         return mine.set_index(mine["trial"].astype(int).rename("trial"))
 
     def add(self, row: dict) -> None:
-        self.new_rows.append(row)
+        """Journal ``row`` (on disk when this returns), then fold if one is due (:meth:`flush`)."""
+        line = _journal_line(row)
+        with locked(self.path):
+            _append(self.journal, line)
+        self.pending.append(json.loads(line))  # as the journal gives it back: a fold reads the same values
         self.flush()
 
     def flush(self, force: bool = False) -> None:
-        if not self.new_rows:
+        """Fold the journal into the results file if due (see the class docstring); always with ``force``."""
+        if not self.pending:
             return
-        if not force and time.monotonic() - self._last_write < self.min_interval:
+        if not force and (time.monotonic() - self._last_write < self.min_interval
+                          or len(self.pending) < len(self.existing)):
             return
         with locked(self.path):
-            # rows another process wrote since we last looked are kept (merge, not overwrite)
-            self.existing = read_results(self.path)
-            write_results(self.frame(), self.path)
+            self._fold(self._load())
         self._last_write = time.monotonic()
 
     def frame(self) -> pd.DataFrame:
         """Existing rows (minus those replaced) followed by the new ones, typed as the file stores them.
 
-        Always normalised (:func:`_normalise`): whether a flush happened before the last trial
+        Always normalised (:func:`_normalise`): whether a fold happened before the last trial
         depends on how long the trials took, and the rows a job returns must not change their
         dtypes with that (``n_iter`` was ``int64`` when every trial fitted within one flush interval,
         ``Int64`` otherwise)."""
-        new = pd.DataFrame(self.new_rows)
-        if self.existing.empty:
-            return _normalise(new.reset_index(drop=True))
-        if new.empty:
-            return _normalise(self.existing)
-        replaced = pd.MultiIndex.from_frame(new[list(KEY)])
-        old_keys = pd.MultiIndex.from_frame(self.existing[list(KEY)])
-        kept = self.existing[~old_keys.isin(replaced)]
-        return _normalise(pd.concat([kept, new], ignore_index=True))
+        return _normalise(_merge(self.existing, self.pending))
+
+    def _load(self) -> list[dict]:
+        """Under the lock: refresh :attr:`existing` if another writer replaced the file since this
+        store last saw it, and return the journal's rows (every writer's, in the order added)."""
+        seen = _signature(self.path)
+        if seen != self._seen:
+            self.existing = read_results(self.path)
+            self._seen = seen
+        return read_journal(self.journal)
+
+    def _fold(self, rows: list[dict]) -> None:
+        """Under the lock, with the journal's ``rows`` (:meth:`_load`): write the file's rows and the
+        journal's as one file, then remove the journal (a kill in between leaves rows in both: folding
+        them again gives the same file, the journal's row being the same as the file's)."""
+        self.existing = write_results(_merge(self.existing, rows), self.path)
+        self._seen = _signature(self.path)
+        self.journal.unlink(missing_ok=True)
+        self.pending = []
+
+
+_UNREAD = object()
+
+
+def _signature(path: Path):
+    """What tells one version of a file from another without reading it: every writer replaces the
+    file by a rename (a new inode), and size and modification time tell a reused inode apart."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _merge(existing: pd.DataFrame, rows: list[dict]) -> pd.DataFrame:
+    """``existing`` minus the keys ``rows`` replace, then ``rows`` (the last of a key wins, in its place)."""
+    if not rows:
+        return existing
+    last = {}
+    for i, row in enumerate(rows):  # a dict, not DataFrame.drop_duplicates: a tenth of the cost on a job's rows
+        last[(row.get("config_hash"), row.get("trial"))] = i
+    new = pd.DataFrame([rows[i] for i in sorted(last.values())])
+    if existing.empty:
+        return new
+    replaced = pd.MultiIndex.from_frame(new[list(KEY)])
+    old_keys = pd.MultiIndex.from_frame(existing[list(KEY)])
+    kept = existing[~old_keys.isin(replaced)]
+    return pd.concat([kept, new], ignore_index=True)
+
+
+JOURNAL_SUFFIX = ".journal"
+
+
+def journal_path(path) -> Path:
+    """``<file>.journal``: the rows added to ``path`` since it was last rewritten (:class:`ResultsStore`)."""
+    path = Path(path)
+    return path.with_name(path.name + JOURNAL_SUFFIX)
+
+
+def _json_value(value):
+    """A row's numpy scalar as its Python value (the JSON line keeps ints, floats, NaN, bools, None, text)."""
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (set, frozenset)):
+        return sorted(value)
+    raise TypeError(f"a results row holds a {type(value).__name__} ({str(value)[:80]!r}), which a results file "
+                    f"cannot store: give the row a number, text, a bool, None or a list of them")
+
+
+def _journal_line(row: Mapping) -> bytes:
+    return (json.dumps(dict(row), default=_json_value, separators=(",", ":")) + "\n").encode()
+
+
+def _append(path: Path, data: bytes) -> None:
+    """Append ``data`` in one ``write`` (``O_APPEND``); a symlink planted under the name is not followed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
+def read_journal(path) -> list[dict]:
+    """The rows of a journal (:func:`journal_path`), oldest first; empty when there is none.
+
+    A last line without its newline is a row whose writer was killed mid-append: it is left out,
+    with a warning (its trial runs again). Any other line that is not a JSON object is a damaged
+    journal: :class:`ResultsCorruptError` naming it."""
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    lines = data.split(b"\n")
+    if lines[-1]:
+        log.warning("%s: its last row was cut off (a writer killed while appending it); left out, its "
+                    "trial runs again", path)
+    rows = []
+    for number, line in enumerate(lines[:-1], 1):
+        try:
+            row = json.loads(line)
+        except ValueError as exc:
+            row = exc
+        if not isinstance(row, dict):
+            raise ResultsCorruptError(path, f"line {number} is not a row ({str(row)[:80]})")
+        rows.append(row)
+    return rows
 
 
 def _result_files(paths: Iterable) -> list[Path]:
