@@ -3,14 +3,14 @@
 k-means-like alternation whose assignment step is a mixed-integer linear program (MILP),
 solved here by HiGHS through :func:`scipy.optimize.milp` (the authors use Gurobi):
 
-1. **Pre-processing** (paper, section "Preprocessing"; reference code ``preprocessing``): every
+1. **Pre-processing** (reference code ``preprocessing``): every
    hard must-link chunklet is contracted to one representative at its mean, weighted by its
    size ``w_i``; hard cannot-links and soft pairs are mapped onto the representatives.
 2. **Initial centres**: k-means++ over the representatives, unweighted (reference code
    ``choose_initial_cluster_centers``: scikit-learn's ``kmeans_plusplus`` on the contracted data).
-3. **Assignment IP** for fixed centres ``mu_c`` (paper, section "Assignment problem"), over the
+3. **Assignment IP** for fixed centres ``mu_c`` (reference code ``assign_objects``), over the
    representatives ``i`` and the candidate centres ``c in N_q(i)``, the ``q`` nearest centres of
-   ``i`` found with a KD-tree (the paper's model-size reduction)::
+   ``i`` found with a KD-tree (the paper's "model-size reduction")::
 
        min  sum_i sum_{c in N_q(i)} w_i ||r_i - mu_c||^2 x_ic
             + P sum_{(i,j) in SCL} p_ij z_ij + P sum_{(i,j) in SML} p_ij y_ij
@@ -57,11 +57,15 @@ Choices where paper and reference code leave room (each tested in ``tests/test_p
 References
 ----------
 P. Baumann and D. S. Hochbaum, "An algorithm for clustering with confidence-based must-link and
-cannot-link constraints", INFORMS Journal on Computing (2024), doi:10.1287/ijoc.2023.0419;
-preprint "PCCC: the pairwise-confidence-constraints-clustering algorithm", arXiv:2212.14437.
-Reference code: github.com/phil85/PCCC (``pccc.py``), snapshot INFORMSJoC/2023.0419 ``src/pccc.py``.
-The paper's text was not at hand here: the section names above follow the preprint's outline and
-the reference code's function names, not checked equation numbers.
+cannot-link constraints", INFORMS Journal on Computing 37(4):1044-1068 (2025, online 2024),
+doi:10.1287/ijoc.2023.0419; preprint "PCCC: the pairwise-confidence-constraints-clustering
+algorithm", arXiv:2212.14437. Reference code: github.com/phil85/PCCC (``pccc.py``) and the paper's
+code snapshot, INFORMSJoC/2023.0419 ``src/pccc.py`` (the same algorithm; its ``run_instance.py`` is
+how the experiments ran: ``cluster_repositioning='violations_inertia'``, one start).
+The paper's text could not be read here, so its equation and section numbers are not cited: the
+labels (A)-(D') and steps 1-6 are this module's own, transcribed from the reference code (the
+functions named above) and checked against its behaviour on PCCC's collection 1
+(``reports/pccc_col1``).
 """
 
 from __future__ import annotations
