@@ -434,3 +434,20 @@ def test_a_fifo_named_cell_json_or_labels_npz_is_refused_without_opening_it(tmp_
     fifo_feeder(sweep / "job" / "labels.npz")
     with pytest.raises(ValueError, match=r"labels.npz: it is a FIFO \(named pipe\)"):
         shp.write_shipped(reporting.load(sweep), tmp_path / "out", dirs=[sweep])
+
+
+def test_ctrl_c_during_a_report_is_one_line_and_exit_130(monkeypatch, capsys):
+    from ccbench.running import report_command
+    from ccbench.running.cli import main
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(report_command, "_report", interrupted)
+    try:
+        status = main(["report", "anywhere"])
+    except KeyboardInterrupt:  # what the command did before: Python's traceback (and it would stop pytest)
+        pytest.fail("Ctrl-C escaped the report command as a traceback")
+    assert status == 130
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().startswith("ccbench report: interrupted;")

@@ -135,6 +135,11 @@ def main(argv: list[str] | None = None) -> int:
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; every file is written whole or not at all
+            print(f"\nccbench {args[0]}: interrupted; the files written so far are whole (each replaced in one "
+                  f"rename, a shipped folder and a site as a whole); run the command again to finish",
+                  file=sys.stderr)
+            return 130
     if args and args[0] == "fetch":  # overrides, not argparse options: Hydra parses them
         from .fetch import fetch
 
