@@ -451,3 +451,27 @@ def test_ctrl_c_during_a_report_is_one_line_and_exit_130(monkeypatch, capsys):
     assert status == 130
     err = capsys.readouterr().err
     assert "Traceback" not in err and err.strip().startswith("ccbench report: interrupted;")
+
+
+def test_a_lock_held_past_the_lock_timeout_is_given_up_naming_its_holder(tmp_path, monkeypatch):
+    import fcntl
+    import threading
+
+    from ccbench.running import _locks
+
+    path = tmp_path / "results.parquet"
+    lock = _locks.lock_path(path)
+    holder = open(lock, "a+")  # another open file: flock conflicts as between processes
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    holder.write('{"pid": 4242, "host": "node7", "since": "2026-11-29T01:00:00+00:00", "command": "ccbench stopped"}')
+    holder.flush()
+    release = threading.Timer(3.0, lambda: fcntl.flock(holder, fcntl.LOCK_UN))  # before: the wait ended only here
+    release.start()
+    monkeypatch.setenv("CCBENCH_LOCK_TIMEOUT", "0.3")
+    try:
+        with pytest.raises(TimeoutError, match=r"after \d+ s \(CCBENCH_LOCK_TIMEOUT=0.3\), held by pid 4242 on node7"):
+            with _locks.locked(path):
+                pass
+    finally:
+        release.cancel()
+        holder.close()

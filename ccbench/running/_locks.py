@@ -20,10 +20,15 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["PATIENCE", "lock_path", "lock_holder", "locked"]
+__all__ = ["PATIENCE", "LOCK_TIMEOUT", "lock_path", "lock_holder", "locked"]
 
 #: Seconds a process waits for a lock before it logs who holds it.
 PATIENCE = 5.0
+#: Seconds a process waits for a lock at all before it gives up naming the holder
+#: (``CCBENCH_LOCK_TIMEOUT``): locks are held around short writes only, so a wait this long means a
+#: holder that is stopped (Ctrl-Z, SLURM suspend) or stuck, which would otherwise be waited for for ever.
+LOCK_TIMEOUT = 600.0
+LOCK_TIMEOUT_ENV = "CCBENCH_LOCK_TIMEOUT"
 
 log = logging.getLogger("ccbench")
 
@@ -83,8 +88,15 @@ def locked(path):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
+def _lock_timeout() -> float:
+    try:
+        return float(os.environ.get(LOCK_TIMEOUT_ENV, LOCK_TIMEOUT))
+    except ValueError:
+        return LOCK_TIMEOUT
+
+
 def _wait(handle, lock: Path, fcntl) -> None:
-    start, told, pause = time.monotonic(), False, 0.05
+    start, told, pause, limit = time.monotonic(), False, 0.05, _lock_timeout()
     while True:
         time.sleep(pause)
         pause = min(pause * 2, 0.5)
@@ -95,6 +107,11 @@ def _wait(handle, lock: Path, fcntl) -> None:
             return
         except BlockingIOError:
             pass
+        if time.monotonic() - start >= limit:
+            raise TimeoutError(
+                f"gave up waiting for the lock {lock} after {time.monotonic() - start:.0f} s ({LOCK_TIMEOUT_ENV}="
+                f"{limit:g}), held by {lock_holder(lock)}; if that process is suspended (Ctrl-Z, SLURM suspend) "
+                f"resume it (fg, `kill -CONT <pid>`, scontrol resume) or end it, then run the command again")
         if not told and time.monotonic() - start >= PATIENCE:
             told = True
             log.warning(
