@@ -54,8 +54,8 @@ def add_parser(sub) -> None:
                      help="constraint-set utility: compare every method with the unconstrained method label "
                           "BASE on the same trials (informativeness, coherence in report.html, share made worse)")
     rep.add_argument("--plugin", action="append", metavar="MODULE",
-                     help="extra plugin module to load first (--utility also loads those the rows' plugins "
-                          "column names, when importable)")
+                     help="extra plugin module to load first (a report never imports the modules a results "
+                          "folder's plugins column names: name the ones you trust here)")
     rep.add_argument("--converged-only", action="store_true",
                      help="leave out ok trials whose method did not converge (by default they count, marked 'nc')")
     rep.set_defaults(func=_report)
@@ -123,32 +123,40 @@ def _report(args) -> int:
 
 
 def _load_row_plugins(data, given) -> None:
-    """Register the plugins the rows' ``plugins`` column names (a data set or method of a
-    ``plugins=[...]`` module), then ``--plugin`` ones. Only when a report needs them (``--utility``
-    loads data sets); a row's plugin that is not importable here is a warning naming the fix,
-    a ``--plugin`` one an error."""
-    import json
+    """Register the ``--plugin`` modules the user named; never a module a results folder names.
 
+    The rows' ``plugins`` column is written by whoever made the rows (a shipped folder may come from
+    a stranger, its checksums valid): importing what it names runs that module's code on the
+    reader's machine (``plugins=["antigravity"]`` opened a web browser). So a report imports only
+    what the user's own command (``--plugin``) or environment (installed entry points) registers;
+    a module the rows name that is not registered here is a warning naming ``--plugin`` as the fix
+    (what then needs its data set or method says so)."""
     from .. import registry
+
+    registry.load_plugins(given)
+    loaded = {n for name, plugin in registry.get_plugin_manager().list_name_plugin()
+              for n in (name, getattr(plugin, "__name__", name))}
+    missing = [name for name in row_plugin_names(data) if name not in loaded and name not in given]
+    if missing:
+        print(f"ccbench report: warning: the rows name plugin module(s) {', '.join(map(repr, missing))}, not "
+              f"loaded: a report never imports what a results folder names; if you trust the module, pass "
+              f"--plugin MODULE", file=sys.stderr)
+
+
+def row_plugin_names(data) -> list[str]:
+    """The module names the rows' ``plugins`` column lists (JSON lists, or ``[a, b]`` text), in order, once
+    each; only read, never imported."""
+    import json
 
     named: list[str] = []
     if "plugins" in data:
         for text in data["plugins"].dropna().unique():
             try:
                 value = json.loads(text) if isinstance(text, str) else list(text)
-            except ValueError:
+            except (ValueError, TypeError):
                 value = [p.strip() for p in str(text).strip("[]").split(",")]
             named += [str(p) for p in (value if isinstance(value, list) else [value]) if p]
-    for name in dict.fromkeys(named):
-        if name in given:
-            continue
-        try:
-            registry.load_plugins([name])
-        except Exception as exc:  # noqa: BLE001 - the report goes on; what needs the plugin says so
-            print(f"ccbench report: warning: plugin {name!r} named by the rows could not be loaded "
-                  f"({type(exc).__name__}: {exc}); install it or put it on PYTHONPATH, or pass --plugin MODULE",
-                  file=sys.stderr)
-    registry.load_plugins(given)
+    return list(dict.fromkeys(named))
 
 
 def _leaderboard(args, data, request: dict) -> int:
