@@ -193,6 +193,8 @@ def test_errors_name_the_problem():
         kb.kmeans_lower_bound(X, Constraints([(0, 1), (1, 2)], [(0, 2)], n_samples=9), 3)
     with pytest.raises(InfeasibleConstraintsError, match="n_clusters=3 but the must-links leave 2"):
         kb.kmeans_lower_bound(X, Constraints([(i, i + 1) for i in range(8) if i != 4], n_samples=9), 3)
+    with pytest.raises(InfeasibleConstraintsError, match="n_clusters=1 but 1 cannot-link"):
+        kb.kmeans_lower_bound(X, Constraints(None, [(0, 1)], n_samples=9), 1)
     with pytest.raises(ValueError, match="method must be"):
         kb.kmeans_lower_bound(X, Constraints(n_samples=9), 3, method="sdpnal")
 
@@ -230,3 +232,14 @@ def test_rows_carry_lower_bound_and_gap_beside_inertia():
                        ["lower_bound"], X=X)
     assert two["lower_bound"] <= _brute_force(X, cons, 2)[0] * (1 + 1e-12)
     assert two["lower_bound"] > out["lower_bound"]  # k = 2 found: the bound for 2 clusters
+
+
+@pytest.mark.parametrize("k", [1, 8])
+def test_a_single_partition_is_its_own_bound(k):
+    """k = 1 (all points together) and k = number of chunklets (each alone) leave one partition: the
+    bound is its SSE exactly."""
+    X = _blobs(3)
+    cons = Constraints([(0, 1)], [(2, 5)] if k > 1 else None, n_samples=9)
+    opt, _ = _brute_force(X, cons, k)
+    res = kb.kmeans_lower_bound(X, cons, k, cache=False)
+    assert res.solver == "exact" and res.value == pytest.approx(opt, rel=1e-12)

@@ -63,8 +63,8 @@ floored at anything else.
 
 Two routes produce ``(y0, y, N)``:
 
-- ``cvxpy`` (small m): an interior-point solver (Clarabel; SDPA or SCS if asked) on (SDP), the
-  multipliers read from its dual variables (:func:`solve_cvxpy`).
+- ``cvxpy`` (small m, :data:`CVXPY_MAX_M`): an interior-point solver (Clarabel; SDPA or SCS if
+  asked) on (SDP), the multipliers read from its dual variables (:func:`solve_cvxpy`).
 - ``admm`` (any m): a first-order method written here (:func:`solve_admm`), splitting Z into the
   set ``A = {Z PSD, tr Z = k, Z v = v}`` (exact projection: an eigendecomposition on the
   complement of v and a projection of the eigenvalues onto a simplex) and
@@ -96,12 +96,14 @@ __all__ = ["BoundResult", "KMeansSDP", "build_kmeans_sdp", "safe_bound", "dual_f
            "solve_admm", "solve_cvxpy", "kmeans_lower_bound", "cache_key", "lower_bound_metric", "bound_gap_metric",
            "CVXPY_MAX_M"]
 
-#: ``method="auto"`` takes cvxpy (an interior-point solve, to its own accuracy in a few dozen
-#: iterations) while the contracted problem has at most this many points, else the ADMM.
-#: Interior-point cost grows as (m^2)^3 with the m^2 / 2 nonnegativity multipliers (Clarabel,
-#: measured on this 2-core machine: m = 30 in 0.3 s, m = 60 in 5 s), the ADMM's as m^3 per
-#: iteration.
-CVXPY_MAX_M = 40
+#: ``method="auto"`` takes cvxpy (Clarabel's interior point, to ~1e-8 in ~10 iterations) while the
+#: contracted problem has at most this many points, else the ADMM (to ``tol``). Measured on this
+#: 2-core machine under load ~10 (blobs d = 8, k = 5, no constraints; one BLAS thread): Clarabel
+#: 1.1 / 9.9 / 49 s at m = 20 / 40 / 60 (its KKT system carries the m^2 / 2 nonnegativity rows),
+#: the ADMM 0.6 / 0.7 / 0.8 s (70-80 iterations); SDPA through cvxpy (``solve_cvxpy(problem,
+#: solver="SDPA")``) 7.3 / 15.5 / 96 s, so it is never the default: the issue's "SDPA where it fits"
+#: fits nowhere here, the Schur complement being indexed by those m^2 / 2 rows.
+CVXPY_MAX_M = 20
 
 
 @dataclass(frozen=True)
@@ -193,6 +195,10 @@ def build_kmeans_sdp(X, constraints, n_clusters: int) -> KMeansSDP:
         raise InfeasibleConstraintsError(
             f"n_clusters={k} but the must-links leave {m} component(s): no partition into {k} non-empty "
             f"clusters keeps them whole; ask for 1 <= n_clusters <= {m}")
+    if k == 1 and constraints.n_cannot_link:
+        raise InfeasibleConstraintsError(
+            f"n_clusters=1 but {constraints.n_cannot_link} cannot-link(s) are given: one cluster breaks them; "
+            f"ask for 2 or more clusters")
     w = np.bincount(comp, minlength=m).astype(float)
     mu = np.zeros((m, X.shape[1]))
     np.add.at(mu, comp, X)
@@ -459,9 +465,9 @@ def kmeans_lower_bound(X, constraints, n_clusters: int, *, method: str = "auto",
         return _CACHE[key]
     problem = build_kmeans_sdp(X, constraints, n_clusters)
     route = method if method != "auto" else ("cvxpy" if problem.m <= CVXPY_MAX_M else "admm")
-    if problem.m == problem.k:  # one partition only: every chunklet alone, Z = I
-        Z, dual, info = np.eye(problem.m), None, {"iterations": 0, "seconds": 0.0, "converged": True}
-        value = problem.objective(Z)
+    if problem.k in (1, problem.m):  # one partition only: all together (Z = q q^T) or every chunklet alone (I)
+        q = problem.v / np.linalg.norm(problem.v)
+        value = problem.objective(np.outer(q, q) if problem.k == 1 else np.eye(problem.m))
         result = BoundResult(value, value, "exact", 0, 0.0, True, {"m": problem.m})
     else:
         # below SINGLE_THREAD_BELOW one BLAS thread runs eigh faster than several (_solvers)
