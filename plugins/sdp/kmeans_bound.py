@@ -6,9 +6,11 @@ module computes, for data ``X``, must-links / cannot-links and ``k``, a number t
 meeting every constraint can go below, and whose validity does not depend on how accurately an
 SDP solver converged.
 
-Relaxation (Peng & Wei, SIAM J. Optim. 18(1), 2007, eq. 2.5-2.6, with must-links merged as in
-Piccialli, Russo Russo & Sudoso, Computers & OR 2022, "An exact algorithm for semi-supervised
-minimum sum-of-squares clustering", sections 2-3).
+Relaxation (Peng & Wei, "Approximating K-means-type clustering via semidefinite programming",
+SIAM J. Optim. 18(1), 2007: ``min tr(W_X (I - Z))`` over PSD, nonnegative Z with ``Z e = e``,
+``tr Z = k``; with must-links merged into weighted points and cannot-links as zero entries as in
+Piccialli, Russo Russo & Sudoso, "An exact algorithm for semi-supervised minimum sum-of-squares
+clustering", Computers & OR 2022, sections 2-3). Derived here in the weighted form:
 
 *Must-links.* Every partition meeting the must-links keeps each must-link component ("chunklet")
 ``c = 1..m`` whole. With ``s_c`` its size, ``mu_c`` its mean and the within-chunklet scatter
@@ -51,10 +53,12 @@ Z being PSD with trace exactly k, ``<S, Z> >= lambda_min(S) tr(Z) = k lambda_min
     min (SDP) >= K_ml + tr(G) + k y0 + v^T y + k lambda_min(S) - rounding,                (2)
 
 for any such ``(y0, y, N)``: the post-processing of Jansson, Chaykin & Keil, "Rigorous error
-bounds for the optimal value in semidefinite programming", SIAM J. Numer. Anal. 46(1), 2007 /
-SIAM J. Optim. 2008 (their bound with the eigenvalue bound of Z known exactly: here
-``tr(Z) = k``, so ``lambda_min(S)`` counts with either sign; Piccialli et al. 2022, section 4.3,
-post-process their SDPNAL+ duals the same way). ``rounding`` covers floating point in forming
+bounds for the optimal value in semidefinite programming", SIAM J. Numer. Anal. 46(1), 2007
+(their bound ``b'y + sum_j xbar min(0, lambda_j(S))`` needs an upper bound ``xbar`` on Z's
+eigenvalues; here ``tr(Z) = k`` is known exactly, so ``<S, Z> >= k lambda_min(S)`` holds with
+either sign of ``lambda_min``, and a shift of ``y0`` changes nothing: what ``k y0`` gains,
+``k lambda_min(S)`` gives back). Piccialli et al. post-process their SDPNAL+ duals with Jansson's
+form (``safe_bound.m`` of their code, ``xbar = 1.1 lambda_max(Z)``). ``rounding`` covers floating point in forming
 ``S`` and in ``eigvalsh`` (backward stable: the computed eigenvalues are those of ``S + E`` with
 ``||E||_2 <= p(m) eps ||S||_2``): we subtract ``k * 8 m eps (||C||_F + ||S||_F)``, orders of
 magnitude above that error and below any tolerance used here (interval arithmetic, as Jansson et
