@@ -52,11 +52,12 @@ def _brute_force_optimum(X, cons, k):
 
 
 def _improving_neighbour(X, cons, labels, k):
-    """Whether some single-point-group move or two-group swap that keeps the constraints lowers
-    the objective (chunklets as the groups; each objective recomputed from scratch)."""
+    """Whether some move of one chunklet, or swap of two chunklets joined by a cannot-link, that
+    keeps the constraints lowers the objective (each objective recomputed from scratch)."""
     from ccbench_plugins.kmeans.core import Units
 
-    unit_of = Units.build(X, cons).unit_of
+    units = Units.build(X, cons)
+    unit_of = units.unit_of
     ulab = np.zeros(unit_of.max() + 1, dtype=np.intp)
     ulab[unit_of] = labels
     base = _objective(X, labels)[0]
@@ -67,7 +68,7 @@ def _improving_neighbour(X, cons, labels, k):
                 t = ulab.copy()
                 t[u] = c
                 cands.append(t)
-    for u, v in itertools.combinations(range(len(ulab)), 2):
+    for u, v in units.cannot:
         if ulab[u] != ulab[v]:
             t = ulab.copy()
             t[u], t[v] = ulab[v], ulab[u]

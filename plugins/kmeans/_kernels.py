@@ -59,14 +59,6 @@ def _relabel(indptr, nbr, blocked, u, a, b):
 
 
 @njit(cache=True)
-def _linked(indptr, nbr, u, v):
-    for e in range(indptr[u], indptr[u + 1]):
-        if nbr[e] == v:
-            return 1
-    return 0
-
-
-@njit(cache=True)
 def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
     """Moves, then swaps, until none lowers the objective by more than ``tol`` (see
     :func:`ccbench_plugins.kmeans.local_search.chunklet_local_search`). ``lab`` is changed
@@ -104,9 +96,8 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
                 improved = True
         if improved:
             continue
-        cb1 = np.empty((k, d))  # centre of each cluster b with u added
         ca1 = np.empty(d)  # centre of u's cluster without u
-        d1 = np.empty(k)  # delta of u's move to each b
+        cb1 = np.empty(d)  # centre of v's cluster with u added
         for u in range(n):
             best = -tol
             bv = -1
@@ -115,22 +106,18 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
             wa1 = W[a] - wu
             for t in range(d):
                 ca1[t] = (W[a] * C[a, t] - wu * mean[u, t]) / wa1 if wa1 > 0 else 0.0
-            for b in range(k):
-                if b == a:
-                    continue
-                d1[b] = _move_delta(mean[u], wu, C[a], W[a], C[b], W[b])
-                for t in range(d):
-                    cb1[b, t] = (W[b] * C[b, t] + wu * mean[u, t]) / (W[b] + wu)
-            for v in range(u + 1, n):
+            for e in range(indptr[u], indptr[u + 1]):
+                v = nbr[e]
                 b = lab[v]
-                if b == a or blocked[u, b] > 1 or blocked[v, a] > 1:
+                # each the other's only cannot-link neighbour in the other's cluster
+                if v <= u or blocked[u, b] != 1 or blocked[v, a] != 1:
                     continue
-                if blocked[u, b] == 1 or blocked[v, a] == 1:
-                    link = _linked(indptr, nbr, u, v)
-                    if blocked[u, b] - link > 0 or blocked[v, a] - link > 0:
-                        continue
                 # u: a -> b, then v: b (holding u) -> a (without u)
-                delta = d1[b] + _move_delta(mean[v], size[v], cb1[b], W[b] + wu, ca1, wa1)
+                for t in range(d):
+                    cb1[t] = (W[b] * C[b, t] + wu * mean[u, t]) / (W[b] + wu)
+                delta = _move_delta(mean[u], wu, C[a], W[a], C[b], W[b]) + _move_delta(
+                    mean[v], size[v], cb1, W[b] + wu, ca1, wa1
+                )
                 if delta < best:
                     best = delta
                     bv = v

@@ -105,7 +105,7 @@ class COPKMeans(ConstrainedClusterer):
     made from ``random_state``, so the ``n_init`` starts are independent draws
     and differ (kept in ``initial_centres_``). After each Lloyd-style run a
     local search (:mod:`ccbench_plugins.kmeans.local_search`) moves single
-    chunklets to other clusters and swaps two chunklets between clusters,
+    chunklets to other clusters and swaps two cannot-linked chunklets between clusters,
     accepting only changes that keep every must-link and cannot-link and lower
     the objective by the exact Hartigan-Wong delta with chunklet weights,
 
