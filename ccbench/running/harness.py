@@ -62,7 +62,7 @@ from .config import CELL_FILE, canonical_json, cell_hash, to_cell
 from ..datasets import load_dataset
 from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
 from .labels_store import entry, write_labels
-from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, last_line
+from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, journal_path, last_line
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
            "evaluation_mask"]
@@ -284,6 +284,28 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     rows = frame[frame["config_hash"] == chash].sort_values("trial").reset_index(drop=True)
     log.info("%s: %s", label, ", ".join(f"{s} {n}" for s, n in rows["status"].value_counts().items()))
     return rows
+
+
+def cell_is_complete(cell, out_dir) -> bool:
+    """Whether :func:`run_job` of ``cell`` into ``out_dir`` would run no trial: each of its
+    ``n_trials`` trials has a row in ``out_dir``'s results store that :func:`_needs_run` keeps
+    (the same rule a resume applies, stale rows and ``rerun_errors`` included). A launcher that
+    pays a start-up per task (SLURM) submits only the cells for which this is False. Reads no
+    data; loads the method's plugin (its code hash) only when every trial has a row."""
+    path = Path(out_dir) / RESULTS_FILE
+    if not path.exists() and not journal_path(path).exists():  # a killed writer's rows are in its journal
+        return False
+    cell = to_cell(cell)
+    n_trials = int(cell["n_trials"])
+    previous = ResultsStore(path).rows_of(cell_hash(cell))
+    if not set(range(n_trials)) <= set(previous.index):
+        return False
+    code, error = _method_code(cell)
+    if error is not None:
+        return False
+    wanted = set(_metric_names(cell))
+    return not any(_needs_run(previous, t, rerun_errors=bool(cell["rerun_errors"]), metrics=wanted, code=code,
+                              keep_stale=bool(cell.get("keep_stale")))[0] for t in range(n_trials))
 
 
 def _method_code(cell: dict) -> tuple[dict | None, str | None]:

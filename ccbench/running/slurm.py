@@ -9,6 +9,10 @@ partition's ``MaxTime`` or a partition whose nodes are all down, left pending fo
 :func:`array_problems` does the same for an array longer than the cluster's ``MaxArraySize``
 (``sbatch`` refuses it after the whole grid was pickled). :func:`failure_report` words the tasks that did not finish (killed, cancelled, out of
 memory, timed out too often) with the cells they were running.
+
+:func:`array_states` asks SLURM for the state of every task of a job array in one call
+(``sacct``; without accounting, ``squeue`` and ``scontrol`` instead), so the launcher learns
+which tasks ended without a result in one query per poll, not one 15 s wait per failed task.
 """
 
 from __future__ import annotations
@@ -16,9 +20,11 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from typing import Iterable, Sequence
+import time
+from typing import Callable, Iterable, Sequence
 
-__all__ = ["request_problems", "array_problems", "failure_report", "parse_slurm_minutes", "default_mem_gb", "DEFAULT_MEM_GB"]
+__all__ = ["request_problems", "array_problems", "failure_report", "parse_slurm_minutes", "default_mem_gb", "DEFAULT_MEM_GB",
+           "array_states", "parse_task_states", "is_finished", "resume_command", "wait_for_array"]
 
 #: memory per task when ``mem_gb`` is null: this, or the largest node's when that is smaller
 DEFAULT_MEM_GB = 4
@@ -164,12 +170,178 @@ def array_problems(n_tasks: int) -> list[str]:
             f"hydra.sweeper.max_batch_size={min(limit, 1000)}"]
 
 
-def failure_report(failed: Sequence[tuple[str, str, Iterable[str]]]) -> str:
-    """One paragraph per task that did not finish: ``(slurm job id, what happened, cells)``."""
+def failure_report(failed: Sequence[tuple[str, str, Iterable[str]]], resume: str | None = None) -> str:
+    """One paragraph per task that did not finish: ``(slurm job id, what happened, cells)``; the
+    command that resumes (:func:`resume_command`) when given."""
     lines = [f"ccbench: {len(failed)} SLURM task(s) did not finish; the other tasks' cells are saved:"]
     for job_id, what, cells in failed:
         cells = list(cells)
         lines.append(f"  task {job_id}: {what}")
         lines.extend(f"    cell: {c}" for c in cells)
-    lines.append("Re-run the same command to resume: finished trials are kept, only the missing ones run.")
+    lines.append("Re-run the same command to resume: finished trials are kept, only the missing ones run"
+                 + (f":\n  {resume}" if resume else "."))
     return "\n".join(lines)
+
+
+def resume_command(argv: Sequence[str]) -> str:
+    """The command line that resumes a sweep: ``ccbench`` and the arguments it was given
+    (``argv[1:]``), quoted for a POSIX shell."""
+    import shlex
+
+    return " ".join(["ccbench", *(shlex.quote(a) for a in argv[1:])])
+
+
+#: states in which a task may still run (or run again): not finished
+_ACTIVE = frozenset({"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "COMPLETING", "CONFIGURING",
+                     "RESIZING", "SUSPENDED", "STOPPED", "SIGNALING", "STAGE_OUT", "PREEMPTED", "RESV_DEL_HOLD",
+                     "UNKNOWN"})
+
+
+def is_finished(state: str) -> bool:
+    """Whether a task in SLURM state ``state`` (``CANCELLED by 0``, ``PENDING``, ...) will not run
+    again. ``PREEMPTED`` is not finished: a requeued task passes through it."""
+    return state.split()[0].upper() not in _ACTIVE if state.strip() else False
+
+
+def _expand_task_ids(task_id: str) -> list[str]:
+    """``12_3`` -> [``12_3``]; ``12_[4-6,9%2]`` (a pending array's range) -> [``12_4``, ``12_5``, ``12_6``, ``12_9``];
+    a plain job id as it is."""
+    m = re.fullmatch(r"(\d+)_\[([^\]]*)\]", task_id)
+    if m is None:
+        return [task_id]
+    array, spec = m.group(1), m.group(2).split("%")[0]
+    out = []
+    for part in spec.split(","):
+        lo, _, hi = part.partition("-")
+        if lo.isdigit():
+            out += [f"{array}_{i}" for i in range(int(lo), int(hi or lo) + 1)]
+    return out
+
+
+def parse_task_states(text: str, source: str) -> dict[str, str]:
+    """``{task id (array_index): state}`` from the output of one query of a job array:
+
+    - ``sacct``: ``sacct -n -X -P -o JobID,State -j ARRAY`` (``12_3|CANCELLED by 0``; a pending
+      range ``12_[4-7%2]|PENDING``; a requeued task has one line per attempt, the last is current);
+    - ``squeue``: ``squeue -h -r -j ARRAY -o "%i %T"`` (``12_3 RUNNING``; only tasks in the queue);
+    - ``scontrol``: ``scontrol -o show job ARRAY`` (``JobId=.. ArrayJobId=12 ArrayTaskId=3 JobState=COMPLETED``;
+      finished tasks only for ``MinJobAge``, 300 s by default).
+    """
+    states: dict[str, str] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if source == "scontrol":
+            fields = dict(re.findall(r"(\w+)=(\S*)", line))
+            array, index, state = fields.get("ArrayJobId"), fields.get("ArrayTaskId"), fields.get("JobState")
+            if not (array and index and state):
+                continue
+            ids = _expand_task_ids(f"{array}_[{index}]") if not index.isdigit() else [f"{array}_{index}"]
+        else:
+            task, _, state = line.strip().partition("|" if source == "sacct" else " ")
+            if "." in task:  # a job step (12_3.batch), not the task
+                continue
+            ids = _expand_task_ids(task.strip())
+        for task_id in ids:
+            states[task_id] = state.strip()
+    return states
+
+
+def _query(args: list[str]) -> tuple[str | None, str | None]:
+    """(stdout, None) or (None, why it failed)."""
+    try:
+        out = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"{args[0]}: {exc}"
+    if out.returncode != 0:
+        return None, f"{args[0]}: " + (out.stderr.strip() or out.stdout.strip() or f"exit status {out.returncode}")
+    return out.stdout, None
+
+
+def array_states(array_id: str) -> tuple[dict[str, str] | None, str | None]:
+    """The state of every task of job array ``array_id``, in one query, and why ``sacct`` could
+    not answer (None when it did).
+
+    ``sacct`` first (it remembers every task). When it fails (no accounting on this cluster,
+    ``slurmdbd`` down) the states come from ``squeue`` (tasks still queued or running) and
+    ``scontrol show job`` (tasks that ended less than ``MinJobAge`` ago); a task neither lists has
+    left the queue: the caller treats it as finished (with its result file, or without one).
+    When neither can be asked either, the states are None and the reason names both failures.
+    """
+    text, sacct_error = _query(["sacct", "-n", "-X", "-P", "-o", "JobID,State", "-j", str(array_id)])
+    if text is not None:
+        return parse_task_states(text, "sacct"), None
+    queued, squeue_error = _query(["squeue", "-h", "-r", "-j", str(array_id), "-o", "%i %T"])
+    if queued is None and "invalid job id" in (squeue_error or "").lower():
+        queued = ""  # the whole array has left the queue
+    shown, _ = _query(["scontrol", "-o", "show", "job", str(array_id)])  # fails once the array left memory
+    if queued is None:
+        return None, f"{sacct_error}; {squeue_error}"
+    states = parse_task_states(shown or "", "scontrol")
+    states.update(parse_task_states(queued, "squeue"))
+    return states, sacct_error
+
+
+
+#: states in which a task's own code may have written its result file just before SLURM's record
+#: changed (a shared file system shows it a little later); other final states wait for nothing
+_MAY_HAVE_RESULT = ("COMPLETED", "FAILED")
+#: what a task that left the queue is called when SLURM has no accounting to say how it ended
+LEFT_QUEUE = "left the queue without a result (state unknown: SLURM accounting cannot be asked)"
+
+
+def wait_for_array(task_ids: Sequence[str], has_result: Callable[[str], bool], *,
+                   states_of: Callable[[str], tuple] = array_states, sleep: Callable[[float], None] = time.sleep,
+                   warn: Callable[[str], None] = print, grace_s: float = 15.0, max_poll_s: float = 30.0) -> dict[str, str]:
+    """Wait until every task of ``task_ids`` (``array_index``) has its result file (``has_result``)
+    or has ended without one; return ``{task id: final state}`` of the latter.
+
+    One state query per array per poll (:func:`array_states`), polls 1 s apart doubling to
+    ``max_poll_s``: the failed tasks of an array are known together (submitit's ``Job.results``
+    waited 15 s for each failed task's result file, one after another: 20 cancelled tasks took
+    305 s to be named). A task in a final state without its result file is waited for once more,
+    all together, at most ``grace_s`` (a shared file system shows a file late) when its state is
+    ``COMPLETED`` or ``FAILED``. Without ``sacct`` (no accounting, ``slurmdbd`` down) the states
+    come from ``squeue``/``scontrol`` and a task that has left the queue without its result file
+    is :data:`LEFT_QUEUE`; ``warn`` says so once. When SLURM cannot be asked at all, ``warn`` says
+    so once and the wait goes on for the result files (Ctrl-C stops it; the same command resumes).
+    """
+    left = list(task_ids)
+    arrays = sorted({t.split("_")[0] for t in left})
+    delay, said = 1.0, set()
+    while True:
+        left = [t for t in left if not has_result(t)]
+        if not left:
+            return {}
+        states: dict[str, str] = {}
+        unanswered = fallback = False
+        for array in arrays:
+            found, why = states_of(array)
+            if found is None:
+                unanswered = True
+            else:
+                states.update(found)
+                fallback = fallback or why is not None
+            if why and why not in said:
+                said.add(why)
+                warn(f"ccbench: SLURM cannot tell how array {array}'s tasks ended ({why}); "
+                     + ("their states come from squeue and scontrol instead, and a task that leaves the queue "
+                        "without a result is reported as not finished" if found is not None else
+                        "waiting for the tasks' result files; Ctrl-C stops waiting and the same command resumes"))
+        ended = {}
+        for t in left:
+            state = states.get(t)
+            if state is not None and is_finished(state):
+                ended[t] = state
+            elif state is None and fallback and not unanswered:
+                ended[t] = LEFT_QUEUE
+        if len(ended) == len(left):
+            late = [t for t, state in ended.items() if state.split()[0] in _MAY_HAVE_RESULT]
+            waited = 0.0
+            while late and waited < grace_s:
+                sleep(1.0)
+                waited += 1.0
+                late = [t for t in late if not has_result(t)]
+            return {t: state for t, state in ended.items() if not has_result(t)}
+        sleep(delay)
+        delay = min(2 * delay, max_poll_s)

@@ -348,7 +348,22 @@ def append_values(params: Optional[Dict[str, str]], arguments: List[str],
     return params, arguments
 
 
-PACKS_FILE = ".ccbench_packs.json"
+#: ``<sweep dir>/.ccbench_packs.<digest>.json``: one pack map per grid (batch) launched into a sweep
+#: directory, named by a digest of its content, so two commands packing into one directory at once
+#: each read their own map (one shared name let the second command's map replace the first's: the
+#: first command's tasks ran the second's cells and two of its own were never run).
+PACKS_GLOB = ".ccbench_packs.*.json"
+
+
+def packs_name(packs: Dict[int, List[Any]]) -> str:
+    """The file name of pack map ``packs`` (``job num -> [(cell num, overrides)]``):
+    ``.ccbench_packs.<first 16 hex digits of the SHA-256 of its canonical JSON>.json``. Equal maps
+    share a name (and a content); different maps cannot overwrite each other."""
+    import hashlib
+    import json
+
+    text = json.dumps({str(k): v for k, v in sorted(packs.items())}, sort_keys=True)
+    return f".ccbench_packs.{hashlib.sha256(text.encode()).hexdigest()[:16]}.json"
 
 
 class PackedTask:
@@ -357,8 +372,10 @@ class PackedTask:
     Each packed cell is a Hydra job of its own (composed from its overrides, its own output
     directory, ``on_job_start``/``on_job_end`` callbacks), run by Hydra's ``run_job`` inside the
     task. Which cells go with which launcher job (``job num -> [(cell num, overrides)]``) is written
-    once to ``<sweep dir>/.ccbench_packs.json`` and read by the task, so a launcher that pickles
-    itself per task (submitit) does not ship the whole map to every task.
+    once per batch to ``<sweep dir>/.ccbench_packs.<digest>.json`` (:func:`packs_name`) and read by
+    the task, so a launcher that pickles itself per task (submitit) does not ship the whole map to
+    every task; the task carries only the file's name (``packs_file``), so grids launched into one
+    sweep directory at once never read each other's map.
     """
 
     def __init__(self, task_function: TaskFunction, hydra_context: HydraContext, config: DictConfig):
@@ -366,6 +383,7 @@ class PackedTask:
         self.hydra_context = hydra_context
         self.config = config
         self.packs: Dict[int, List[Any]] = {}
+        self.packs_file: Optional[str] = None
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "packs": {}}
@@ -373,7 +391,14 @@ class PackedTask:
     def _packs_file(self) -> Any:
         from pathlib import Path
 
-        return Path(str(self.config.hydra.sweep.dir)) / PACKS_FILE
+        sweep = Path(str(self.config.hydra.sweep.dir))
+        if self.packs_file is not None:
+            return sweep / self.packs_file
+        found = sorted(sweep.glob(PACKS_GLOB))  # a task made without add(): only an unambiguous map
+        if len(found) > 1:
+            raise RuntimeError(f"{sweep} holds {len(found)} pack maps ({', '.join(f.name for f in found)}) and "
+                               "this task does not say which is its own")
+        return found[0] if found else sweep / packs_name({})
 
     def add(self, packs: Dict[int, List[Any]]) -> None:
         """Record (and write) which cells each launcher job runs after its own."""
@@ -381,6 +406,7 @@ class PackedTask:
         import os
 
         self.packs.update(packs)
+        self.packs_file = packs_name(self.packs)
         path = self._packs_file()
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
@@ -448,6 +474,50 @@ class _PackingLauncher:
                 composed.clear()
 
 
+class _IncompleteCellsOnly:
+    """Wraps a launcher whose tasks each pay a start-up (``submits_incomplete_cells_only``: SLURM):
+    launches only the cells that are not complete (:func:`ccbench.running.harness.cell_is_complete`:
+    every trial has a row a resume would keep, in the cell's own output directory), so a resume
+    after one lost task of 906 submits that task's cells, not the whole grid again. A cell whose
+    output directory cannot be known before it runs (a ``hydra.sweep.subdir`` naming the job's
+    number) is launched: a complete one then runs no trial."""
+
+    def __init__(self, launcher: Any, config_loader: Any, config: DictConfig):
+        self._launcher = launcher
+        self._loader = config_loader
+        self._config = config
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._launcher, name)
+
+    def _complete(self, overrides: Sequence[str]) -> bool:
+        from pathlib import Path
+
+        from omegaconf import OmegaConf
+
+        from ccbench.running.harness import cell_is_complete
+
+        try:
+            config = self._loader.load_sweep_config(self._config, list(overrides))
+            out = Path(str(OmegaConf.select(config, "hydra.sweep.dir"))) / str(
+                OmegaConf.select(config, "hydra.sweep.subdir", throw_on_missing=True))
+            return cell_is_complete(cell_view(config), out)
+        except Exception:  # noqa: BLE001 - unknown: launch it (its job decides what to run)
+            return False
+
+    def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
+        import sys
+
+        todo = [o for o in job_overrides if not self._complete(o)]
+        if len(todo) < len(job_overrides):
+            print(f"ccbench: {len(job_overrides) - len(todo)} of {len(job_overrides)} cells are complete (every "
+                  f"trial has a row in its results store); submitting the other {len(todo)}", file=sys.stderr,
+                  flush=True)
+        if not todo:
+            return []
+        return self._launcher.launch(todo, initial_job_idx=initial_job_idx)
+
+
 class CCBenchSweeper(BasicSweeper):
     """Hydra's ``BasicSweeper`` whose launcher reuses the validated job configs, with ``append``."""
 
@@ -468,6 +538,8 @@ class CCBenchSweeper(BasicSweeper):
         super().setup(hydra_context=context, task_function=task_function, config=config)
         if packing:
             self.launcher = _PackingLauncher(self.launcher, task_function, self.cells_per_task, self.max_tasks)
+        if getattr(self.launcher, "submits_incomplete_cells_only", False):
+            self.launcher = _IncompleteCellsOnly(self.launcher, context.config_loader, config)
 
     def sweep(self, arguments: List[str]) -> Any:
         """The basic sweep, with data-set suites (``dataset=uci_all``) expanded to their members."""

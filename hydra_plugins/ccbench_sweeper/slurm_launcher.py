@@ -5,12 +5,19 @@
   cluster's ``MaxArraySize`` (:func:`~ccbench.running.slurm.array_problems`): a request no
   node can satisfy stops the sweep at once (exit status 2, one line per problem) instead of
   an ``sbatch`` error or a task pending forever.
-- It waits for every task, then names every task that did not finish (killed, cancelled,
-  out of memory, timed out too often) with the cells it ran, and exits 1; Hydra's own stops
-  at the first such task with submitit's traceback while the others still run.
+- It waits for every task, asking SLURM for the whole array's states in one query per poll
+  (``sacct``; without accounting ``squeue``/``scontrol``, and it says so), then names every task
+  that did not finish (killed, cancelled, out of memory, timed out too often) with the cells it
+  ran, all together, with the command that resumes, and exits 1; Hydra's own stops at the first
+  such task with submitit's traceback while the others still run, and submitit waits 15 s for
+  each failed task's result file, and forever without ``sacct``.
 - With packed cells (``hydra.sweeper.cells_per_task``), a task's cells are all named.
+- The ccbench sweeper submits only the cells that are not complete
+  (``submits_incomplete_cells_only``): a resume submits the lost tasks' cells, not the grid.
 """
 
+import sys
+from pathlib import Path
 from typing import Any, List, Sequence
 
 from hydra.core.singleton import Singleton
@@ -25,16 +32,28 @@ def _asks_memory(params: dict) -> bool:
     return any(params.get(k) or extra.get(k) for k in ("mem", "mem_per_cpu", "mem_per_gpu"))
 
 
+def _last_line(path: Path) -> str:
+    """``; <last non-empty line of the task's error log>``, or nothing."""
+    try:
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()[-50:] if line.strip()]
+    except OSError:
+        return ""
+    return f"; {lines[-1]}" if lines else ""
+
+
 class CCBenchSlurmLauncher(SlurmLauncher):
     """See the module docstring."""
 
+    #: the ccbench sweeper launches only the cells not yet complete (a resume submits the missing ones)
+    submits_incomplete_cells_only = True
+
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         import logging
-        from pathlib import Path
 
         import submitit
 
-        from ccbench.running.slurm import array_problems, default_mem_gb, failure_report, request_problems
+        from ccbench.running.slurm import (array_problems, default_mem_gb, failure_report, request_problems,
+                                           resume_command)
         from ccbench.running.validate import ConfigProblems
 
         assert self.config is not None and len(job_overrides) > 0
@@ -58,19 +77,33 @@ class CCBenchSlurmLauncher(SlurmLauncher):
             log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
             job_params.append((list(overrides), "hydra.sweep.dir", idx, f"job_id_for_{idx}", Singleton.get_state()))
         jobs = executor.map_array(self, *zip(*job_params))
+        returns, failed = self._collect(jobs, job_params, log)
+        if failed:
+            raise SystemExit(failure_report(failed, resume_command(sys.argv)))
+        return returns
+
+    def _collect(self, jobs: Sequence[Any], job_params: Sequence[Any], log: Any) -> tuple:
+        """``(returns, failed)``: every task waited for with one state query per poll for the whole
+        array (:func:`ccbench.running.slurm.wait_for_array`), then the results read, and the tasks
+        that did not finish named all together."""
+        from ccbench.running.slurm import wait_for_array
+
+        by_id = {job.job_id: job for job in jobs}
+        ended = wait_for_array(list(by_id), lambda t: by_id[t].paths.result_pickle.exists(),
+                               warn=lambda line: print(line, file=sys.stderr, flush=True))
         returns, failed = [], []
         for job, (overrides, _, idx, _, _) in zip(jobs, job_params):
+            if job.job_id in ended:
+                failed.append((job.job_id, f"SLURM state {ended[job.job_id]}" + _last_line(job.paths.stderr),
+                               self.cells_of(idx, overrides)))
+                continue
             try:
                 returns.append(job.results()[0])
-            except Exception as exc:  # noqa: BLE001 - every task is waited for, then all are named
-                state = job.watcher.get_state(job.job_id, mode="force")
-                detail = str(exc).strip().splitlines()
-                detail = [d for d in detail if d.strip()]
-                what = f"SLURM state {state}" + (f"; {detail[-1].strip()}" if detail else "")
+            except Exception as exc:  # noqa: BLE001 - the task's own error: named with the others
+                detail = [d.strip() for d in str(exc).strip().splitlines() if d.strip()]
+                what = "the task raised" + (f": {detail[-1]}" if detail else "")
                 failed.append((job.job_id, what, self.cells_of(idx, overrides)))
-        if failed:
-            raise SystemExit(failure_report(failed))
-        return returns
+        return returns, failed
 
     def cells_of(self, job_num: int, overrides: Sequence[str]) -> List[str]:
         """The cells (override lines) a task runs: its own, plus the packed ones."""
