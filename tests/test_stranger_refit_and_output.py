@@ -42,3 +42,63 @@ def test_a_module_the_user_names_with_plugin_is_loaded_and_not_warned_about(thro
     assert (tmp_path / f"{name}.imported").read_text() == "ran"
     assert registry.get_plugin_manager().get_plugin(name) is not None
     assert capsys.readouterr().err == ""
+
+
+# -- 13: a refit from a stranger's cell.json is checked by name and bounded in CPU time --------------------------
+
+
+_SPINNER = """
+import numpy as np
+from ccbench import MethodSpec, hookimpl
+
+class Spinner:  # no scikit-learn base: the refit worker imports only this module (a test under 3 s)
+    '''Works ``n_init`` rounds per fit (a stranger's cell.json may ask for 10**7).'''
+    def __init__(self, n_clusters=2, n_init=1, random_state=None):
+        self.n_clusters = n_clusters
+        self.n_init = n_init
+        self.random_state = random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        total = 0.0
+        for _ in range(int(self.n_init)):
+            total += float(np.sum(X))
+        self.labels_ = np.arange(len(X)) % self.n_clusters
+        self.embedding_ = np.asarray(X, dtype=float)
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("spinner", Spinner, "works n_init rounds", needs_n_clusters=True)]
+"""
+
+
+def _cell(**method):
+    return {"dataset": {"name": "iris"}, "method": {"name": "spinner", **method},
+            "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none", "rate": 0.0}}
+
+
+def test_a_refit_with_a_strangers_huge_parameter_is_stopped_at_its_cpu_limit_naming_it(throwaway_plugin):
+    from ccbench.reporting import paper_figures as pf
+
+    throwaway_plugin(_SPINNER)
+    est, ds, _ = pf.refit_trial(_cell(n_init=3), trial_seed=1, limit=30)  # the worker refits a sane cell
+    assert est.n_init == 3 and est.n_clusters == 3 and est.labels_.tolist() == (pd.RangeIndex(150) % 3).tolist()
+    assert est.embedding_.shape == ds.X.shape  # fitted there, came back here
+    with pytest.raises(ValueError) as info:
+        pf.refit_trial(_cell(n_init=10**9), trial_seed=1, limit=0.5)
+    text = str(info.value)
+    assert "'spinner'" in text and "1000000000" in text and "0.5 s of CPU" in text and "--no-figures" in text
+
+
+def test_the_refit_limit_follows_the_rows_fit_time_and_never_passes_the_ceiling(monkeypatch):
+    from ccbench.reporting import paper_figures as pf
+
+    monkeypatch.delenv(pf.REFIT_TIMEOUT_ENV, raising=False)
+    assert pf.refit_cpu_limit({"fit_cpu_time": 2.0}) == pf.REFIT_SLACK_SECONDS + pf.REFIT_FACTOR * 2.0
+    assert pf.refit_cpu_limit({"fit_cpu_time": 1e9}) == pf.REFIT_CPU_SECONDS  # a stranger's claim cannot raise it
+    assert pf.refit_cpu_limit({"fit_cpu_time": "lots"}) == pf.refit_cpu_limit({}) == pf.REFIT_CPU_SECONDS
+    monkeypatch.setenv(pf.REFIT_TIMEOUT_ENV, "5")
+    assert pf.refit_cpu_limit({"fit_cpu_time": 2.0}) == 5.0
+    monkeypatch.setenv(pf.REFIT_TIMEOUT_ENV, "soon")
+    with pytest.raises(ValueError, match="CCBENCH_REFIT_TIMEOUT='soon' is not a number"):
+        pf.refit_cpu_limit({})

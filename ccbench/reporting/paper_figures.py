@@ -31,7 +31,14 @@ nearer than a random different-class pair; 1 = perfect blocks, 0.5 = no structur
 
 A ``cell.json`` may come from anyone: only registered methods are fitted, only data sets
 :func:`ccbench.running.protocol.report_redraw_refusal` allows are loaded, the attribute must be a public
-fitted attribute name (``name_``), and the file name cannot leave the output folder.
+fitted attribute name (``name_``), and the file name cannot leave the output folder. Its method parameters
+are checked by name (:func:`ccbench.registry.make_method` refuses one the estimator does not take) and the
+refit is *bounded*: its fit runs in a worker process (:class:`ccbench.isolation.IsolatedRunner`) killed after
+:func:`refit_cpu_limit` seconds of CPU (a k-means with ``n_init = 10**7`` in a stranger's ``cell.json`` ran
+for minutes inside the report). The choice: validating each value is impossible in general (a spec does not
+declare ranges, and ``n_init = 10**7`` is a valid int), so the parameters are checked by name and the cost is
+bounded by time, whatever they are. A refit stopped at the limit is an error naming the method, its
+parameters, the limit and the ways out (``--no-figures``, ``CCBENCH_REFIT_TIMEOUT``).
 """
 
 from __future__ import annotations
@@ -47,8 +54,8 @@ import pandas as pd
 from ._format import clean_text, fmt, md_plain, md_text
 from ._safe import output_dir, save_figure
 
-__all__ = ["figure_requests", "figure_panels", "refit_trial", "distance_matrix", "block_scores", "write_paper_figures",
-           "MAX_FIGURE_POINTS"]
+__all__ = ["figure_requests", "figure_panels", "refit_trial", "bounded_fit", "refit_cpu_limit", "distance_matrix",
+           "block_scores", "write_paper_figures", "MAX_FIGURE_POINTS", "REFIT_CPU_SECONDS"]
 
 KINDS = ("distance_matrices",)
 _KEYS = {"kind", "file", "title", "attribute", "methods", "x", "trial"}
@@ -56,6 +63,15 @@ _FILE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,80}$")
 _ATTRIBUTE = re.compile(r"^[a-z][a-z0-9_]{0,60}_$")  # scikit-learn's fitted-attribute convention
 #: An n x n float64 matrix per panel: 5,000 points is 200 MB each; larger sets are refused.
 MAX_FIGURE_POINTS = 5000
+#: The most CPU seconds one refit may use (environment ``CCBENCH_REFIT_TIMEOUT`` overrides it).
+REFIT_CPU_SECONDS = 120.0
+REFIT_TIMEOUT_ENV = "CCBENCH_REFIT_TIMEOUT"
+#: A refit redoes the row's fit, so it may use ``REFIT_SLACK_SECONDS + REFIT_FACTOR x`` the row's
+#: ``fit_cpu_time`` (another machine, a busy one), never more than the ceiling above: a row's time is
+#: self-attested, so it can only lower the limit.
+REFIT_FACTOR = 3.0
+REFIT_SLACK_SECONDS = 10.0
+_runner = None
 
 
 def figure_requests(paper: dict | None) -> list[dict]:
@@ -117,12 +133,15 @@ def _row_for(data: pd.DataFrame, label: str, x: str, value, trial: int) -> pd.Se
     return row
 
 
-def refit_trial(cell: dict, trial_seed: int):
+def refit_trial(cell: dict, trial_seed: int, limit: float | None = None):
     """Rebuild and fit the estimator of one trial of ``cell`` (a job's ``cell.json``) as the harness did.
 
     Returns ``(estimator, dataset, constraints)``. Refuses (ValueError) a data set a report must not load,
-    a method not registered here, a tuned cell (its grid choice is not recorded) and sets above
-    :data:`MAX_FIGURE_POINTS` points.
+    a method not registered here, a parameter its estimator does not take, a tuned cell (its grid choice is
+    not recorded) and sets above :data:`MAX_FIGURE_POINTS` points. Everything but the fit runs here; the fit
+    runs in a worker process stopped after ``limit`` seconds of CPU (default: :func:`refit_cpu_limit`'s
+    ceiling), so a stranger's parameters cannot hold the report (:func:`bounded_fit`). A parameter the
+    estimator does not take is refused by name (:func:`ccbench.registry.make_method`'s TypeError).
     """
     from .. import registry
     from ..datasets import load_dataset
@@ -135,6 +154,7 @@ def refit_trial(cell: dict, trial_seed: int):
         raise ValueError(f"paper figure: the cell is tuned (tune={cell['tune']!r}); a refit cannot know the grid "
                          f"point the tuner chose; draw an untuned cell")
     spec = registry.get_method_spec(str(cell["method"]["name"]))
+    params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}
     ds = load_dataset(cell["dataset"]["name"], **protocol.report_safe_dataset_params(cell["dataset"]))
     if ds.n_samples > MAX_FIGURE_POINTS:
         raise ValueError(f"paper figure: {ds.name} has {ds.n_samples} points; a distance matrix figure is drawn "
@@ -144,14 +164,66 @@ def refit_trial(cell: dict, trial_seed: int):
     if cell.get("share_unsupervised_fits") and protocol.fit_is_unsupervised(spec, cons):
         raise ValueError("paper figure: the cell shares unsupervised fits (share_unsupervised_fits=true), "
                          "seeded per data set; run the figure's cells without it")
-    params = {k: v for k, v in protocol.group_params(cell["method"]).items() if k != "n_clusters"}
     k = protocol.resolve_n_clusters(cell["method"].get("n_clusters"), spec=spec, n_classes=ds.n_classes,
                                     X=ds.X, constraints=cons, random_state=method_seed)
     est = protocol.build_estimator(spec, params, method_seed, n_clusters=k)
+    est = bounded_fit(est, ds.X, cons, refit_cpu_limit() if limit is None else float(limit), spec.name)
+    return est, ds, cons
+
+
+def refit_cpu_limit(row=None) -> float:
+    """CPU seconds a refit of ``row``'s trial may use: ``min(ceiling, REFIT_SLACK_SECONDS + REFIT_FACTOR x
+    fit_cpu_time)`` with the row's ``fit_cpu_time`` when it is a number >= 0, else the ceiling; the ceiling
+    is ``CCBENCH_REFIT_TIMEOUT`` when set, else :data:`REFIT_CPU_SECONDS`."""
+    import os
+
+    text = os.environ.get(REFIT_TIMEOUT_ENV, "").strip()
+    try:
+        ceiling = float(text) if text else float(REFIT_CPU_SECONDS)
+    except ValueError:
+        raise ValueError(f"{REFIT_TIMEOUT_ENV}={text!r} is not a number of seconds; set e.g. "
+                         f"{REFIT_TIMEOUT_ENV}=300") from None
+    if not ceiling > 0:
+        raise ValueError(f"{REFIT_TIMEOUT_ENV}={text!r}: give a positive number of seconds")
+    recorded = pd.to_numeric(pd.Series([None if row is None else row.get("fit_cpu_time")]), errors="coerce")[0]
+    if pd.notna(recorded) and recorded >= 0:
+        return min(ceiling, REFIT_SLACK_SECONDS + REFIT_FACTOR * float(recorded))
+    return ceiling
+
+
+def _fit(est, X, cons):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the harness recorded the fit's warnings in the row already
-        est.fit(ds.X, constraints=cons)
-    return est, ds, cons
+        return est.fit(X, constraints=cons)
+
+
+def _import(module: str) -> None:
+    import importlib
+
+    importlib.import_module(module)
+
+
+def bounded_fit(est, X, cons, limit: float, method: str = ""):
+    """``est.fit(X, constraints=cons)`` in a worker process killed after ``limit`` seconds of CPU; the fitted
+    estimator comes back. A fit stopped so, or a worker that died, is a ValueError naming the method, its
+    parameters, the limit and the ways out. One worker serves the process's refits (started on first use);
+    it imports only the estimator's module (no registry, no data), outside the limit: the limit is the fit's,
+    like the row's ``fit_cpu_time``."""
+    global _runner
+    from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied
+
+    if _runner is None:
+        _runner = IsolatedRunner()
+    try:
+        _runner.call(_import, type(est).__module__, timeout=None)
+        return _runner.call(_fit, est, X, cons, timeout=float(limit))
+    except (TrialTimeout, WorkerDied) as exc:
+        params = json.dumps(est.get_params(deep=False) if hasattr(est, "get_params") else vars(est), default=str)
+        raise ValueError(f"paper figure: the refit of method {clean_text(method)!r} with parameters "
+                         f"{clean_text(params)[:300]} was stopped ({exc}); a report bounds a refit to {limit:g} s "
+                         f"of CPU ({REFIT_FACTOR:g} x the row's fit_cpu_time + {REFIT_SLACK_SECONDS:g} s, at most "
+                         f"{REFIT_TIMEOUT_ENV} or {REFIT_CPU_SECONDS:g} s): check the cell.json's parameters, raise "
+                         f"{REFIT_TIMEOUT_ENV} if you trust them, or pass --no-figures") from None
 
 
 def distance_matrix(representation, y) -> tuple[np.ndarray, np.ndarray]:
@@ -221,7 +293,7 @@ def figure_panels(data: pd.DataFrame, request: dict, x: str) -> tuple[list[dict]
         cell = read_cell(Path(str(row["source"])) / CELL_FILE)
         if not cell:
             raise ValueError(f"paper figure: {row['source']} has no {CELL_FILE}; re-run its sweep command, which writes it")
-        est, ds, cons = refit_trial(cell, int(row["trial_seed"]))
+        est, ds, cons = refit_trial(cell, int(row["trial_seed"]), limit=refit_cpu_limit(row))
         recorded = row.get("constraints_hash")
         if isinstance(recorded, str) and constraints_hash(cons) != recorded:
             raise ValueError(f"paper figure: the constraints re-drawn for {label!r} (trial {request['trial']}) are "
