@@ -48,7 +48,8 @@ def execute_marked(marks: str, idx: int, overrides: Sequence[str], hydra_context
     from ccbench.running.worker_deaths import mark_job, unmark_job
 
     setup_globals()
-    Singleton.set_state(singleton_state)
+    _set_singleton_state(singleton_state)
+    config = _unpickled(config)
     sweep_config = hydra_context.config_loader.load_sweep_config(config, list(overrides))
     with open_dict(sweep_config):
         sweep_config.hydra.job.id = "{}_{}".format(sweep_config.hydra.job.name, idx)
@@ -62,6 +63,31 @@ def execute_marked(marks: str, idx: int, overrides: Sequence[str], hydra_context
                             job_dir_key="hydra.sweep.dir", job_subdir_key="hydra.sweep.subdir")
     finally:
         unmark_job(marker)
+
+
+def _unpickled(value: Any) -> Any:
+    """A value the launcher pickled once for every job (:func:`_pickled_once`), or any other as it is."""
+    import pickle
+
+    return pickle.loads(value) if isinstance(value, bytes) else value
+
+
+def _set_singleton_state(state: Any) -> None:
+    """Hydra's ``Singleton.set_state``, keeping this worker's ``Plugins``.
+
+    Hydra drops ``Plugins`` from the state it ships and ``set_state`` rebuilds it: a scan of every
+    installed Hydra plugin (``pkgutil.walk_packages``, an import of each module), which a joblib
+    worker repeated before every job (issue 54: 20-40 ms of CPU a job). The plugins a worker found
+    for its first job are the same for its next ones: the installed packages do not change during a
+    sweep, and what the sweep registers itself (``ccbench.running.app``) is registered at import."""
+    from hydra.core.plugins import Plugins
+    from hydra.core.singleton import Singleton
+
+    state = _unpickled(state)
+    found = Singleton._instances.get(Plugins)
+    if found is not None:
+        state = {**state, "instances": {**state["instances"], Plugins: found}}
+    Singleton.set_state(state)
 
 
 class CCBenchJoblibLauncher(JoblibLauncher):
@@ -94,7 +120,8 @@ class CCBenchJoblibLauncher(JoblibLauncher):
         log.info(f"Launching jobs, sweep output dir : {sweep_dir}")
         for idx, overrides in enumerate(job_overrides):
             log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
-        singleton_state = Singleton.get_state()
+        # pickled once here, not once per job by joblib (24 and 18 KB, a few ms each): a worker unpickles them
+        singleton_state, master = _pickled_once(Singleton.get_state()), _pickled_once(self.config)
         loader, callbacks = self.hydra_context.config_loader, self.hydra_context.callbacks
 
         def context(overrides: Sequence[str]) -> HydraContext:
@@ -109,7 +136,7 @@ class CCBenchJoblibLauncher(JoblibLauncher):
                 try:
                     for idx, ret in Parallel(**joblib_cfg, return_as="generator_unordered")(
                             delayed(execute_marked)(str(deaths.folder), initial_job_idx + i, job_overrides[i],
-                                                    context(job_overrides[i]), self.config, self.task_function,
+                                                    context(job_overrides[i]), master, self.task_function,
                                                     singleton_state)
                             for i in todo):
                         runs[idx - initial_job_idx] = ret
@@ -159,6 +186,13 @@ class CCBenchJoblibLauncher(JoblibLauncher):
         _say(line)
         note_lost_job(line)
         return JobReturn(overrides=list(overrides), status=JobStatus.COMPLETED, _return_value={})
+
+
+def _pickled_once(value: Any) -> bytes:
+    """``value`` pickled as joblib pickles a job's arguments (loky's pickler: cloudpickle when installed)."""
+    from joblib.externals.loky.backend.reduction import dumps
+
+    return bytes(dumps(value))
 
 
 def _say(line: str) -> None:
