@@ -34,8 +34,8 @@ def test_two_packed_grids_in_one_sweep_directory_each_read_their_own_cells(tmp_p
     """Two commands pack into one sweep directory at once; each task must run its own grid's cells
     (one shared .ccbench_packs.json let the second command's map replace the first's)."""
     config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}}})
-    grids = {"a": [[f"method=kmeans", f"constraints.n_constraints={n}"] for n in (10, 20, 40, 80)],
-             "b": [[f"method=pck_means", f"constraints.n_constraints={n}"] for n in (10, 20, 40, 80)]}
+    grids = {"a": [["method=kmeans", f"constraints.n_constraints={n}"] for n in (10, 20, 40, 80)],
+             "b": [["method=pck_means", f"constraints.n_constraints={n}"] for n in (10, 20, 40, 80)]}
     tasks, leads = {}, {}
     for name, cells in grids.items():
         tasks[name] = PackedTask(lambda cfg: None, SimpleNamespace(config_loader=None), config)
