@@ -102,3 +102,79 @@ def test_the_refit_limit_follows_the_rows_fit_time_and_never_passes_the_ceiling(
     monkeypatch.setenv(pf.REFIT_TIMEOUT_ENV, "soon")
     with pytest.raises(ValueError, match="CCBENCH_REFIT_TIMEOUT='soon' is not a number"):
         pf.refit_cpu_limit({})
+
+
+# -- 14: a method name cannot become a live link; a shipped folder's numbers are said to be as shipped ----------
+
+
+_LINK = "[x](javascript:alert(1))"
+_IMAGE = "![y](http://attacker.example/t.png)"
+
+
+def _report_rows(label: str) -> pd.DataFrame:
+    n = 4
+    return pd.DataFrame({
+        "dataset.name": ["iris"] * n, "method.name": [label] * n, "method_label": [label] * n,
+        "constraints.name": ["random_pairs"] * n, "noise.name": ["none"] * n, "config_hash": ["h"] * n,
+        "x_axis": ["constraints.n_constraints"] * n, "constraints.n_constraints": [10] * n,
+        "status": ["ok", "ok", "error", "error"], "trial": [0, 1, 2, 3], "ari": [0.4, 0.6, float("nan"), float("nan")],
+        "error": [None, None, f"ValueError: {_IMAGE}", f"ValueError: {_IMAGE}"], "source": ["a"] * n})
+
+
+def _no_live_link(text: str) -> bool:
+    """No markdown inline link or image: a "]" directly followed by "(" (escaped or not, since "\\](" would
+    still close the text after an escaped backslash)."""
+    return "](" not in text and "][" not in text
+
+
+def test_a_method_name_that_is_a_markdown_link_stays_text_in_summary_md():
+    from ccbench.reporting import summary as rsummary
+
+    data = _report_rows(_LINK)
+    x = "constraints.n_constraints"
+    text = "\n".join([rsummary.markdown_table(rsummary.summarise(data, "ari", x), "ari", x),  # summary.md's parts
+                      rsummary.problems_table(data)])
+    assert "javascript:alert(1)" in text and "attacker.example" in text  # shown, as text
+    assert _no_live_link(text)
+
+
+def test_a_leaderboard_table_cell_keeps_a_link_as_text_and_the_html_page_shows_it_back():
+    from ccbench.reporting.html import markdown_to_html
+    from ccbench.reporting.origins import _frame_markdown  # every .md table of the leaderboard pages
+
+    table = _frame_markdown(pd.DataFrame({"method": [_LINK, _IMAGE], "mean diff [95% CI]": ["+0.1 [0.0, 0.2]"] * 2}))
+    assert _no_live_link(table) and "mean diff [95% CI]" in table and "+0.1 [0.0, 0.2]" in table
+    page = markdown_to_html(table)
+    assert "href" not in page and "<img" not in page
+    assert "[x](javascript:alert(1))" in page and "![y](http://attacker.example/t.png)" in page  # as typed
+
+
+def test_a_backslash_cannot_unescape_the_link():
+    from ccbench.reporting._format import md_plain, md_text
+
+    for text in (_LINK, "\\" + _LINK, "[x\\](javascript:alert(1))", "[x\\\\](javascript:alert(1))"):
+        for escape in (md_text, md_plain):
+            assert not re_link(escape(text)), (text, escape(text))
+    assert re_link(_LINK) and re_link("[x\\\\](j)") and not re_link("[x\\](j)")  # the check itself
+
+
+def re_link(text: str) -> bool:
+    """A ``]`` that markdown reads as closing a link's text: preceded by an even number of backslashes (none,
+    or escaped backslashes) and followed by ``(``."""
+    import re
+
+    return re.search(r"(?<!\\)(?:\\\\)*\]\(", text) is not None
+
+
+def test_the_pages_say_a_shipped_folders_numbers_are_as_shipped_and_how_to_check_them(tmp_path):
+    from ccbench.reporting.leaderboard import sweep_coverage
+    from ccbench.reporting.shipped import MANIFEST_FILE
+
+    mine = _report_rows("kmeans")
+    line = sweep_coverage([], mine, shipped=(["STRANGER"], 3, 0))
+    assert "numbers of STRANGER are as shipped" in line and "ccbench report RERUN STRANGER --compare-sweeps" in line
+    folder = tmp_path / "board"
+    folder.mkdir()
+    (folder / MANIFEST_FILE).write_text("")
+    line = sweep_coverage([str(folder)], mine)  # the reference board itself, re-ranked
+    assert f"ccbench report RERUN {folder} --compare-sweeps" in line

@@ -74,13 +74,18 @@ def clean(value):
     return value
 
 
+_LINK_CLOSE = re.compile(r"\](?=[(\[])")  # a "]" that closes a link's or image's text: "[x](url)", "[x][ref]"
+
+
 def md_text(value) -> str:
     """``value`` as text safe inside a markdown table cell: a ``|`` would start a new column, markup
-    would render (``<b>``, a link) and a newline would end the row; all are escaped (control
-    characters become spaces)."""
+    would render (``<b>``, a link, an image) and a newline would end the row; all are escaped (control
+    characters become spaces). A link's closing ``](`` or ``][`` becomes ``&#93;(``: an entity is no
+    markdown syntax (and cannot be forged: the value's own ``&`` is escaped), so ``[x](javascript:...)``
+    stays text, while plain brackets (``[95% CI]``) are left as typed."""
     import html
 
-    return html.escape(clean_text(value), quote=False).replace("|", "\\|")
+    return _LINK_CLOSE.sub("&#93;", html.escape(clean_text(value), quote=False)).replace("|", "\\|")
 
 
 def md_plain(value) -> str:

@@ -105,7 +105,24 @@ def sweep_coverage(dirs, data: pd.DataFrame, shipped: tuple | None = None) -> st
         if clashes:
             line += (f" {clashes:,} of their rows had the (config_hash, trial) of rows of this sweep and were left "
                      f"out: this sweep's rows are kept, never replaced by shipped ones.")
+        line += " " + as_shipped_note(shipped[0])
+    else:
+        from ..shipped import is_shipped
+
+        folders = [d for d in dirs if is_shipped(d)]
+        if folders:
+            line = (line + " " if line else "") + as_shipped_note(folders)
     return line
+
+
+def as_shipped_note(folders) -> str:
+    """What a shipped folder's numbers are: as shipped. Its manifest is self-attested (its checksums show the
+    rows are the ones shipped, not that a fit made them), so the pages say how to check them: re-run the
+    folder's sweep and compare the two (``--compare-sweeps``)."""
+    names = " ".join(map(str, folders)) or "SHIPPED"
+    return (f"The numbers of {names} are as shipped: its manifest is self-attested (checksums show the rows are "
+            f"unchanged since shipping, not that a fit made them); to check them, re-run its sweep into RERUN and "
+            f"run `ccbench report RERUN {names} --compare-sweeps`.")
 
 
 def _grids(dirs) -> list[tuple[dict, dict]]:
