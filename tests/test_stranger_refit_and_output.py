@@ -178,3 +178,32 @@ def test_the_pages_say_a_shipped_folders_numbers_are_as_shipped_and_how_to_check
     (folder / MANIFEST_FILE).write_text("")
     line = sweep_coverage([str(folder)], mine)  # the reference board itself, re-ranked
     assert f"ccbench report RERUN {folder} --compare-sweeps" in line
+
+
+# -- 15: a report into a full disk is one line naming the folder -------------------------------------------------
+
+
+def test_a_report_into_a_full_disk_is_one_line_naming_the_folder(tmp_path, monkeypatch, capsys):
+    import contextlib
+    import errno
+
+    from ccbench.reporting import _safe
+    from ccbench.running.cli import main
+    from ccbench.running.results import write_results
+
+    sweep = tmp_path / "sweep" / "job0"
+    sweep.mkdir(parents=True)
+    write_results(_report_rows("kmeans").assign(source=str(sweep)), sweep / "results.parquet")
+
+    @contextlib.contextmanager
+    def full_disk(path):  # what a write on a full disk raises: ENOSPC, no file name
+        raise OSError(errno.ENOSPC, "No space left on device")
+        yield  # pragma: no cover
+
+    monkeypatch.setattr(_safe, "atomically", full_disk)
+    out = tmp_path / "report"
+    assert main(["report", str(tmp_path / "sweep"), "--metric", "ari", "--out", str(out), "--no-html",
+                 "--no-figures"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert f"cannot write into {out} (" in err and "No space left on device" in err and "--out" in err

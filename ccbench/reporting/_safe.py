@@ -46,11 +46,23 @@ def _inside(path, out) -> Path:
     return path
 
 
+@contextlib.contextmanager
+def _naming(path):
+    """An OSError raised while ``path`` is written names ``path`` (a full disk's ``write`` names no file)."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is not None and Path(exc.filename).parent == Path(path).parent:
+            raise
+        raise OSError(exc.errno, exc.strerror or os.strerror(exc.errno or 0), str(path)) from exc
+
+
 def write_bytes(path, data: bytes, out=None) -> Path:
     """Write ``data`` to ``path`` by replacing it (a symlink there is replaced, not followed); ``out``
-    (default: ``path``'s folder) is the output folder ``path`` must stay inside."""
+    (default: ``path``'s folder) is the output folder ``path`` must stay inside. An OSError (a full
+    disk) names ``path``."""
     path = _inside(path, Path(path).parent if out is None else out)
-    with atomically(path) as tmp:
+    with _naming(path), atomically(path) as tmp:
         tmp.write_bytes(data)
     return path
 
@@ -70,7 +82,8 @@ def save_figure(fig, path, out=None, **kwargs) -> Path:
 def write_table(frame, path, out=None) -> Path:
     """A Parquet table (:func:`ccbench.running.results.write_results`, itself replace-not-follow)."""
     path = _inside(path, Path(path).parent if out is None else out)
-    write_results(frame, path)
+    with _naming(path):
+        write_results(frame, path)
     return path
 
 

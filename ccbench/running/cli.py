@@ -11,6 +11,8 @@ that chooses no dataset/method/constraints/noise/experiment runs the quick start
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 
 SUBCOMMANDS = ("report", "plugins", "check-plugin", "time-models")
@@ -121,6 +123,21 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+#: Errors of the storage written to, not of ccbench: a full disk or quota, a read-only or too-large file.
+_STORAGE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG})
+
+
+def storage_problem(exc: OSError, out=None) -> str:
+    """One line for a write the storage refused (:data:`_STORAGE_ERRORS`): the folder, the reason, the fix.
+    Every file already written is whole (each is replaced in one rename)."""
+    from pathlib import Path
+
+    folder = Path(exc.filename).parent if exc.filename else (out or "the output folder")
+    name = f" ({Path(exc.filename).name})" if exc.filename else ""
+    return (f"cannot write into {folder}{name}: {exc.strerror or os.strerror(exc.errno)}; the files written "
+            f"before are whole; free space there, or pass --out a folder on another disk, and run the command again")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``ccbench`` console script."""
     args = sys.argv[1:] if argv is None else list(argv)
@@ -134,6 +151,11 @@ def main(argv: list[str] | None = None) -> int:
                 raise  # a bug's ValueError (numpy's, pandas'), not a user error: its traceback
             # a user error (wrong directory, metric, plugin): say it in one line, no traceback
             print(f"ccbench {args[0]}: error: {exc}", file=sys.stderr)
+            return 2
+        except OSError as exc:
+            if exc.errno not in _STORAGE_ERRORS:
+                raise
+            print(f"ccbench {args[0]}: error: {storage_problem(exc, getattr(parsed, 'out', None))}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:  # Ctrl-C: one line, not a traceback; every file is written whole or not at all
             print(f"\nccbench {args[0]}: interrupted; the files written so far are whole (each replaced in one "
