@@ -243,3 +243,17 @@ def test_a_single_partition_is_its_own_bound(k):
     opt, _ = _brute_force(X, cons, k)
     res = kb.kmeans_lower_bound(X, cons, k, cache=False)
     assert res.solver == "exact" and res.value == pytest.approx(opt, rel=1e-12)
+
+
+def test_rows_go_stale_when_the_bound_code_changes():
+    """Provenance hashes the module a metric's function names: for lower_bound that must be the file
+    holding the bound's code, not the plugin's registration module."""
+    import json
+    from pathlib import Path
+
+    from ccbench import registry
+    from ccbench.running import provenance
+
+    registry.load_plugins([])
+    inputs = json.loads(provenance.cell_inputs("kmeans", metrics=["lower_bound", "bound_gap"])[provenance.INPUTS])
+    assert inputs["metric:lower_bound"] == inputs["metric:bound_gap"] == provenance._file_hash(Path(kb.__file__))
