@@ -200,6 +200,11 @@ class MethodSpec:
         checks it). ``n_clusters`` takes values relative to the k the trial is given
         (:data:`K_AROUND`: ``("k-1", "k", "k+1")``; ``"k"`` is the default), left out of a
         k-free run. Empty: nothing to tune (the method's defaults are fitted).
+    noise_label : bool
+        Whether ``labels_`` may hold ``-1`` for points the method leaves unclustered (noise, as in
+        DBSCAN). The harness checks every fit's labels (:func:`ccbench.running.protocol.checked_labels`):
+        one per point, whole numbers >= 0, and -1 only when this is True; anything else is an ``error``
+        row naming the method.
     """
 
     name: str
@@ -215,6 +220,7 @@ class MethodSpec:
     time: TimeModel | None = None
     uses: tuple[str, ...] = ()
     grid: Mapping[str, tuple] = dataclasses.field(default_factory=dict, hash=False)
+    noise_label: bool = False
 
     def __post_init__(self):
         self._check_grid()

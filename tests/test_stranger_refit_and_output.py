@@ -207,3 +207,77 @@ def test_a_report_into_a_full_disk_is_one_line_naming_the_folder(tmp_path, monke
     err = capsys.readouterr().err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert f"cannot write into {out} (" in err and "No space left on device" in err and "--out" in err
+
+
+# -- 16: a method's bad output is caught where it enters, naming the method --------------------------------------
+
+
+_BAD_OUTPUT = """
+import numpy as np
+from ccbench import MethodSpec, hookimpl
+
+class Bad:
+    '''Returns the labels ``kind`` names: a clustering that is not one.'''
+    def __init__(self, kind="nan", n_clusters=2, random_state=None):
+        self.kind, self.n_clusters, self.random_state = kind, n_clusters, random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        n = len(X)
+        labels = (np.arange(n) % self.n_clusters).astype(float)
+        if self.kind == "nan":
+            labels[::7] = np.nan
+        elif self.kind == "short":
+            labels = labels[:-1]
+        elif self.kind == "noise":
+            labels[::5] = -1
+        elif self.kind == "minus2":
+            labels[3] = -2
+        elif self.kind == "text":
+            labels = labels.astype(str)
+        self.labels_ = labels
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("bad_output", Bad, "bad labels", needs_n_clusters=True),
+            MethodSpec("noisy_output", Bad, "declares noise", needs_n_clusters=True, noise_label=True)]
+"""
+
+
+def _run_bad(module, tmp_path, method, kind):
+    from ccbench.running.harness import run_job
+
+    cell = {"dataset": {"name": "iris"}, "method": {"name": method, "kind": kind},
+            "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none"},
+            "n_trials": 1, "plugins": [module], "metrics": ["ari"]}
+    return run_job(cell, out_dir=tmp_path / f"{method}_{kind}").iloc[0]
+
+
+@pytest.mark.parametrize("kind, problem", [
+    ("nan", "returned 22 label(s) that are not whole numbers (NaN, infinite or fractional; the first, point 0: nan)"),
+    ("short", "returned labels_ of shape (149,) for 150 points"),
+    ("minus2", "returned 1 label(s) below 0 (the first: -2)"),
+    ("noise", "returned 30 label(s) below 0 (the first: -1)"),
+    ("text", "returned labels_ of dtype <U32"),
+])
+def test_a_method_returning_no_clustering_is_an_error_row_naming_it_and_the_problem(throwaway_plugin, tmp_path,
+                                                                                     kind, problem):
+    module = throwaway_plugin(_BAD_OUTPUT).__name__
+    row = _run_bad(module, tmp_path, "bad_output", kind)
+    assert row["status"] == "error" and pd.isna(row.get("ari"))
+    assert row["error"].startswith("MethodOutputError: method 'bad_output' ") and problem in row["error"]
+    assert "Traceback" not in row["error"]
+
+
+def test_minus_one_is_noise_only_for_a_method_that_declares_it(throwaway_plugin, tmp_path):
+    import numpy as np
+
+    from ccbench.running.protocol import MethodOutputError, checked_labels
+
+    module = throwaway_plugin(_BAD_OUTPUT).__name__
+    row = _run_bad(module, tmp_path, "noisy_output", "noise")
+    assert row["status"] == "ok" and np.isfinite(row["ari"])
+    with pytest.raises(MethodOutputError, match="below -1"):
+        checked_labels(registry.get_method_spec("noisy_output"), [0, -2, 1], 3)
+    assert checked_labels(registry.get_method_spec("bad_output"), np.array([0.0, 2.0, 1.0]), 3).tolist() == [0, 2, 1]
+    assert checked_labels(registry.get_method_spec("bad_output"), [0, 2, 1], 3).dtype == np.intp

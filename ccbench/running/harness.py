@@ -471,6 +471,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         row.update(status="skipped", error=f"{type(exc).__name__}: {exc}")
     except InsufficientMemoryError as exc:  # a method's own guard, beside its declared MemoryModel
         row.update(status="refused", error=f"{type(exc).__name__}: {exc}")
+    except protocol.MethodOutputError as exc:  # labels_ that are no clustering: named in one line, no traceback
+        row.update(status="error", error=f"{type(exc).__name__}: {exc}")
     except Exception as exc:
         row.update(status="error", error=getattr(exc, "worker_traceback", None) or _error_text())
     return row
@@ -533,7 +535,7 @@ def fit_labels(plugins, method, params, method_seed, n_clusters, X, cons, incons
         out.update(_peak_rss(rss_before))
     if caught:
         out["warnings"] = "; ".join(sorted({f"{w.category.__name__}: {w.message}" for w in caught}))[:ERROR_TAIL]
-    out["labels"] = np.asarray(est.labels_)
+    out["labels"] = protocol.checked_labels(spec, est.labels_, X.shape[0])  # the method's output, checked where it enters
     out["n_iter"] = getattr(est, "n_iter_", None)
     out["converged"] = getattr(est, "converged_", None)
     return out
