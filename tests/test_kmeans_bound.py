@@ -257,3 +257,25 @@ def test_rows_go_stale_when_the_bound_code_changes():
     registry.load_plugins([])
     inputs = json.loads(provenance.cell_inputs("kmeans", metrics=["lower_bound", "bound_gap"])[provenance.INPUTS])
     assert inputs["metric:lower_bound"] == inputs["metric:bound_gap"] == provenance._file_hash(Path(kb.__file__))
+
+
+def test_disk_cache_serves_another_process(tmp_path, monkeypatch):
+    """With CCBENCH_BOUND_CACHE_DIR set, a bound computed once is read back by a process whose memory
+    cache is empty (here: the memory cache cleared); a torn entry is recomputed with a warning."""
+    monkeypatch.setenv(kb.CACHE_DIR_ENV, str(tmp_path))
+    kb._CACHE.clear()
+    X = _blobs(4)
+    cons = Constraints([(0, 1)], [(0, 4)], n_samples=9)
+    first = kb.kmeans_lower_bound(X, cons, 3)
+    files = list(tmp_path.glob("*.json"))
+    assert len(files) == 1
+    kb._CACHE.clear()
+    monkeypatch.setattr(kb, "solve_cvxpy", lambda *a, **k: pytest.fail("recomputed instead of read"))
+    again = kb.kmeans_lower_bound(X, cons, 3)
+    assert again.value == first.value and again.solver == first.solver
+    kb._CACHE.clear()
+    files[0].write_text("{not json")
+    monkeypatch.undo()
+    monkeypatch.setenv(kb.CACHE_DIR_ENV, str(tmp_path))
+    with pytest.warns(RuntimeWarning, match="unreadable"):
+        assert kb.kmeans_lower_bound(X, cons, 3).value == pytest.approx(first.value, rel=1e-9)

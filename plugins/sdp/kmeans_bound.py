@@ -81,11 +81,15 @@ the constraint pairs and k (:func:`cache_key`).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
+import os
 import time
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from scipy.linalg import eigh, eigvalsh
@@ -435,6 +439,40 @@ def solve_cvxpy(problem: KMeansSDP, *, solver=None, verbose=False, **options):
 _CACHE: OrderedDict = OrderedDict()
 _CACHE_SIZE = 64
 
+#: directory of the on-disk cache (one ``<key>.json`` per instance), shared by processes: the harness
+#: scores each trial in a worker of its own job (``trial_timeout``), where the in-memory cache starts
+#: empty. Unset: memory only.
+CACHE_DIR_ENV = "CCBENCH_BOUND_CACHE_DIR"
+
+
+def _disk_path(key):
+    folder = os.environ.get(CACHE_DIR_ENV)
+    return Path(folder) / f"{key}.json" if folder else None
+
+
+def _disk_load(key):
+    path = _disk_path(key)
+    if path is None or not path.is_file():
+        return None
+    try:
+        fields = json.loads(path.read_text())
+        return BoundResult(**fields)
+    except (OSError, ValueError, TypeError) as exc:  # a torn or foreign file: recompute, say so
+        warnings.warn(f"k-means bound cache entry {path} unreadable ({exc}); recomputing", RuntimeWarning,
+                      stacklevel=3)
+        return None
+
+
+def _disk_store(key, result):
+    path = _disk_path(key)
+    if path is None:
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fields = {**dataclasses.asdict(result), "info": {k: float(v) for k, v in result.info.items()}}
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(fields))
+    os.replace(tmp, path)  # atomic: a reader sees the old file or the whole new one
+
 
 def cache_key(X, constraints, n_clusters, method="auto", tol=None) -> str:
     """sha256 of X's dtype, shape and bytes, the sorted ML / CL pairs (and revealed labels), k, and
@@ -459,7 +497,8 @@ def kmeans_lower_bound(X, constraints, n_clusters: int, *, method: str = "auto",
     ``method``: ``"cvxpy"`` (interior point), ``"admm"`` (first order), or ``"auto"`` (cvxpy while
     the contracted problem has at most :data:`CVXPY_MAX_M` points). ``tol``: the ADMM's relative
     gap between its bound and the relaxation's value (the bound is valid at any tol). Results are
-    cached per process by :func:`cache_key`.
+    cached per process by :func:`cache_key`, and on disk in ``$CCBENCH_BOUND_CACHE_DIR`` when it is
+    set (:data:`CACHE_DIR_ENV`).
     """
     if method not in ("auto", "cvxpy", "admm"):
         raise ValueError(f"method must be 'auto', 'cvxpy' or 'admm', got {method!r}")
@@ -467,6 +506,10 @@ def kmeans_lower_bound(X, constraints, n_clusters: int, *, method: str = "auto",
     if key is not None and key in _CACHE:
         _CACHE.move_to_end(key)
         return _CACHE[key]
+    stored = _disk_load(key) if key is not None else None
+    if stored is not None:
+        _CACHE[key] = stored
+        return stored
     problem = build_kmeans_sdp(X, constraints, n_clusters)
     route = method if method != "auto" else ("cvxpy" if problem.m <= CVXPY_MAX_M else "admm")
     if problem.k in (1, problem.m):  # one partition only: all together (Z = q q^T) or every chunklet alone (I)
@@ -494,6 +537,7 @@ def kmeans_lower_bound(X, constraints, n_clusters: int, *, method: str = "auto",
                 f"(the bound is valid, only weaker); raise max_iter or loosen tol", ConvergenceWarning,
                 stacklevel=2)
     if key is not None:
+        _disk_store(key, result)
         _CACHE[key] = result
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
