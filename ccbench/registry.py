@@ -124,7 +124,10 @@ def _new_plugin_manager() -> pluggy.PluginManager:
             dist = ep.dist.name if ep.dist is not None else "?"
             broken = BrokenPlugin(dist, ep.value, f"{type(exc).__name__}: {exc}")
             _broken.append(broken)
-            warnings.warn(f"ccbench: {broken}; its methods are unavailable", RuntimeWarning, stacklevel=2)
+            # warn_explicit at a location with no source text: the warning prints as one line, not followed
+            # by a line of ccbench's code ("_pm = _new_plugin_manager()") that says nothing to the user
+            warnings.warn_explicit(f"ccbench: {broken}; its methods are unavailable", RuntimeWarning,
+                                   filename=f"<ccbench plugin {ep.name}>", lineno=1, module=__name__)
     return pm
 
 

@@ -281,3 +281,40 @@ def test_minus_one_is_noise_only_for_a_method_that_declares_it(throwaway_plugin,
         checked_labels(registry.get_method_spec("noisy_output"), [0, -2, 1], 3)
     assert checked_labels(registry.get_method_spec("bad_output"), np.array([0.0, 2.0, 1.0]), 3).tolist() == [0, 2, 1]
     assert checked_labels(registry.get_method_spec("bad_output"), [0, 2, 1], 3).dtype == np.intp
+
+
+# -- 17: every bad override is one line; a broken plugin's warning is one line -----------------------------------
+
+
+def test_every_bad_override_is_named_not_only_the_first():
+    from ccbench.running.cli import precheck
+
+    problems = precheck(["constraints.n_constraint=5", "n_trial=3", "method=kmeans", "dataset=iris"])
+    assert len(problems) == 2
+    assert problems[0].startswith("n_trial: unknown root key 'n_trial'; did you mean n_trials?")
+    assert problems[1].startswith("constraints.n_constraint: ") and "did you mean constraints.n_constraints?" in problems[1]
+    assert precheck(["constraints.n_constraint=5", "method=kmeans"]) == []  # alone: left to the sweeper, as before
+
+
+def test_a_broken_entry_point_warns_in_one_line_without_a_line_of_ccbench_code(monkeypatch):
+    import importlib.metadata
+    import warnings
+
+    class BrokenEntryPoint:
+        name, value, dist = "broken_thing", "broken_thing.plugin", None
+
+        def load(self):
+            raise ImportError("No module named 'broken_thing'")
+
+    real = importlib.metadata.entry_points
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda **kw: [BrokenEntryPoint()] if kw.get("group") == "ccbench" else real(**kw))
+    monkeypatch.setattr(registry, "_pm", None)  # a fresh start-up; the real manager is put back afterwards
+    monkeypatch.setattr(registry, "_broken", [])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        registry.get_plugin_manager()
+    (w,) = [w for w in caught if "broken_thing" in str(w.message)]
+    shown = warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line)
+    assert len(shown.strip().splitlines()) == 1 and "_new_plugin_manager" not in shown
+    assert "plugin 'broken_thing.plugin' from the package '?' failed to load: ImportError" in shown

@@ -254,17 +254,48 @@ def precheck(args: list[str]) -> list[str]:
         return []
     from .validate import check_command_line
 
-    problems = check_command_line(overrides)
+    problems, flagged = [], set()
     for o in overrides:
+        own = check_command_line([o])
         key = o.key_or_group
-        if key not in protocol.VALUE_CHECKS or o.is_delete():
-            continue
-        values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
-        for value in map(_unquoted, values):
-            message = protocol.check_value(key, value)
-            if message and message not in problems:
-                problems.append(message)
+        if key in protocol.VALUE_CHECKS and not o.is_delete():
+            values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
+            own += [m for m in map(lambda v: protocol.check_value(key, v), map(_unquoted, values)) if m]
+        if own:
+            flagged.add(o.input_line)
+        problems += [m for m in own if m not in problems]
+    if problems:  # the rest of the line may hold more (a group's key: constraints.n_constraint): one line each
+        problems += [m for m in _composed_problems([o for o in overrides if o.input_line not in flagged])
+                     if m not in problems]
     return problems
+
+
+def _composed_problems(overrides) -> list[str]:
+    """The problems the sweeper would find in the first job of ``overrides`` (each sweep at its first value):
+    composed once, its keys and values checked (:func:`ccbench.running.validate.check_cells`). Only when the
+    command line already has a problem, so that every problem is one line, not the first alone; a
+    composition that fails leaves the rest to the sweeper."""
+    from hydra import compose, initialize_config_module
+
+    from .config import to_cell
+    from .validate import check_cells
+
+    first = []
+    for o in overrides:
+        if o.key_or_group.startswith("hydra") and o.key_or_group != "hydra.searchpath":
+            continue
+        if o.is_sweep_override():
+            value = next(iter(o.sweep_string_iterator()), None)
+            if value is None:
+                return []
+            first.append(f"{'+' if o.is_add() else ''}{o.key_or_group}={value}")
+        else:
+            first.append(o.input_line)
+    try:
+        with initialize_config_module("ccbench_conf", version_base="1.3"):
+            return check_cells([to_cell(compose("config", overrides=first))])
+    except Exception:  # noqa: BLE001 - the sweeper composes again and says what is wrong
+        return []
 
 
 def _register_method_configs(args: list[str]) -> list[str]:
