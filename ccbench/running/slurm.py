@@ -253,8 +253,9 @@ def _query(args: list[str]) -> tuple[str | None, str | None]:
         out = subprocess.run(args, capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.SubprocessError) as exc:
         return None, f"{args[0]}: {exc}"
-    if out.returncode != 0:
-        return None, f"{args[0]}: " + (out.stderr.strip() or out.stdout.strip() or f"exit status {out.returncode}")
+    if out.returncode != 0:  # the last line says what (slurmdbd down: three lines, the last "Problem talking ...")
+        said = (out.stderr.strip() or out.stdout.strip()).splitlines()
+        return None, f"{args[0]}: " + (said[-1].strip() if said else f"exit status {out.returncode}")
     return out.stdout, None
 
 
@@ -301,7 +302,7 @@ def wait_for_array(task_ids: Sequence[str], has_result: Callable[[str], bool], *
     waited 15 s for each failed task's result file, one after another: 20 cancelled tasks took
     305 s to be named). A task in a final state without its result file is waited for once more,
     all together, at most ``grace_s`` (a shared file system shows a file late) when its state is
-    ``COMPLETED`` or ``FAILED``. Without ``sacct`` (no accounting, ``slurmdbd`` down) the states
+    ``COMPLETED`` or ``FAILED`` (or unknown: left the queue). Without ``sacct`` (no accounting, ``slurmdbd`` down) the states
     come from ``squeue``/``scontrol`` and a task that has left the queue without its result file
     is :data:`LEFT_QUEUE`; ``warn`` says so once. When SLURM cannot be asked at all, ``warn`` says
     so once and the wait goes on for the result files (Ctrl-C stops it; the same command resumes).
@@ -336,7 +337,7 @@ def wait_for_array(task_ids: Sequence[str], has_result: Callable[[str], bool], *
             elif state is None and fallback and not unanswered:
                 ended[t] = LEFT_QUEUE
         if len(ended) == len(left):
-            late = [t for t, state in ended.items() if state.split()[0] in _MAY_HAVE_RESULT]
+            late = [t for t, state in ended.items() if state == LEFT_QUEUE or state.split()[0] in _MAY_HAVE_RESULT]
             waited = 0.0
             while late and waited < grace_s:
                 sleep(1.0)
