@@ -37,6 +37,7 @@ from .specs import (  # noqa: F401 - re-exported: the registry is where plugins 
     SchemeSpec,
     TimeModel,
     TunerSpec,
+    lazy_function,
 )
 
 __all__ = [
@@ -50,6 +51,7 @@ __all__ = [
     "MetricSpec",
     "TunerSpec",
     "DIRECTIONS",
+    "lazy_function",
     "get_plugin_manager",
     "register_plugin",
     "load_plugins",

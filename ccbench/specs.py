@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 __all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "RELATIVE_K", "K_AROUND", "resolve_relative_k", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec",
-           "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec"]
+           "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec", "lazy_function"]
 
 #: The most combinations a :attr:`MethodSpec.grid` may hold: model selection fits every one of them
 #: once per fold (``tune_folds`` + 1 fits per combination), so the leaderboard's cost grows with it.
@@ -335,6 +335,28 @@ class NoiseSpec:
 #: better and the metric is ranked; ``"none"``: a count or diagnostic that reports show but never
 #: rank, call "better" or put in a Friedman test / CD diagram (e.g. ``n_clusters_found``).
 DIRECTIONS = ("higher", "lower", "none")
+
+
+def lazy_function(target: str) -> Callable[..., Any]:
+    """A function that imports ``"package.module:function"`` on its first call and calls it.
+
+    For specs whose ``func`` lives in a heavy module (a solver): a plugin's ``__init__`` names
+    it without importing it, so listing the registry loads no solver. The wrapper's
+    ``__module__`` is the target module, so provenance hashes the file that holds the code.
+    """
+    modname, sep, attr = target.partition(":")
+    if not sep or not modname or not attr:
+        raise ValueError(f"lazy_function: {target!r} must be a 'package.module:function' string")
+
+    def call(*args, **kwargs):
+        try:
+            func = getattr(importlib.import_module(modname), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(f"cannot import {target!r}: {exc}") from exc
+        return func(*args, **kwargs)
+
+    call.__module__, call.__name__, call.__qualname__ = modname, attr, attr
+    return call
 
 
 @dataclasses.dataclass(frozen=True)
