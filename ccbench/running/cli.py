@@ -254,20 +254,27 @@ def precheck(args: list[str]) -> list[str]:
         return []
     from .validate import check_command_line
 
-    problems, flagged = [], set()
+    problems, flagged = check_command_line(overrides), set()
     for o in overrides:
-        own = check_command_line([o])
         key = o.key_or_group
+        own = [m for m in problems if _problem_key(m) == key]
         if key in protocol.VALUE_CHECKS and not o.is_delete():
             values = list(o.sweep_iterator()) if o.is_sweep_override() else [o.value()]
-            own += [m for m in map(lambda v: protocol.check_value(key, v), map(_unquoted, values)) if m]
+            found = [m for m in map(lambda v: protocol.check_value(key, v), map(_unquoted, values)) if m]
+            problems += [m for m in found if m not in problems]
+            own += found
         if own:
             flagged.add(o.input_line)
-        problems += [m for m in own if m not in problems]
     if problems:  # the rest of the line may hold more (a group's key: constraints.n_constraint): one line each
         problems += [m for m in _composed_problems([o for o in overrides if o.input_line not in flagged])
                      if m not in problems]
     return problems
+
+
+def _problem_key(line: str) -> str:
+    """The override key a problem line of :func:`ccbench.running.validate.check_command_line` is about
+    (``"method=scsap: no such option"`` -> ``method``, ``"n_trial: unknown root key"`` -> ``n_trial``)."""
+    return line.split(":", 1)[0].split("=", 1)[0].strip()
 
 
 def _composed_problems(overrides) -> list[str]:

@@ -106,13 +106,14 @@ def sweep_coverage(dirs, data: pd.DataFrame, shipped: tuple | None = None) -> st
             line += (f" {clashes:,} of their rows had the (config_hash, trial) of rows of this sweep and were left "
                      f"out: this sweep's rows are kept, never replaced by shipped ones.")
         line += " " + as_shipped_note(shipped[0])
-    else:
-        from ..shipped import is_shipped
-
-        folders = [d for d in dirs if is_shipped(d)]
-        if folders:
-            line = (line + " " if line else "") + as_shipped_note(folders)
     return line
+
+
+#: Every leaderboard page's closing words (constant, so a shipped folder regenerates its own pages unchanged):
+#: pages read from a shipped folder carry its numbers as shipped, and this is how a reader checks them.
+AS_SHIPPED = ("Read from a shipped folder (its manifest.jsonl), these numbers are as shipped: the manifest is "
+              "self-attested (checksums show the rows are unchanged since shipping, not that a fit made them); "
+              "to check them, re-run the sweep into RERUN and run `ccbench report RERUN SHIPPED --compare-sweeps`.")
 
 
 def as_shipped_note(folders) -> str:
