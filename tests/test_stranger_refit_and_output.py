@@ -77,6 +77,7 @@ def _cell(**method):
             "constraints": {"name": "random_pairs", "n_constraints": 10}, "noise": {"name": "none", "rate": 0.0}}
 
 
+@pytest.mark.slow  # a real worker process (about 2-3 s of CPU): python -m pytest -m slow tests/test_stranger_refit_and_output.py
 def test_a_refit_with_a_strangers_huge_parameter_is_stopped_at_its_cpu_limit_naming_it(throwaway_plugin):
     from ccbench.reporting import paper_figures as pf
 
@@ -88,6 +89,32 @@ def test_a_refit_with_a_strangers_huge_parameter_is_stopped_at_its_cpu_limit_nam
         pf.refit_trial(_cell(n_init=10**9), trial_seed=1, limit=0.5)
     text = str(info.value)
     assert "'spinner'" in text and "1000000000" in text and "0.5 s of CPU" in text and "--no-figures" in text
+
+
+def test_a_refits_fit_goes_to_the_worker_under_the_limit_and_a_kill_is_named(throwaway_plugin, monkeypatch):
+    """The fast route of the test above: a stand-in worker records what it is asked, and kills the fit when the
+    parameters ask for more work than the limit allows (as the CPU clock would)."""
+    from ccbench.isolation import TrialTimeout
+    from ccbench.reporting import paper_figures as pf
+
+    throwaway_plugin(_SPINNER)
+    asked = []
+
+    class Worker:
+        def call(self, func, *args, timeout):
+            asked.append((func.__name__, timeout))
+            if func is pf._fit and args[0].n_init > 1000 * timeout:
+                raise TrialTimeout(f"{timeout:g} s of CPU time reached; the worker was killed")
+            return func(*args)
+
+    monkeypatch.setattr(pf, "_runner", Worker())
+    est, _, _ = pf.refit_trial(_cell(n_init=3), trial_seed=1, limit=7)
+    assert est.n_init == 3 and asked == [("_import", None), ("_fit", 7.0)]  # only the fit counts against it
+    with pytest.raises(ValueError) as info:
+        pf.refit_trial(_cell(n_init=10**9), trial_seed=1)  # no limit given: the ceiling
+    assert asked[-1] == ("_fit", pf.refit_cpu_limit())
+    text = str(info.value)
+    assert "'spinner'" in text and "1000000000" in text and "--no-figures" in text and "CCBENCH_REFIT_TIMEOUT" in text
 
 
 def test_the_refit_limit_follows_the_rows_fit_time_and_never_passes_the_ceiling(monkeypatch):
