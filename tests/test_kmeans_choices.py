@@ -57,7 +57,9 @@ CASES = [
     # (method, score attribute, lower is better, params)
     ("pck_means", "objective_", True, dict(n_clusters=5, init="k-means++")),
     ("mpck_means", "objective_", True, dict(n_clusters=5, init="k-means++")),
-    ("cop_kmeans", "inertia_", True, dict(n_clusters=5, init="k-means++")),
+    # n_kicks=0: with its kicks every cop_kmeans start reaches one optimum on these blobs (issue 52),
+    # and kept-best could not be told from kept-first
+    ("cop_kmeans", "inertia_", True, dict(n_clusters=5, init="k-means++", n_kicks=0)),
     ("constrained_em", "lower_bound_", False, dict(n_clusters=5, init="random")),
 ]
 
