@@ -56,6 +56,7 @@ from .summary import (
     summarise,
 )
 from .constraint_utility import utility
+from .bound_gap import bound_section_html, bound_table, gap_figure, has_bound
 
 __all__ = ["write_html", "html_page", "markdown_to_html", "HTML_FILE"]
 
@@ -337,6 +338,10 @@ def html_page(data: pd.DataFrame, metrics=(DEFAULT_METRIC,), x: str = DEFAULT_X,
             body.append(f"<p>No statistics for {html.escape(m)}: {html.escape(str(exc))}</p>")
         if baseline:
             body.append(_utility_section(data, baseline, m, x, pool))
+    if has_bound(data):  # k-means-cost rows with the certified bound (issue 52, experiment=pcsos)
+        table = bound_table(data)
+        body.append('<h2 id="lower-bound">Against the certified lower bound</h2>' + bound_section_html(table)
+                    + _png(gap_figure(table)))
     body.append('<h2 id="problems">Problems</h2>' + markdown_to_html(problems_table(data)))
     body.append('<h2 id="config">Config</h2>' + _config_section(data))
     body.append('<h2 id="environment">Environment</h2><p class="note">The machines and code that made these rows, '
