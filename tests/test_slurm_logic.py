@@ -1,6 +1,6 @@
 """The SLURM launcher's logic without a cluster (issue 54, items 1, 2, 4, 5): one pack map per grid,
 the array's states read from one query, the fallback without ``sacct``, and which cells a resume
-submits. The real-cluster counterpart is tests/slurm/test_slurm_grids.py."""
+submits. The real-cluster counterpart is tests/slurm/test_slurm_cluster.py (its last two tests)."""
 
 from __future__ import annotations
 

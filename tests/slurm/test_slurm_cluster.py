@@ -60,6 +60,7 @@ def _wait_running(cluster, proc, timeout=300) -> str:
     raise AssertionError("no task started running")
 
 
+@pytest.mark.slow  # starts the real test cluster (issue 54, item 19: not in the fast subset)
 def test_the_cluster_runs_a_job_and_accounts_for_it(slurm_cluster, tmp_path):
     info = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%N %T %c %m").stdout.split()
     assert info[0] == slurm_cluster.node and info[1] == "idle"
@@ -77,6 +78,7 @@ def test_slurm_yaml_requeues_and_asks_for_memory_a_small_node_has():
     assert conf["mem_gb"] is None  # derived: 4 GB or the largest node's memory
 
 
+@pytest.mark.slow  # starts the real test cluster (issue 54, item 19: not in the fast subset)
 def test_an_impossible_request_is_refused_before_submission(slurm_cluster, tmp_path):
     mem = slurm_cluster.memory_mb // 1024 + 1
     run = _ccbench(["hydra/launcher=slurm", "method=kmeans", "n_trials=1", f"hydra.launcher.mem_gb={mem}",
@@ -88,6 +90,7 @@ def test_an_impossible_request_is_refused_before_submission(slurm_cluster, tmp_p
     assert slurm_cluster.run("squeue", "-h").stdout.strip() == ""  # nothing was submitted
 
 
+@pytest.mark.slow  # starts the real test cluster (issue 54, item 19: not in the fast subset)
 def test_an_array_longer_than_max_array_size_is_refused_before_submission(slurm_cluster, tmp_path):
     """1,002 cells, one task each, on a cluster with SLURM's default MaxArraySize (1001): refused with
     the fix named, before anything is pickled or submitted (sbatch would reject it with
@@ -334,3 +337,100 @@ def test_the_leaderboard_is_one_array_of_at_most_1000_tasks(slurm_cluster, tmp_p
     assert sorted(cells) == list(range(n_cells))  # every cell once
     print(f"\nleaderboard: {n_cells} cells in one array of {n_tasks} tasks, submitted after {submitted_after:.0f} s",
           file=sys.stderr)
+
+
+# -- two packed grids in one sweep directory (issue 54, items 1, 4 and 5); in this file so that one
+# pytest-xdist worker (--dist loadfile) starts the one test cluster for all of them ------------------------------
+
+#: two grids of two cells each, each packed into one task: the tiniest grids that pack
+GRIDS = {"a": "constraints.n_constraints=10,20", "b": "constraints.n_constraints=30,40"}
+
+
+def _command(grid: str, sweep) -> list[str]:
+    return [sys.executable, "-m", "ccbench.running.cli", "hydra/launcher=slurm", "method=kmeans", "n_trials=1",
+            GRIDS[grid], "hydra.sweeper.cells_per_task=2", f"hydra.sweep.dir={sweep}"]
+
+
+def _submitted(cluster) -> int:
+    return len(cluster.run("sacct", "-n", "-X", "-o", "JobID", "--parsable2", check=False).stdout.split())
+
+
+@pytest.mark.slow
+def test_two_packed_grids_into_one_directory_at_once_run_every_cell_and_a_resume_submits_nothing(
+        slurm_cluster, tmp_path):
+    """Both commands' tasks run their own two cells (one shared pack map let the second command's
+    map replace the first's: both exited 0 and two of the first grid's cells never ran); the first
+    command run again finds its cells complete and submits no task."""
+    sweep = tmp_path / "s"
+    env = {**slurm_cluster.env, "MPLBACKEND": "Agg"}
+    procs = [subprocess.Popen(_command(g, sweep), cwd=tmp_path, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for g in GRIDS]
+    try:
+        errs = [p.communicate(timeout=600)[1] for p in procs]
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    for p, err in zip(procs, errs):
+        assert p.returncode == 0, err[-3000:]
+    assert len(list(sweep.glob(".ccbench_packs.*.json"))) == 2
+    rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
+    assert sorted(rows["constraints.n_constraints"].astype(int)) == [10, 20, 30, 40]  # every cell, each once
+    assert (rows["status"] == "ok").all()
+    before = _submitted(slurm_cluster)
+    again = subprocess.run(_command("a", sweep), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "2 of 2 cells are complete" in again.stderr and "submitting the other 0" in again.stderr
+    assert _submitted(slurm_cluster) == before  # no task submitted
+
+
+def _held_tasks(cluster) -> list[str]:
+    out = cluster.run("squeue", "-h", "-r", "-o", "%i %r", check=False).stdout.splitlines()
+    return sorted(line.split()[0] for line in out if line.endswith("JobHeldUser"))
+
+
+@pytest.mark.slow
+def test_without_sacct_a_cancelled_task_is_named_and_the_resume_submits_only_its_cell(slurm_cluster, tmp_path):
+    """Accounting down for the command (a ``sacct`` that fails, first on its PATH): a cancelled task
+    is named from squeue/scontrol, said once, with the command that resumes (submitit waited for
+    ever, printing "Bypassing sacct error"); the other cell's row is saved, and the resume submits
+    one task, for the cancelled task's cell only."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "sacct").write_text("#!/bin/sh\necho 'sacct: error: Problem talking to the database: "
+                                "Connection refused' >&2\nexit 1\n")
+    (fake / "sacct").chmod(0o755)
+    env = {**slurm_cluster.env, "MPLBACKEND": "Agg", "PATH": f"{fake}:{slurm_cluster.env.get('PATH', '')}"}
+    sweep = tmp_path / "s"
+    args = [sys.executable, "-m", "ccbench.running.cli", "hydra/launcher=slurm", "method=kmeans", "n_trials=1",
+            "constraints.n_constraints=10,20", f"hydra.sweep.dir={sweep}"]
+    proc = subprocess.Popen([*args, "+hydra.launcher.additional_parameters={hold:true}"], cwd=tmp_path, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        held: list[str] = []
+        end = time.monotonic() + 300
+        while len(held) < 2:  # both tasks submitted, held: cancel one before it runs, release the other
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()[1][-3000:]
+            time.sleep(0.5)
+            held = _held_tasks(slurm_cluster)
+        cancelled, kept = held
+        slurm_cluster.run("scancel", cancelled)
+        slurm_cluster.run("scontrol", "release", kept)
+        _, err = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, err[-3000:]
+    assert err.count("squeue and scontrol instead") == 1, err[-3000:]
+    assert f"task {cancelled}: SLURM state CANCELLED" in err or f"task {cancelled}: SLURM state left the queue" in err
+    assert "1 SLURM task(s) did not finish" in err and "ccbench hydra/launcher=slurm method=kmeans" in err
+    assert len(list(sweep.rglob("results.parquet"))) == 1  # the released task's cell is saved
+    before = _submitted(slurm_cluster)
+    again = subprocess.run(args, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "1 of 2 cells are complete" in again.stderr, again.stderr[-3000:]
+    assert _submitted(slurm_cluster) == before + 1  # one task, the cancelled one's cell
+    rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
+    assert sorted(rows["constraints.n_constraints"].astype(int)) == [10, 20] and (rows["status"] == "ok").all()
