@@ -25,7 +25,6 @@ cannot break them.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import warnings
 from collections.abc import Callable, Iterable
@@ -33,6 +32,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 
 from ..specs import resolve_relative_k
+from ._check_report import _NO_RESULT, MAX_HUNG_IN_A_ROW, CheckResult, _first_line, _Results  # noqa: F401
 
 #: Top-level packages of ccbench's own distribution: a method whose estimator lives in
 #: one of them is a built-in.
@@ -59,33 +59,6 @@ def builtin_methods(*, load: bool = True) -> list:
     from ..registry import list_methods
 
     return [spec for spec in list_methods(load=load) if is_builtin(spec)]
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclasses.dataclass(frozen=True)
-class CheckResult:
-    """One check of one method: ``status`` is ``pass``, ``fail``, ``xfail`` (a listed,
-    expected failure) or ``skip``; ``detail`` says why."""
-
-    group: str
-    name: str
-    status: str
-    detail: str = ""
-
-    @property
-    def failed(self) -> bool:
-        return self.status == "fail"
-
-    def line(self) -> str:
-        text = f"{self.status.upper():5} {self.group:9} {self.name}"
-        return text + (f": {self.detail}" if self.detail else "")
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0] if text else ''}".strip()
 
 
 # --------------------------------------------------------------------------- estimator checks
@@ -339,12 +312,6 @@ def _registered_modules(given) -> list[str]:
     return names
 
 
-_NO_RESULT = "no result within --timeout"
-#: checks in a row that give no result within ``--timeout`` before the others are skipped: a fit that
-#: never returns would otherwise cost every remaining check the whole limit (21 checks: 105 min at 300 s)
-MAX_HUNG_IN_A_ROW = 2
-
-
 def _isolated(runner, timeout, plugins, name, group, check) -> list[CheckResult]:
     """:func:`_checks_in_worker` under ``runner`` with ``timeout``: a fit that never returns or
     that ends its process fails that check, naming why, and the next check gets a new worker."""
@@ -558,33 +525,6 @@ def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable
     if "config" in groups:
         out += config_check(spec, searchpath)
     return list(out)
-
-
-class _Results(list):
-    """The results so far, each passed to ``on_result`` as it is added; ``stuck`` once
-    :data:`MAX_HUNG_IN_A_ROW` of them in a row had no result within the time limit."""
-
-    def __init__(self, on_result, timeout):
-        super().__init__()
-        self.on_result, self.timeout, self.hung = on_result, timeout, 0
-
-    def __iadd__(self, results):
-        for result in results:
-            self.append(result)
-            if result.status != "skip":  # a skipped check leaves the count where it was
-                self.hung = self.hung + 1 if result.detail.startswith(_NO_RESULT) else 0
-            if self.on_result is not None:
-                self.on_result(result)
-        return self
-
-    @property
-    def stuck(self) -> bool:
-        return self.hung >= MAX_HUNG_IN_A_ROW
-
-    def skipped(self, group: str, check: str) -> CheckResult:
-        return CheckResult(group, check, "skip", f"not run: the last {self.hung} checks gave no result within "
-                                                 f"--timeout {self.timeout:g} s (the fit never returns?); fix "
-                                                 f"the hang, or raise --timeout if the fits are only slow")
 
 
 def main(args) -> int:

@@ -37,6 +37,8 @@ import pandas as pd
 
 from ._locks import locked  # noqa: F401 (re-exported: every writer of a results file takes it)
 from .config import canonical_json
+from ._results_errors import ResultsCorruptError, ResultsSchemaError
+from ._results_journal import JOURNAL_SUFFIX, _append, _journal_line, journal_path, read_journal  # noqa: F401
 
 __all__ = [
     "RESULTS_FILE",
@@ -72,30 +74,6 @@ MEASURED_COLUMNS = ("fit_time", "fit_cpu_time", "trial_cpu_time", "trial_wall_ti
 KEY = ("config_hash", "trial")
 log = logging.getLogger("ccbench")
 _CONTENT_KEY = b"ccbench.content_sha256"
-
-
-class ResultsCorruptError(ValueError):
-    """A results file cannot be read back exactly as it was written (truncated, damaged)."""
-
-    def __init__(self, path, reason: str):
-        self.path = Path(path)
-        super().__init__(
-            f"results file {self.path} is damaged ({reason}); move it aside "
-            f"(mv '{self.path}' '{self.path}.damaged') and run the same command again: its trials will re-run"
-        )
-
-
-class ResultsSchemaError(ResultsCorruptError):
-    """A results file reads as Parquet but is not a ccbench results table (another tool's table, a
-    summary, a key column of the wrong type): handled as a damaged file, named with the fix."""
-
-    def __init__(self, path, reason: str):
-        self.path = Path(path)
-        ValueError.__init__(
-            self,
-            f"results file {self.path} is not a ccbench results table ({reason}); move it aside "
-            f"(mv '{self.path}' '{self.path}.foreign') and run the same command again: its trials will re-run",
-        )
 
 
 def _check_schema(frame: pd.DataFrame, path) -> None:
@@ -417,69 +395,6 @@ def _merge(existing: pd.DataFrame, rows: list[dict]) -> pd.DataFrame:
     old_keys = pd.MultiIndex.from_frame(existing[list(KEY)])
     kept = existing[~old_keys.isin(replaced)]
     return pd.concat([kept, new], ignore_index=True)
-
-
-JOURNAL_SUFFIX = ".journal"
-
-
-def journal_path(path) -> Path:
-    """``<file>.journal``: the rows added to ``path`` since it was last rewritten (:class:`ResultsStore`)."""
-    path = Path(path)
-    return path.with_name(path.name + JOURNAL_SUFFIX)
-
-
-def _json_value(value):
-    """A row's numpy scalar as its Python value (the JSON line keeps ints, floats, NaN, bools, None, text)."""
-    import numpy as np
-
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"a results row holds a {type(value).__name__} ({str(value)[:80]!r}), which a results file "
-                    f"cannot store: give the row a number, text, a bool, None or a list of them")
-
-
-def _journal_line(row: Mapping) -> bytes:
-    return (json.dumps(dict(row), default=_json_value, separators=(",", ":")) + "\n").encode()
-
-
-def _append(path: Path, data: bytes) -> None:
-    """Append ``data`` in one ``write`` (``O_APPEND``); a symlink planted under the name is not followed."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-
-
-def read_journal(path) -> list[dict]:
-    """The rows of a journal (:func:`journal_path`), oldest first; empty when there is none.
-
-    A last line without its newline is a row whose writer was killed mid-append: it is left out,
-    with a warning (its trial runs again). Any other line that is not a JSON object is a damaged
-    journal: :class:`ResultsCorruptError` naming it."""
-    path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return []
-    lines = data.split(b"\n")
-    if lines[-1]:
-        log.warning("%s: its last row was cut off (a writer killed while appending it); left out, its "
-                    "trial runs again", path)
-    rows = []
-    for number, line in enumerate(lines[:-1], 1):
-        try:
-            row = json.loads(line)
-        except ValueError as exc:
-            row = exc
-        if not isinstance(row, dict):
-            raise ResultsCorruptError(path, f"line {number} is not a row ({str(row)[:80]})")
-        rows.append(row)
-    return rows
 
 
 def _result_files(paths: Iterable) -> list[Path]:
