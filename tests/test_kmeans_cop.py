@@ -157,7 +157,7 @@ def test_greedy_failure_rate_as_documented():
                 out += 1
         return out
 
-    assert failures(n_orders=1, search_budget=1) == 12  # greedy, one order: 20 %
+    assert failures(n_orders=1, search_budget=1) == 14  # greedy, one order: 23 % (k-means++ over chunklets)
     assert failures(n_orders=10, search_budget=1) == 0
     assert failures(n_orders=1) == 0  # one order, then the backtracking search
 

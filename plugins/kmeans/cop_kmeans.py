@@ -139,7 +139,7 @@ class COPKMeans(ConstrainedClusterer):
         Random visiting orders tried in one assignment step before the
         backtracking search (Wagstaff et al. try one). Measured on 60 blob
         sets (90 points, k=3, 60 random pairs, ``n_init=1``, search off):
-        12 of 60 single-order runs fail (20 %), none with 10 orders
+        14 of 60 single-order runs fail (23 %), none with 10 orders
         (``tests/test_kmeans_cop.py::test_greedy_failure_rate_as_documented``,
         run with ``pytest -m slow``).
     max_iter : int, default=300
