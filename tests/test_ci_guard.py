@@ -30,3 +30,15 @@ def test_ci_run_names_the_phase_that_passes_the_limit(tmp_path):
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "CI FAILED" in proc.stderr and "phase '" in proc.stderr and "CI_LIMIT_SECONDS" in proc.stderr
     assert elapsed < 120  # killed at the limit, not after the sleeping program ended
+
+
+def test_ci_runs_readmes_test_command():
+    """CI must run README's test command: the pytest arguments of README's second quick-start command
+    (parallel workers, a file's tests on one worker) are those `.ci/run` passes (issue 56)."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    install = re.search(r'^python -m pip install -e "\.\[test,bench\]" && python -m pytest(.*)$', readme, re.M)
+    ci = re.search(r'-m pytest(.*?) 2>&1', (ROOT / ".ci" / "run").read_text())
+    assert install and ci, "README's test command or .ci/run's pytest line is missing"
+    assert install.group(1).split() == ci.group(1).split()
