@@ -72,8 +72,9 @@ def test_smoke_run_declares_tiny_grids_and_full_runs_keep_theirs():
     full = collect_grids()
     assert smoke.keys() == full.keys()
     # COBSFit and RNSDPDefaultFit came with issues 29/31, ReportScale with issue 40 (its smoke size:
-    # 20 job directories); the smoke phase takes about a minute
-    assert sum(c for c, _ in smoke.values()) <= 52, smoke
+    # 20 job directories); issue 52's PCCCFit and KMeansBound and issue 54's QuickStart came with 3 more;
+    # the smoke phase takes a few minutes
+    assert sum(c for c, _ in smoke.values()) <= 55, smoke
     big = {k: n for k, (_, n) in smoke.items() if n > 1000}
     assert not big, f"smoke-run sizes above 1000: {big}"
     assert full["bench_ap.APFit"] == [6, 5000] and full["bench_scssap.SCSSAPVsAP"][1] == 2000

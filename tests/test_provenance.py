@@ -94,7 +94,8 @@ def test_every_row_carries_provenance_computed_once_per_job(tmp_path, monkeypatc
     # the estimator module and the family core it imports, nothing from other families
     assert list(files) == ["ccbench_plugins.kmeans.kmeans"]  # it imports no family core module
     cop = json.loads(provenance.method_code(registry.get_method_spec("cop_kmeans"))["code.method_files"])
-    assert set(cop) == {"ccbench_plugins.kmeans.cop_kmeans", "ccbench_plugins.kmeans.core"}
+    assert set(cop) == {"ccbench_plugins.kmeans.cop_kmeans", "ccbench_plugins.kmeans.core",
+                        "ccbench_plugins.kmeans.local_search", "ccbench_plugins.kmeans._kernels"}
     assert not any(m.startswith(("ccbench_plugins.affinity", "ccbench.")) for m in files)
     assert len(rows) == 3
 
