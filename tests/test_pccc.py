@@ -102,3 +102,22 @@ def test_the_committed_report_compares_ari_inertia_and_violations():
         assert "### Beside the paper" in section, metric
         assert "Baumann & Hochbaum" in section or "Baumann &amp; Hochbaum" in section, metric
     assert "PCCC collection 1" in (ROOT / "reports" / "README.md").read_text()
+
+
+def test_an_index_outside_the_rows_is_refused_not_wrapped(tmp_path, monkeypatch):
+    """Issue 54: a -1 in PCCC's iris/wine sets wrapped to the last row (numpy indexing): a wrong pair, silently."""
+    import json
+
+    from ccbench import load_dataset
+    from ccbench_plugins.datasets import pccc
+
+    root = _needs_pccc()
+    sets = json.loads((root / "pccc_iris_wine_keel.json").read_text())
+    sets["iris"]["constraint_sets_keel_index"]["0.05"]["ml"][0][1] = -1
+    (tmp_path / "pccc_iris_wine_keel.json").write_text(json.dumps(sets))
+    monkeypatch.setenv("CCBENCH_PCCC_DIR", str(tmp_path))
+    getattr(pccc._pairs, "cache_clear", lambda: None)()
+    y = load_dataset("iris_uci").y
+    with pytest.raises(ValueError, match=r"index -1, outside 0\.\.149"):
+        pccc.pccc_file(y, "iris_uci", 0.05)
+    getattr(pccc._pairs, "cache_clear", lambda: None)()

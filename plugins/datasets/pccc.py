@@ -73,8 +73,13 @@ def _pairs(root: str, dataset: str, fraction: float, n: int):
         to_row = np.asarray(entry["keel_to_ccbench_row"], dtype=np.intp)
         if len(to_row) != n:
             raise ValueError(f"pccc_file: {name}'s KEEL order has {len(to_row)} rows, {dataset} {n}")
-        ml, cl = (to_row[np.asarray(sets[fraction][kind], dtype=np.intp).reshape(-1, 2)] for kind in ("ml", "cl"))
-        return ml, cl
+        pairs = {kind: np.asarray(sets[fraction][kind], dtype=np.intp).reshape(-1, 2) for kind in ("ml", "cl")}
+        for kind, index in pairs.items():  # numpy would wrap -1 to the last row: a wrong pair, silently
+            bad = index[(index < 0) | (index >= n)]
+            if bad.size:
+                raise ValueError(f"pccc_file: {path.name} {name} {kind} at fraction {fraction} holds the index "
+                                 f"{int(bad[0])}, outside 0..{n - 1} (0-based KEEL rows); the file is damaged")
+        return to_row[pairs["ml"]], to_row[pairs["cl"]]
     path = root_path / "constraint_sets" / f"{name}({fraction:.2f}).txt.gz"
     if not path.exists():
         raise _missing(f"{path} not found")
