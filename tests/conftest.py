@@ -1,4 +1,5 @@
-"""Shared fixtures: throw-away plugins for registry, harness and CLI tests."""
+"""Shared fixtures: throw-away plugins for registry, harness and CLI tests; every test starts from
+the plugins registered before it."""
 
 from __future__ import annotations
 
@@ -9,6 +10,19 @@ import uuid
 import pytest
 
 from ccbench import registry
+
+
+@pytest.fixture(autouse=True)
+def _plugins_a_test_loads_are_unloaded():
+    """A config's ``plugins:`` (e.g. the opt-in ``ccbench_plugins.kmeans.peers`` of an experiment a
+    test composes) registers into the process-wide plugin manager; without this, every later test on
+    the same worker saw those methods, and which tests did depended on pytest-xdist's scheduling."""
+    pm = registry.get_plugin_manager()
+    before = {name for name, _ in pm.list_name_plugin()}
+    yield
+    if registry._pm is pm:  # a test that replaced the manager restores its own
+        for name in {name for name, _ in pm.list_name_plugin()} - before:
+            registry.unregister_plugin(name)
 
 
 @pytest.fixture
