@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from .specs import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, SchemeSpec, TunerSpec
+    from .specs import DatasetSpec, MethodSpec, MetricSpec, NoiseSpec, QueryStrategySpec, SchemeSpec, TunerSpec
 
 hookspec = pluggy.HookspecMarker("ccbench")
 hookimpl = pluggy.HookimplMarker("ccbench")
@@ -47,6 +47,17 @@ def ccbench_tuners() -> list[TunerSpec]:
     All implementations are called; their lists are concatenated. A tuner chooses
     among a method's :attr:`~ccbench.registry.MethodSpec.grid` from the supervision
     alone (never the true labels).
+    """
+
+
+@hookspec
+def ccbench_query_strategies() -> list[QueryStrategySpec]:
+    """Return active query strategies (which pair to ask an oracle next).
+
+    :return: a list of :class:`ccbench.registry.QueryStrategySpec`.
+
+    All implementations are called; their lists are concatenated. A strategy proposes
+    pairs; the oracle that answers them and the loop that asks are the harness's.
     """
 
 

@@ -34,9 +34,11 @@ from .specs import (  # noqa: F401 - re-exported: the registry is where plugins 
     MethodSpec,
     MetricSpec,
     NoiseSpec,
+    QueryStrategySpec,
     SchemeSpec,
     TimeModel,
     TunerSpec,
+    checked_pair,
     lazy_function,
 )
 
@@ -50,6 +52,8 @@ __all__ = [
     "NoiseSpec",
     "MetricSpec",
     "TunerSpec",
+    "QueryStrategySpec",
+    "checked_pair",
     "DIRECTIONS",
     "lazy_function",
     "get_plugin_manager",
@@ -64,6 +68,9 @@ __all__ = [
     "get_metric_spec",
     "get_tuner_spec",
     "list_tuners",
+    "get_query_strategy_spec",
+    "list_query_strategies",
+    "make_query_strategy",
     "list_datasets",
     "list_schemes",
     "list_noise",
@@ -362,6 +369,32 @@ def get_tuner_spec(name: str) -> TunerSpec:
 
 def list_tuners() -> list[TunerSpec]:
     return list(_specs("tuners").values())
+
+
+def get_query_strategy_spec(name: str) -> QueryStrategySpec:
+    """The active query strategy registered as ``name``, its class imported."""
+    spec = _lookup("query_strategies", name, "query strategy")
+    if isinstance(spec.strategy, str):
+        spec = _caches["query_strategies"][name] = spec.loaded()
+    return spec
+
+
+def list_query_strategies() -> list[QueryStrategySpec]:
+    """All registered query strategies, sorted by name (their classes not imported)."""
+    return list(_specs("query_strategies").values())
+
+
+def make_query_strategy(name: str, **params):
+    """Build the query strategy registered as ``name`` with ``params`` (``n_clusters=3``, ...)."""
+    spec = get_query_strategy_spec(name)
+    try:
+        return spec.strategy(**params)
+    except TypeError as exc:
+        import inspect
+
+        accepted = [p for p in inspect.signature(spec.strategy).parameters if p != "self"]
+        raise TypeError(f"query strategy {name!r} does not accept {sorted(params)}: {exc}; "
+                        f"its parameters are {accepted}") from exc
 
 
 def list_datasets() -> list[DatasetSpec]:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 __all__ = ["SUPERVISION_KINDS", "DIRECTIONS", "MAX_GRID_SIZE", "RELATIVE_K", "K_AROUND", "resolve_relative_k", "MemoryModel", "TimeModel", "MethodSpec", "DatasetSpec",
-           "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec", "lazy_function"]
+           "SchemeSpec", "NoiseSpec", "MetricSpec", "TunerSpec", "QueryStrategySpec", "checked_pair", "lazy_function"]
 
 #: The most combinations a :attr:`MethodSpec.grid` may hold: model selection fits every one of them
 #: once per fold (``tune_folds`` + 1 fits per combination), so the leaderboard's cost grows with it.
@@ -436,3 +436,68 @@ class TunerSpec:
         except (ImportError, AttributeError) as exc:
             raise ImportError(f"tuner {self.name!r}: cannot import {self.select!r}: {exc}") from exc
         return dataclasses.replace(self, select=func)
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryStrategySpec:
+    """An active query strategy: which pair to ask the oracle next (issue 53).
+
+    ``strategy`` is a class (or a ``"module:Class"`` string, imported on first use) whose
+    instances have ``next_pair(X, asked, answers, labels, rng) -> (i, j)``: ``X`` the (n, d)
+    features, ``asked`` the (q, 2) int array of the pairs asked so far, in order, ``answers`` the
+    (q,) bool array of their answers (True = must-link), ``labels`` the current partition of the
+    n points (None before any fit), ``rng`` a ``numpy.random.Generator``. The pair returned must
+    be two distinct points in ``range(n)``, not asked before (:func:`checked_pair`).
+    ``needs_n_clusters``: the constructor takes the number of clusters ``n_clusters``.
+    """
+
+    name: str
+    strategy: type | str
+    summary: str = ""
+    paper: str = ""
+    needs_n_clusters: bool = False
+
+    def __post_init__(self):
+        if isinstance(self.strategy, str) and ":" not in self.strategy:
+            raise ValueError(f"QueryStrategySpec {self.name!r}: strategy {self.strategy!r} must be a class "
+                             f"or a 'package.module:ClassName' string")
+
+    def loaded(self) -> "QueryStrategySpec":
+        """This spec with ``strategy`` imported (a no-op when it is a class)."""
+        if not isinstance(self.strategy, str):
+            return self
+        modname, _, attr = self.strategy.partition(":")
+        try:
+            cls = getattr(importlib.import_module(modname), attr)
+        except (ImportError, AttributeError) as exc:
+            raise ImportError(f"query strategy {self.name!r}: cannot import {self.strategy!r}: {exc}") from exc
+        return dataclasses.replace(self, strategy=cls)
+
+
+def checked_pair(pair, n_samples: int, asked=None, who: str = "the query strategy") -> tuple[int, int]:
+    """``pair`` as ``(i, j)`` ints, or a ``ValueError`` naming what is wrong with it.
+
+    A proposed pair must be two whole numbers, distinct, each in ``range(n_samples)``, and
+    (in either order) not among ``asked`` (a (q, 2) array): asking again wastes a question
+    and, under a non-persistent noisy oracle, changes what the answers mean.
+    """
+    import numpy as np
+
+    try:
+        i, j = pair
+        if int(i) != i or int(j) != j:
+            raise TypeError
+        i, j = int(i), int(j)
+    except (TypeError, ValueError):
+        raise ValueError(f"{who} returned {pair!r}; next_pair must return two point indices (i, j)") from None
+    if not (0 <= i < n_samples and 0 <= j < n_samples):
+        raise ValueError(f"{who} returned the pair ({i}, {j}), outside the {n_samples} points (indices 0.."
+                         f"{n_samples - 1})")
+    if i == j:
+        raise ValueError(f"{who} returned the pair ({i}, {j}) of a point with itself; propose two distinct points")
+    if asked is not None and len(asked):
+        asked = np.asarray(asked).reshape(-1, 2)
+        lo, hi = min(i, j), max(i, j)
+        if np.any((asked.min(1) == lo) & (asked.max(1) == hi)):
+            raise ValueError(f"{who} returned the pair ({i}, {j}), already asked; propose a pair not in `asked`")
+    return i, j

@@ -1,0 +1,44 @@
+"""Active query strategies: which pair to ask an oracle next (issue 53).
+
+The pluggy plugin of the strategies (hook ``ccbench_query_strategies``); it names them as
+``"module:Class"`` strings, so ``ccbench plugins`` imports no numerical code. A strategy's
+``next_pair(X, asked, answers, labels, rng) -> (i, j)`` is the interface
+(:class:`ccbench.registry.QueryStrategySpec`); the simulated oracle is :mod:`.oracle`, the loop
+that asks is :mod:`.loop`.
+"""
+
+from ccbench.hookspecs import hookimpl
+from ccbench.registry import QueryStrategySpec
+
+
+@hookimpl
+def ccbench_query_strategies() -> list[QueryStrategySpec]:
+    return [
+        QueryStrategySpec(
+            name="random",
+            strategy=f"{__name__}.strategies:RandomPairs",
+            summary="a pair drawn uniformly among the pairs not asked yet (the baseline)",
+        ),
+        QueryStrategySpec(
+            name="explore_consolidate",
+            strategy=f"{__name__}.strategies:ExploreConsolidate",
+            summary="farthest-first to k disjoint neighbourhoods, then random points against them, nearest "
+                    "centroid first",
+            paper="Basu, Banerjee & Mooney, SDM 2004",
+            needs_n_clusters=True,
+        ),
+        QueryStrategySpec(
+            name="min_max",
+            strategy=f"{__name__}.strategies:MinMax",
+            summary="Explore, then consolidate the point least similar to every neighbourhood point",
+            paper="Mallapragada, Jin & Jain, ICPR 2008",
+            needs_n_clusters=True,
+        ),
+        QueryStrategySpec(
+            name="npu",
+            strategy=f"{__name__}.npu:NPU",
+            summary="the point of most neighbourhood-membership entropy per expected query, random-forest "
+                    "similarity from the current partition",
+            paper="Xiong, Azimi & Fern, IEEE TKDE 2014",
+        ),
+    ]
