@@ -1,6 +1,8 @@
-"""The SLURM launcher's logic without a cluster (issue 54, items 1, 2, 4, 5): one pack map per grid,
-the array's states read from one query, the fallback without ``sacct``, and which cells a resume
-submits. The real-cluster counterpart is tests/slurm/test_slurm_cluster.py (its last two tests)."""
+"""The SLURM launcher's logic without a cluster (issue 54, items 1, 2, 3, 4, 5, 6, 8): one pack map per grid,
+the array's states read from one query, the fallback without ``sacct``, which cells a resume
+submits, a task's last time limit recorded as such, a signal during start-up, and the accounting
+limits and a file system without locks checked before anything runs. The real-cluster
+counterparts are in tests/slurm/test_slurm_cluster.py."""
 
 from __future__ import annotations
 
@@ -189,3 +191,156 @@ def test_a_resume_launches_only_the_cells_that_are_not_complete(tmp_path):
 
     launched = _IncompleteCellsOnly(_FakeLauncher(), Loader(), None).launch([["cell=a"], ["cell=b"]], 0)
     assert launched == [["cell=b"]]
+
+
+# -- limits checked before submission (issue 54, item 8) -------------------------------------------------------------
+
+#: what the test cluster's sacctmgr printed (slurm 22.05) with these limits set, -n -P
+CONFIG = "ClusterName             = hpc\nAccountingStorageEnforce = associations,limits,qos\nMaxArraySize = 1001\n"
+ASSOC = "proj||normal,long|normal|4|1-00:00:00|cpu=2\nother||normal|normal|||\n"
+QOS = {"normal": "normal|02:00:00|cpu=1,mem=2G|5|7", "long": "long|7-00:00:00||1000|"}
+
+
+def _sacctmgr(config=CONFIG, assoc=ASSOC, queued=0, default="proj"):
+    """A fake ``run`` answering the four queries limit_problems makes (and recording them)."""
+    asked = []
+
+    def run(args):
+        asked.append(args)
+        if args[0] == "scontrol":
+            return config
+        if args[0] == "squeue":
+            return "".join(f"{i}\n" for i in range(queued))
+        if args[4] == "assoc":
+            return assoc
+        if args[4] == "user":
+            return f"{default}\n"
+        name = next(a for a in args if a.startswith("where name=")).split("=", 1)[1]
+        return QOS.get(name, "") + "\n"
+    run.asked = asked
+    return run
+
+
+def test_sizes_of_slurm_tres_and_memory():
+    from ccbench.running.slurm_limits import parse_mem_mb, parse_tres
+
+    assert parse_mem_mb("2G") == 2048 and parse_mem_mb("500M") == 500 and parse_mem_mb("1T") == 1024 ** 2
+    assert parse_mem_mb("300") == 300  # no unit: MB
+    assert parse_tres("cpu=4,mem=1.5G,node=1,gres/gpu=2") == {"cpu": 4, "mem": 1536, "node": 1, "gres/gpu": 2}
+
+
+def test_which_limits_slurm_enforces():
+    from ccbench.running.slurm_limits import enforcement
+
+    assert enforcement("AccountingStorageEnforce = none\n") == (False, False)
+    assert enforcement("AccountingStorageEnforce = associations\n") == (True, False)
+    assert enforcement("AccountingStorageEnforce = qos\n") == (True, False)  # qos implies associations
+    assert enforcement("AccountingStorageEnforce = safe\n") == (True, True)  # safe implies limits
+    assert enforcement("AccountingStorageEnforce = associations,limits\n") == (True, True)
+
+
+def test_a_request_within_every_limit_passes():
+    from ccbench.running.slurm_limits import limit_problems
+
+    run = _sacctmgr()
+    assert limit_problems({"timeout_min": 60, "cpus_per_task": 1, "mem_gb": 2}, 4, run=run, user="ann") == []
+    assert run.asked[-1][:2] == ["squeue", "-h"]  # the user's queued jobs count too
+
+
+def test_each_broken_limit_is_named_with_its_fix():
+    """Association MaxSubmitJobs=4 and MaxWall 1 day; QOS normal MaxWall 2 h, MaxTRESPerJob cpu=1,mem=2G,
+    MaxSubmitJobsPerUser=5, MaxSubmitJobsPerAccount=7; the user has 2 jobs queued."""
+    from ccbench.running.slurm_limits import limit_problems
+
+    problems = limit_problems({"timeout_min": 180, "cpus_per_task": 2, "mem_gb": 4}, 4, run=_sacctmgr(queued=2),
+                              user="ann")
+    text = "\n".join(problems)
+    assert len(problems) == 5, text
+    assert "hydra.launcher.timeout_min=180: QOS normal allows at most 120 min per job (MaxWall=02:00:00)" in text
+    assert "timeout_min=120" in text and "hydra.launcher.qos" in text
+    assert "hydra.launcher.cpus_per_task=2: QOS normal allows at most 1 CPUs per job" in text
+    assert "hydra.launcher.mem_gb=4: QOS normal allows at most 2048 MB per job" in text and "mem_gb=2," in text
+    # 4 tasks + 2 queued: over the association's 4 and the QOS's 5 per user, within its 7 per account
+    assert "(MaxSubmitJobs=4) allows at most 4 jobs" in text and "hydra.sweeper.max_tasks=2" in text
+    assert "(MaxSubmitJobsPerUser=5)" in text and "hydra.sweeper.max_tasks=3" in text
+    assert "MaxSubmitJobsPerAccount" not in text
+
+
+def test_a_longer_qos_lifts_the_wall_limit_and_its_own_limits_apply():
+    from ccbench.running.slurm_limits import limit_problems
+
+    problems = limit_problems({"timeout_min": 180, "qos": "long"}, 1001, run=_sacctmgr(), user="ann")
+    assert len(problems) == 2 and all("the sweep is 1,001 array tasks" in p for p in problems)  # no MaxWall
+    assert "(MaxSubmitJobs=4)" in problems[0] and "hydra.sweeper.max_tasks=4" in problems[0]
+    assert "QOS long (MaxSubmitJobsPerUser=1000)" in problems[1] and "max_tasks=1000" in problems[1]
+
+
+def test_a_bad_account_or_qos_is_refused_naming_what_is_allowed():
+    from ccbench.running.slurm_limits import limit_problems
+
+    problems = limit_problems({"account": "nope"}, 1, run=_sacctmgr(), user="ann")
+    assert problems == ["hydra.launcher.account=nope: user ann has no association with it on cluster hpc (their "
+                        "accounts: other, proj); set hydra.launcher.account to one of them"]
+    problems = limit_problems({"account": "other", "qos": "long"}, 1, run=_sacctmgr(), user="ann")
+    assert problems and "account other may not use QOS long (allowed: normal)" in problems[0]
+    problems = limit_problems({"qos": "gpu"}, 1, run=_sacctmgr(assoc="proj|||||"), user="ann")
+    assert problems and "hydra.launcher.qos=gpu: SLURM does not know this QOS" in problems[0]
+    problems = limit_problems({}, 1, run=_sacctmgr(assoc=""), user="ann")
+    assert problems and "user ann has no SLURM association on cluster hpc" in problems[0]
+
+
+def test_limits_slurm_does_not_enforce_are_not_checked():
+    from ccbench.running.slurm_limits import limit_problems
+
+    loose = CONFIG.replace("associations,limits,qos", "none")
+    assert limit_problems({"timeout_min": 10 ** 5, "account": "nope"}, 10 ** 4, run=_sacctmgr(config=loose)) == []
+    assoc_only = CONFIG.replace("associations,limits,qos", "associations")
+    assert limit_problems({"timeout_min": 10 ** 5}, 10 ** 4, run=_sacctmgr(config=assoc_only), user="ann") == []
+    assert limit_problems({"account": "nope"}, 1, run=_sacctmgr(config=assoc_only), user="ann")
+
+
+def test_when_sacctmgr_cannot_answer_it_is_said_and_sbatch_decides(caplog):
+    from ccbench.running.slurm_limits import limit_problems
+
+    def down(args):
+        if args[0] == "sacctmgr":
+            raise RuntimeError("sacctmgr: error: Problem talking to the database: Connection refused")
+        return CONFIG
+    assert limit_problems({"timeout_min": 10 ** 5}, 10 ** 4, run=down, user="ann") == []
+    assert "Connection refused" in caplog.text and "without checking them" in caplog.text
+
+
+@pytest.mark.parametrize("code", ["ENOSYS", "ENOLCK", "EINVAL", "EOPNOTSUPP"])
+def test_a_file_system_without_flock_is_named_with_the_mount_option(tmp_path, monkeypatch, code):
+    """Lustre mounted without ``-o flock`` answers flock with ENOSYS (NFS ``nolock``: ENOLCK), not
+    BlockingIOError: the error names the lock, the file system and the mount option, at once."""
+    import errno
+    import fcntl
+
+    from ccbench.running import _locks
+
+    def no_flock(handle, flags):
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)))
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    with pytest.raises(_locks.LocksUnsupportedError) as caught:
+        with _locks.locked(tmp_path / "results.parquet"):
+            pytest.fail("the body ran without a lock")
+    text = str(caught.value)
+    assert str(tmp_path / ".results.parquet.lock") in text and "-o flock" in text
+    assert errno.errorcode[getattr(errno, code)] in text
+    assert caught.value.errno == getattr(errno, code)
+
+
+def test_another_flock_error_is_not_mistaken_for_a_file_system_without_locks(tmp_path, monkeypatch):
+    import errno
+    import fcntl
+
+    from ccbench.running import _locks
+
+    def bad_handle(handle, flags):
+        raise OSError(errno.EBADF, "Bad file descriptor")
+    monkeypatch.setattr(fcntl, "flock", bad_handle)
+    with pytest.raises(OSError) as caught:
+        with _locks.locked(tmp_path / "results.parquet"):
+            pass
+    assert not isinstance(caught.value, _locks.LocksUnsupportedError)

@@ -6,11 +6,17 @@ waited :data:`PATIENCE` seconds for a lock logs that holder once, with the way o
 suspended with Ctrl-Z or by SLURM while holding a lock would otherwise block the next one forever
 without a word. Locks are held only around short writes (:mod:`ccbench.running.results`,
 :mod:`ccbench.running.shared_fits`), never around a fit.
+
+A file system without ``flock`` (Lustre mounted without ``-o flock``: ``ENOSYS``; NFS mounted
+``nolock``: ``ENOLCK``; some FUSE mounts: ``EINVAL``/``EOPNOTSUPP``) raises something other than
+``BlockingIOError``; :class:`LocksUnsupportedError` then names the directory and the mount option
+instead of a bare ``OSError: [Errno 38] Function not implemented`` (issue 54, item 8).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -20,7 +26,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-__all__ = ["PATIENCE", "LOCK_TIMEOUT", "lock_path", "lock_holder", "locked"]
+__all__ = ["PATIENCE", "LOCK_TIMEOUT", "lock_path", "lock_holder", "locked", "LocksUnsupportedError"]
 
 #: Seconds a process waits for a lock before it logs who holds it.
 PATIENCE = 5.0
@@ -31,6 +37,32 @@ LOCK_TIMEOUT = 600.0
 LOCK_TIMEOUT_ENV = "CCBENCH_LOCK_TIMEOUT"
 
 log = logging.getLogger("ccbench")
+
+#: what ``flock`` raises on a file system that does not lock (the lock is not busy: it cannot be taken)
+_NO_LOCKS = frozenset({errno.ENOSYS, errno.ENOLCK, errno.EINVAL, errno.EOPNOTSUPP, errno.ENOTSUP})
+
+
+class LocksUnsupportedError(OSError):
+    """The file system of a sweep directory does not support ``flock`` (see the module docstring)."""
+
+
+def _try_lock(handle, lock: Path, fcntl) -> None:
+    """``flock(LOCK_EX | LOCK_NB)``: ``BlockingIOError`` when another process holds it,
+    :class:`LocksUnsupportedError` when the file system cannot lock at all."""
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_LOCKS:
+            raise
+        raise LocksUnsupportedError(
+            exc.errno,
+            f"cannot lock {lock}: its file system does not support file locks (flock: {exc.strerror}, "
+            f"{errno.errorcode.get(exc.errno, exc.errno)}). ccbench locks a results file so that concurrent "
+            f"writers lose no rows. On Lustre the mount needs the option `-o flock` (ask the cluster's "
+            f"administrators; `mount | grep lustre` shows the options); on NFS, a mount without `nolock`; "
+            f"or put the sweep directory (hydra.sweep.dir) on a file system that locks") from exc
 
 
 def lock_path(path) -> Path:
@@ -71,7 +103,7 @@ def locked(path):
     lock.parent.mkdir(parents=True, exist_ok=True)
     with open(lock, "a+") as handle:
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _try_lock(handle, lock, fcntl)
         except BlockingIOError:
             _wait(handle, lock, fcntl)
         try:
@@ -101,7 +133,7 @@ def _wait(handle, lock: Path, fcntl) -> None:
         time.sleep(pause)
         pause = min(pause * 2, 0.5)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            _try_lock(handle, lock, fcntl)
             if told:
                 log.warning("got the lock %s after %.0f s", lock, time.monotonic() - start)
             return

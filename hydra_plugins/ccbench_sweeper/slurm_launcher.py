@@ -1,10 +1,12 @@
 """``hydra/launcher=slurm``: Hydra's submitit SLURM launcher with three changes.
 
 - Before submitting, what each task asks for is checked against the partition
-  (:func:`ccbench.running.slurm.request_problems`), and the array's length against the
-  cluster's ``MaxArraySize`` (:func:`~ccbench.running.slurm.array_problems`): a request no
-  node can satisfy stops the sweep at once (exit status 2, one line per problem) instead of
-  an ``sbatch`` error or a task pending forever.
+  (:func:`ccbench.running.slurm.request_problems`), the array's length against the
+  cluster's ``MaxArraySize`` (:func:`~ccbench.running.slurm.array_problems`), and both against
+  the accounting limits SLURM enforces (account, QOS, ``MaxSubmitJobs``, ``MaxWall``,
+  ``MaxTRESPerJob``: :func:`ccbench.running.slurm_limits.limit_problems`): a request SLURM
+  would refuse or never run stops the sweep at once (exit status 2, one line per problem)
+  instead of an ``sbatch`` error or a task pending forever.
 - It waits for every task, asking SLURM for the whole array's states in one query per poll
   (``sacct``; without accounting ``squeue``/``scontrol``, and it says so), then names every task
   that did not finish (killed, cancelled, out of memory, timed out too often) with the cells it
@@ -54,13 +56,15 @@ class CCBenchSlurmLauncher(SlurmLauncher):
 
         from ccbench.running.slurm import (array_problems, default_mem_gb, failure_report, request_problems,
                                            resume_command)
+        from ccbench.running.slurm_limits import limit_problems
         from ccbench.running.validate import ConfigProblems
 
         assert self.config is not None and len(job_overrides) > 0
         params = dict(self.params)
         if params.get("mem_gb") is None and not _asks_memory(params):
             params["mem_gb"] = default_mem_gb(params.get("partition"))
-        problems = request_problems(params) + array_problems(len(job_overrides))
+        problems = (request_problems(params) + array_problems(len(job_overrides))
+                    + limit_problems(params, len(job_overrides)))
         if problems:
             raise ConfigProblems(["SLURM cannot run these tasks: " + p for p in problems])
         log = logging.getLogger(__name__)
