@@ -18,6 +18,10 @@ pass / fail line per check (exit status 1 on any failure). Three groups:
   from the estimator's defaults, and sets ``n_clusters`` when the method needs k
   (``tests/test_method_configs.py``).
 
+``NAME`` may also be an active query strategy (``ccbench_query_strategies``): then the
+``strategy`` group runs instead (:mod:`ccbench.running._check_strategy`: a pair out of range,
+of a point with itself or asked before, an exception, or a seed that does not fix the pairs fails).
+
 The checks live here, once; the test files import them. ccbench's tests about *its*
 methods iterate over :func:`builtin_methods` only, so installing a third-party plugin
 cannot break them.
@@ -33,6 +37,7 @@ import numpy as np
 
 from ..specs import resolve_relative_k
 from ._check_report import _NO_RESULT, MAX_HUNG_IN_A_ROW, CheckResult, _first_line, _Results  # noqa: F401
+from ._check_strategy import STRATEGY_CHECKS, is_query_strategy, strategy_checks  # noqa: F401
 
 #: Top-level packages of ccbench's own distribution: a method whose estimator lives in
 #: one of them is a built-in.
@@ -497,11 +502,14 @@ def check_method(name: str, groups: Iterable[str] = GROUPS, searchpath: Iterable
     naming why (the whole command is bounded by about that many times ``timeout``).
     ``on_result`` is called with each result as it comes (the command prints it at once).
     """
-    from ..registry import get_method_spec, load_plugins
+    from ..registry import get_method_spec, get_query_strategy_spec, load_plugins
 
     load_plugins(list(plugins))
-    spec = get_method_spec(name)
     out = _Results(on_result, timeout)
+    if is_query_strategy(name):  # a query strategy (issue 53): its own group, whatever ``groups`` says
+        out += strategy_checks(get_query_strategy_spec(name))
+        return list(out)
+    spec = get_method_spec(name)
     runner = None
     if timeout is not None and ({"estimator", "hostile"} & set(groups)):
         from ..isolation import IsolatedRunner
