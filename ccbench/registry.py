@@ -315,14 +315,14 @@ def _specs(kind: str) -> dict[str, Any]:
     return _caches[kind]
 
 
-def _lookup(kind: str, name: str, what: str):
+def _lookup(kind: str, name: str, what: str, plural: str | None = None):
     table = _specs(kind)
     try:
         return table[name]
     except KeyError:
         known = ", ".join(table) or "(none registered)"
         note = "".join(f"; note: {b}" for b in _broken)
-        raise UnknownNameError(f"unknown {what} {name!r}; known {what}s: {known}{note}") from None
+        raise UnknownNameError(f"unknown {what} {name!r}; known {plural or what + 's'}: {known}{note}") from None
 
 
 def get_method_spec(name: str) -> MethodSpec:
@@ -373,7 +373,7 @@ def list_tuners() -> list[TunerSpec]:
 
 def get_query_strategy_spec(name: str) -> QueryStrategySpec:
     """The active query strategy registered as ``name``, its class imported."""
-    spec = _lookup("query_strategies", name, "query strategy")
+    spec = _lookup("query_strategies", name, "query strategy", "query strategies")
     if isinstance(spec.strategy, str):
         spec = _caches["query_strategies"][name] = spec.loaded()
     return spec
