@@ -20,6 +20,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 
 from .config import canonical_json, register_configs
+from .worker_deaths import forget_lost_jobs, lost_jobs
 
 __all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome", "register_method_configs",
            "command_line_searchpaths"]
@@ -125,13 +126,8 @@ def last_sweep_outcome() -> dict:
     per job that could not run], "lost_jobs": [line per job whose launcher worker died], "callback_error":
     text or None}``. A ``timeout`` row is a trial that reached its budget (a measured result, ranked), not a
     failure of the run: it is counted apart from the ``error`` rows (:func:`ccbench.running.cli._exit_status`)."""
-    return dict(_outcome)
-
-
-def note_lost_job(line: str) -> None:
-    """A launcher's worker died while running a job (printed already, as it happened): the command
-    exits 1 even when no trial row could record it."""
-    _outcome.setdefault("lost_jobs", []).append(line)
+    lost = lost_jobs()  # noted by the joblib launcher (:func:`.worker_deaths.note_lost_job`)
+    return {**_outcome, "lost_jobs": lost} if lost else dict(_outcome)
 
 
 @hydra.main(version_base="1.3", config_path="pkg://ccbench_conf", config_name="config")
@@ -241,6 +237,7 @@ class SweepSummaryCallback(Callback):
 
     def on_multirun_start(self, config, **kwargs):
         _outcome.clear()
+        forget_lost_jobs()
         sweep = Path(config.hydra.sweep.dir)
         _outcome["sweep"] = str(sweep.resolve())
         _outcome["start"] = time.time()

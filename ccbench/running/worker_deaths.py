@@ -33,7 +33,29 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["WorkerDeaths", "Lost", "mark_job", "unmark_job", "cause_of", "record_lost_trial"]
+__all__ = ["WorkerDeaths", "Lost", "mark_job", "unmark_job", "cause_of", "record_lost_trial", "note_lost_job",
+           "lost_jobs", "forget_lost_jobs"]
+
+# The lines naming the jobs this process's launcher lost to a dead worker, for the sweep's outcome
+# (:func:`ccbench.running.app.last_sweep_outcome`). Kept here, not in the app, so the launcher that writes
+# them and the app that reads them both import this module and not each other (issue 54, item 21).
+_lost_lines: list[str] = []
+
+
+def note_lost_job(line: str) -> None:
+    """A launcher's worker died while running a job (printed already, as it happened): the command
+    exits 1 even when no trial row could record it."""
+    _lost_lines.append(line)
+
+
+def lost_jobs() -> list[str]:
+    """The lines :func:`note_lost_job` was given since the last :func:`forget_lost_jobs`."""
+    return list(_lost_lines)
+
+
+def forget_lost_jobs() -> None:
+    """Start a new sweep's count (called when a sweep starts)."""
+    _lost_lines.clear()
 
 
 def mark_job(folder: str | os.PathLike, job: int, out_dir: str) -> Path:

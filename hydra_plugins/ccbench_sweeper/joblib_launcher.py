@@ -164,8 +164,7 @@ class CCBenchJoblibLauncher(JoblibLauncher):
         the row (and the exit status) instead."""
         from hydra.core.utils import JobStatus, filter_overrides
 
-        from ccbench.running.app import note_lost_job
-        from ccbench.running.worker_deaths import record_lost_trial
+        from ccbench.running.worker_deaths import note_lost_job, record_lost_trial
 
         cells = " ".join(filter_overrides(overrides))
         if job is None:
