@@ -1,0 +1,148 @@
+"""COBRAS (plugins/cobras): clustering by asking, on hand-sized blobs with known answers."""
+
+import numpy as np
+import pytest
+
+from ccbench.base import InsufficientSupervisionError
+from ccbench.constraints import Constraints, labeled_subsets
+from ccbench.metrics import adjusted_rand
+from ccbench_plugins.cobras import core
+from ccbench_plugins.cobras.cobras import COBRAS
+
+
+def _blobs(sizes, centres, seed=0, spread=0.3):
+    """Gaussian blobs of ``sizes`` points around ``centres`` (far apart: no point nearer another centre)."""
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    return np.asarray(centres, dtype=float)[y] + rng.normal(0.0, spread, (len(y), 2)), y
+
+
+THREE = _blobs([12, 10, 8], [[0, 0], [10, 0], [0, 10]])
+
+
+class CountingOracle:
+    """The exact oracle of ``y`` (or a fixed answer), recording every call."""
+
+    def __init__(self, y, answer=None):
+        self.y, self.answer, self.calls = y, answer, []
+
+    def __call__(self, i, j):
+        self.calls.append((i, j))
+        return bool(self.y[i] == self.y[j]) if self.answer is None else self.answer
+
+
+def test_exact_oracle_recovers_well_separated_blobs_within_a_small_budget():
+    X, y = THREE
+    model = COBRAS(max_questions=15, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert adjusted_rand(y, model.labels_) == pytest.approx(1.0)
+    # reached early: the anytime curve is at 1 well before the budget is spent
+    reached = np.flatnonzero([adjusted_rand(y, row) > 1 - 1e-12 for row in model.labels_history_])
+    assert reached.size and reached[0] <= 10
+
+
+@pytest.mark.parametrize("answer", [False, True])
+def test_answers_that_ignore_the_truth_give_a_worse_clustering(answer):
+    """A COBRAS that ignored its answers would cluster alike under every oracle."""
+    X, y = THREE
+    exact = COBRAS(max_questions=15, random_state=0).fit(X, oracle=CountingOracle(y))
+    blind = COBRAS(max_questions=15, random_state=0).fit(X, oracle=CountingOracle(y, answer=answer))
+    assert adjusted_rand(y, exact.labels_) - adjusted_rand(y, blind.labels_) > 0.5
+    if answer:  # every pair must-linked: whatever was split is merged back into one cluster
+        assert len(np.unique(blind.labels_)) == 1
+
+
+def test_the_largest_super_instance_is_split_first():
+    assert core.super_instance_to_split(np.array([3, 10, 7, 12]), np.array([True, True, True, False])) == 1
+    assert core.super_instance_to_split(np.array([5, 5]), np.array([True, True])) == 0  # ties: lowest index
+    assert core.super_instance_to_split(np.array([1, 1]), np.array([False, False])) == -1
+
+
+def test_after_the_first_iteration_the_questions_are_about_the_larger_blob():
+    """Blobs of 40 and 10 points: the first iteration asks whether the blobs' representatives belong
+    together (no), then about two halves of the 40 (yes), and ends on the two blobs. From then on the
+    largest super-instance is split first, so the questions are mostly about the 40-point blob (smallest
+    first, they are about the 10-point one: an eighth of the points asked about are in the 40)."""
+    X, y = _blobs([40, 10], [[0, 0], [10, 0]])
+    model = COBRAS(max_questions=10, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert list(model.answers_[:2]) == [False, True]
+    assert adjusted_rand(y, model.labels_history_[2]) == pytest.approx(1.0)
+    assert np.mean(y[model.queried_pairs_[2:]] == 0) >= 0.75
+
+
+@pytest.mark.parametrize("budget", [1, 2, 7, 13])
+def test_budget_is_spent_exactly_and_no_pair_is_asked_twice(budget):
+    X, y = THREE
+    oracle = CountingOracle(y)
+    model = COBRAS(max_questions=budget, random_state=1).fit(X, oracle=oracle)
+    assert model.n_questions_ == budget == len(oracle.calls)
+    assert model.labels_history_.shape == (budget + 1, len(y))
+    keys = {(min(i, j), max(i, j)) for i, j in oracle.calls}
+    assert len(keys) == budget, "a pair was asked twice"
+    assert [tuple(p) for p in model.queried_pairs_] == [(min(i, j), max(i, j)) for i, j in oracle.calls]
+    assert np.array_equal(model.answers_, y[model.queried_pairs_[:, 0]] == y[model.queried_pairs_[:, 1]])
+
+
+def test_history_starts_from_one_cluster_and_ends_on_labels():
+    X, y = THREE
+    model = COBRAS(max_questions=25, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert model.labels_history_.shape == (model.n_questions_ + 1, len(y))
+    assert not model.labels_history_[0].any()
+    assert np.array_equal(model.labels_history_[-1], model.labels_)
+
+
+def test_nothing_left_to_split_stops_before_the_budget():
+    """Four points: at most three splits into single points, every pair of representatives then known."""
+    X = np.array([[0.0, 0.0], [0.0, 1.0], [5.0, 0.0], [5.0, 1.0]])
+    y = np.array([0, 0, 1, 1])
+    model = COBRAS(max_questions=50, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert model.n_questions_ <= 6  # the pairs of four points
+    assert adjusted_rand(y, model.labels_) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize("budget", [0, -3, True, 2.5])
+def test_a_budget_that_is_not_a_positive_int_is_refused(budget):
+    X, y = THREE
+    with pytest.raises(ValueError, match="max_questions must be an int >= 1"):
+        COBRAS(max_questions=budget).fit(X, oracle=CountingOracle(y))
+
+
+def test_an_oracle_answering_other_than_a_bool_is_named():
+    X, _ = THREE
+    with pytest.raises(TypeError, match="the oracle answered 'yes'"):
+        COBRAS(max_questions=5).fit(X, oracle=lambda i, j: "yes")
+
+
+def test_labels_revealed_in_full_are_the_exact_oracle():
+    """The provisional harness route (scheme ``oracle_labels``) and an explicit exact oracle ask the
+    same questions and reach the same clustering."""
+    X, y = THREE
+    cons = core.oracle_labels(y + 5)
+    assert cons.n_must_link == cons.n_cannot_link == 0 and cons.n_labeled == len(y)
+    routed = COBRAS(max_questions=12, random_state=3).fit(X, constraints=cons)
+    direct = COBRAS(max_questions=12, random_state=3).fit(X, oracle=CountingOracle(y))
+    assert np.array_equal(routed.queried_pairs_, direct.queried_pairs_)
+    assert np.array_equal(routed.labels_history_, direct.labels_history_)
+
+
+def test_supervision_that_is_no_oracle_is_refused_naming_the_fix():
+    X, y = THREE
+    with pytest.raises(InsufficientSupervisionError, match="oracle_labels"):
+        COBRAS().fit(X)
+    partial = labeled_subsets(y, 2, rng=np.random.default_rng(0))
+    with pytest.raises(InsufficientSupervisionError, match=f"got 6 of {len(y)} labels"):
+        COBRAS().fit(X, constraints=partial)
+    with pytest.raises(ValueError, match="not both"):
+        COBRAS().fit(X, oracle=CountingOracle(y), constraints=Constraints.empty(len(y)))
+
+
+def test_the_harness_fits_it_from_the_oracle_labels_scheme():
+    """Registered on request: the harness's own fit path, supervision drawn by the scheme."""
+    from ccbench import registry
+    from ccbench.running import harness, protocol
+
+    X, y = THREE
+    registry.load_plugins(["ccbench_plugins.cobras"])
+    cons, _ = protocol.draw_supervision(y, {"name": "oracle_labels"}, {"name": "none", "rate": 0.0},
+                                        np.random.default_rng(0))
+    fit = harness.fit_labels(["ccbench_plugins.cobras"], "cobras", {"max_questions": 15}, 0, None, X, cons, "warn")
+    assert adjusted_rand(y, fit["labels"]) == pytest.approx(1.0)
