@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import ccbench_plugins
 import pytest
 
 import ccbench
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGINS = Path(ccbench_plugins.__file__).parent
 CORE = Path(ccbench.__file__).parent
@@ -308,8 +308,8 @@ def test_every_documented_import_works():
         "        bad.append(f'{where}: {stmt}: {type(exc).__name__}: {exc}')\n"
         "print('\\n'.join(bad))\n"
     )
-    out = subprocess.run([sys.executable, "-c", f"CASES = {found!r}\n" + code], capture_output=True, text=True,
-                         timeout=300)
+    out = _proc.run([sys.executable, "-c", f"CASES = {found!r}\n" + code], capture_output=True, text=True,
+                    timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert not out.stdout.strip(), "documented imports that fail:\n" + out.stdout
 
@@ -323,6 +323,6 @@ def test_listing_plugins_imports_no_estimator_or_heavy_library():
         "('sklearn', 'numba', 'scipy', 'cvxpy', 'hydra', 'matplotlib', 'pandas') "
         "or (m.startswith('ccbench_plugins.') and m.count('.') > 1))))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    out = _proc.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     loaded = out.stdout.strip()
     assert loaded == "[]", f"ccbench plugins imported {loaded[:300]}..."

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from benchmarks import publish
 from test_leaderboard_recipe import NAME, install
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -31,8 +32,8 @@ def test_the_registered_methods_benchmark_includes_an_installed_plugins_method(t
     env.pop("CCBENCH_BENCH_METHODS", None)
     code = ("import json; from benchmarks.bench_registered import RegisteredMethodFit as R; "
             "print(json.dumps([R.param_names, R.params[0]]))")
-    out = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300)
+    out = _proc.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                    timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     names, methods = json.loads(out.stdout.strip().splitlines()[-1])
     assert names == ["method", "n"]
@@ -40,8 +41,8 @@ def test_the_registered_methods_benchmark_includes_an_installed_plugins_method(t
     # and the benchmark runs it (in process: what one asv benchmark process does)
     code = ("from benchmarks.bench_registered import RegisteredMethodFit as R; b = R(); "
             f"b.setup('{NAME}', 200); b.time_fit('{NAME}', 200); print(b.track_ari('{NAME}', 200))")
-    run = subprocess.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
-                         timeout=300)
+    run = _proc.run([sys.executable, "-c", code], env=env, cwd=tmp_path, capture_output=True, text=True,
+                    timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert -1 <= float(run.stdout.strip().splitlines()[-1]) <= 1
 
@@ -114,7 +115,7 @@ def test_the_shim_answers_asvs_requests_from_the_inlined_data_on_file_pages_only
         jQuery.ajax({{url: "info.json"}});
         console.log(JSON.stringify(answered));
     """)
-    out = subprocess.run(["node", str(script)], capture_output=True, text=True, timeout=60)
+    out = _proc.run(["node", str(script)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout) == [1, "[[1,0.5]]", "ico", "network:missing.json", "network:info.json"]
 
@@ -129,9 +130,9 @@ def test_run_quick_store_writes_a_results_file(tmp_path):
     config = tmp_path / "asv.conf.json"
     config.write_text(conf)
     env = {**os.environ, "CCBENCH_BENCH_METHODS": "kmeans"}
-    run = subprocess.run([sys.executable, str(ROOT / "tests" / "benchmarks" / "run_quick.py"), "--store",
+    run = _proc.run([sys.executable, str(ROOT / "tests" / "benchmarks" / "run_quick.py"), "--store",
                           "--config", str(config), "--bench", r"RegisteredMethodFit\.time_fit"],
-                         env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+                    env=env, cwd=tmp_path, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
     files = publish.stored_results(tmp_path / "results")

@@ -6,12 +6,12 @@ so the first phase that runs it (the install) is killed: no real install, no rea
 
 import os
 import shutil
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -25,7 +25,7 @@ def test_ci_run_names_the_phase_that_passes_the_limit(tmp_path):
     fake.chmod(0o755)
     env = {**os.environ, "CI_VENV": str(venv), "CI_LIMIT_SECONDS": "6"}
     start = time.monotonic()
-    proc = subprocess.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=180)
+    proc = _proc.run(["bash", str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=180)
     elapsed = time.monotonic() - start
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "CI FAILED" in proc.stderr and "phase '" in proc.stderr and "CI_LIMIT_SECONDS" in proc.stderr

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from ccbench.data import _files as _data_files
 from ccbench.datasets import SUITES, expand_suites, read_manifest
 from ccbench.running.cli import main
 from ccbench.running.fetch import needed_datasets
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 SHARED = Path(os.environ.get("CCBENCH_DATA_DIR") or "/work/shared/datasets")
 needs_data = pytest.mark.skipif(not (SHARED / "pima").is_dir(), reason="the UCI copies are not here")
@@ -112,9 +112,9 @@ def test_fetch_checks_a_csv_against_its_sha256(tmp_path, capsys):
 def test_uci_all_sweeps_the_24_sets(tmp_path):
     """The suite in a real multirun: an unknown key stops it before any job, once per member set."""
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "-m", "dataset=uci_all", "method=kmeans",
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "-m", "dataset=uci_all", "method=kmeans",
                            "dataset.nope=1", f"hydra.sweep.dir={tmp_path / 's'}"],
-                          capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+                     capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
     assert proc.returncode == 2, proc.stderr[-3000:]
     named = {line.split("data set '")[1].split("'")[0] for line in proc.stderr.splitlines()
              if line.strip().startswith("dataset.nope:")}

@@ -11,13 +11,13 @@ depends on the machine's speed.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 import pandas as pd
 import pytest
 
 from ccbench.running.results import read_results
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGIN = "ccbench_exit_status_plugin"
 PLUGIN_SOURCE = """
@@ -57,7 +57,7 @@ def _sweep(plugin_dir, sweep, *extra):
             "hydra/launcher=basic", f"plugins=[{PLUGIN}]", f"hydra.searchpath=[file://{plugin_dir / 'conf'}]",
             f"hydra.sweep.dir={sweep}", *extra]
     cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", *args]
-    return subprocess.run(cmd, cwd=sweep.parent, env=env, capture_output=True, text=True, timeout=600)
+    return _proc.run(cmd, cwd=sweep.parent, env=env, capture_output=True, text=True, timeout=600)
 
 
 def _statuses(sweep) -> list[str]:

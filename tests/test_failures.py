@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 
 import numpy as np
@@ -19,6 +18,7 @@ from ccbench.running.cli import (
     with_default_experiment,
 )
 from ccbench.running.harness import run_job
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 
 @pytest.mark.parametrize(
@@ -59,8 +59,8 @@ def test_fast_help_lists_groups_and_root_defaults():
 
 @pytest.mark.slow
 def test_hydra_help_runs():
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "--hydra-help"], capture_output=True, text=True,
-                          timeout=120)
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "--hydra-help"], capture_output=True, text=True,
+                     timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Hydra" in proc.stdout
 

@@ -9,7 +9,6 @@ exactly as an outside package would add methods.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -24,6 +23,7 @@ from ccbench.running.harness import _Progress, run_job
 from ccbench.running.protocol import constraints_hash, draw_supervision, trial_seed
 from ccbench.running.protocol import trial_streams as _trial_streams
 from ccbench.running.results import read_results
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGIN = "ccbench_harness_testplugin_" + uuid.uuid4().hex[:8]
 
@@ -138,7 +138,7 @@ def plugin(plugin_dir, throwaway_plugin):
 def _ccbench(args, plugin_dir, cwd, expect=0):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", *args]
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    proc = _proc.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == expect, proc.stderr[-3000:]
     return proc
 

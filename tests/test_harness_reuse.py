@@ -19,6 +19,7 @@ from ccbench.datasets import load_dataset
 from ccbench.reporting import _format as rfmt
 from ccbench.running import protocol
 from ccbench.running.harness import run_job
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGIN = "ccbench_reuse_testplugin_" + uuid.uuid4().hex[:8]
 PLUGIN_SOURCE = '''
@@ -268,7 +269,7 @@ def test_a_sweep_through_the_command_shares_fits_in_its_sweep_dir(tmp_path):
            "hydra/launcher=local", "method=kmeans", "constraints.n_constraints=10,30", "noise=none,constraint_flip",
            "n_trials=2", "share_unsupervised_fits=true", f"hydra.sweep.dir={sweep}",
            "hydra.sweep.subdir=jobs/${hydra.job.num}"]  # nested job dirs: the cache is still at the root
-    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = _proc.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     from ccbench.running.results import gather
 

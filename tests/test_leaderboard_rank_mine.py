@@ -13,7 +13,6 @@ import hashlib
 import os
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 
@@ -21,6 +20,7 @@ import pandas as pd
 import pytest
 
 from test_leaderboard_recipe import NAME, PACKAGE, install
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 ROOT = Path(__file__).resolve().parents[1]
 # the smoke protocol on one data set and three of its cells, to stay cheap; both sides the same
@@ -41,8 +41,8 @@ def rank_commands() -> list[list[str]]:
 
 
 def _ccbench(args, cwd, env):
-    return subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=1800)
+    return _proc.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
+                     capture_output=True, text=True, timeout=1800)
 
 
 def _fingerprint(folder: Path) -> dict:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -20,6 +19,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "recipe_kmeans"
@@ -98,8 +98,8 @@ def test_the_docs_recipe_runs_verbatim_on_an_installed_plugin(tmp_path):
                         "hydra/launcher=basic"]  # its own trial_timeout (issue 55: a timeout exits 0)
     env = {**os.environ, "MPLBACKEND": "Agg",
            "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    run = subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=1200)
+    run = _proc.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=tmp_path, env=env,
+                    capture_output=True, text=True, timeout=1200)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     rows = pd.concat(pd.read_parquet(p) for p in sweep.rglob("results.parquet"))
     full = yaml.safe_load((ROOT / "conf" / "experiment" / "leaderboard.yaml").read_text())

@@ -4,11 +4,11 @@ terminal, a resume that says what it kept, and report.html written by every swee
 from __future__ import annotations
 
 import logging
-import subprocess
 import sys
 
 from ccbench.running import harness
 from ccbench.running.harness import run_job
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 CELL = {"dataset": {"name": "iris"}, "method": {"name": "kmeans", "n_clusters": 3},
         "constraints": {"name": "none"}, "noise": {"name": "none"}, "metrics": ["ari"]}
@@ -34,7 +34,7 @@ def test_a_sweep_writes_report_html_and_prints_jobs_eta_and_the_path(tmp_path):
     sweep = tmp_path / "sweep"
     cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())",
            "-m", "method=kmeans,ap", "n_trials=2", f"hydra.sweep.dir={sweep}"]
-    proc = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = _proc.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "[ccbench] jobs done 1/2" in proc.stderr and "ETA" in proc.stderr
     assert (sweep / "report" / "report.html").exists()

@@ -20,6 +20,7 @@ from ccbench.reporting import summary as rsummary
 from ccbench.running import provenance
 from ccbench.running.harness import run_job
 from ccbench.running.results import read_results
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGIN = """
 import numpy as np
@@ -268,7 +269,7 @@ def test_the_command_reruns_only_the_edited_plugins_trials_and_says_so(two_plugi
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(two_plugins), os.environ.get("PYTHONPATH", "")])}
 
     def run():
-        proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+        proc = _proc.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
         return proc, rows.set_index(["method.name", "trial"]).sort_index()

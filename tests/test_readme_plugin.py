@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 ROOT = Path(__file__).resolve().parents[1]
 FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.M | re.S)
@@ -66,7 +67,7 @@ def readme_commands() -> list[str]:
 
 
 def _run(cmd: list[str], env: dict, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
+    return _proc.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture(scope="module")

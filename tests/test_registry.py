@@ -9,6 +9,7 @@ import pytest
 import ccbench
 from ccbench import registry
 from ccbench.registry import UnknownNameError
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGIN_SOURCE = textwrap.dedent(
     '''
@@ -179,8 +180,8 @@ def test_plugins_command_lists_the_rest_and_names_the_broken(broken_packages):
     import subprocess
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(broken_packages), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "plugins"], env=env, capture_output=True,
-                          text=True, timeout=120)
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "plugins"], env=env, capture_output=True,
+                     text=True, timeout=120)
     assert proc.returncode == 1
     assert "good_third_party" in proc.stdout and "scssap" in proc.stdout
     assert "'brokenimport'" in proc.stderr and "'misspelthook'" in proc.stderr

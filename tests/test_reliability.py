@@ -31,6 +31,7 @@ from ccbench.running.results import (
     read_results,
     write_results,
 )
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 PLUGIN = "ccbench_reliability_plugin"
 PLUGIN_SOURCE = """
@@ -70,7 +71,7 @@ def plugin_dir(tmp_path):
 def _ccbench(args, plugin_dir, cwd, expect=None, timeout=300):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(plugin_dir), os.environ.get("PYTHONPATH", "")])}
     cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())", *args]
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    proc = _proc.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if expect is not None:
         assert proc.returncode == expect, (proc.returncode, proc.stderr[-3000:])
     return proc
@@ -419,7 +420,7 @@ _BLOCKS = [(path.relative_to(_ROOT), i, block)
 
 @pytest.mark.parametrize("path, index, block", _BLOCKS, ids=[f"{p}-{i}" for p, i, _ in _BLOCKS])
 def test_docs_python_blocks_run_verbatim(path, index, block, tmp_path):
-    proc = subprocess.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    proc = _proc.run([sys.executable, "-c", block], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, f"{path} block {index}:\n{proc.stderr[-3000:]}"
 
 
@@ -427,8 +428,8 @@ def test_docs_python_blocks_run_verbatim(path, index, block, tmp_path):
 def test_sigkill_at_random_points_then_resume_equals_an_uninterrupted_run(tmp_path):
     """tests/scripts/kill_resume.py with two kills (the closing note's figures use more)."""
     script = _ROOT / "tests" / "scripts" / "kill_resume.py"
-    proc = subprocess.run([sys.executable, str(script), "--kills", "2", "--workdir", str(tmp_path)],
-                          capture_output=True, text=True, timeout=1200)
+    proc = _proc.run([sys.executable, str(script), "--kills", "2", "--workdir", str(tmp_path)],
+                     capture_output=True, text=True, timeout=1200)
     assert proc.returncode == 0 and "IDENTICAL" in proc.stdout, proc.stdout[-2000:] + proc.stderr[-2000:]
 
 

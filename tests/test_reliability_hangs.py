@@ -25,6 +25,7 @@ import pytest
 
 from ccbench.running import shared_fits
 from ccbench.running.harness import run_job
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 HANG = 600  # seconds a helper may take before the test calls it a hang (a loaded 2-core machine took 174 s to a joblib sweep's first fit)
 
@@ -61,7 +62,7 @@ def test_a_plugin_that_hangs_at_import_does_not_hang_report(tmp_path):
     _entry_point_plugin(site, HANG_AT_IMPORT, "import time\ntime.sleep(3600)\n")
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")]),
            "CCBENCH_PLUGIN_IMPORT_TIMEOUT": "3"}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
                            "--no-html", "--metric", "ari"], capture_output=True, text=True, env=env, timeout=HANG)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert HANG_AT_IMPORT in proc.stderr and "did not finish within 3 s" in proc.stderr
@@ -112,9 +113,9 @@ def test_check_plugin_survives_a_fit_that_hangs_or_exits(tmp_path, method, messa
     (tmp_path / f"{CHECK_PLUGIN}.py").write_text(CHECK_SOURCE)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
            "CCBENCH_H5_FLAG": str(tmp_path / "flag")}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "check-plugin", method, "--only", "hostile",
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "check-plugin", method, "--only", "hostile",
                            "--plugin", CHECK_PLUGIN, "--timeout", "30"],
-                          capture_output=True, text=True, env=env, timeout=600)
+                     capture_output=True, text=True, env=env, timeout=600)
     assert proc.returncode == 1, (proc.returncode, proc.stderr[-2000:])
     failed = [line for line in proc.stdout.splitlines() if line.startswith("FAIL")]
     assert len(failed) == 1 and message in failed[0], proc.stdout
@@ -276,7 +277,7 @@ def test_a_fit_that_ends_its_joblib_worker_is_an_error_row(joblib_plugin, tmp_pa
 
     sweep = tmp_path / "sweep"
     cmd, env = _joblib_sweep(joblib_plugin, sweep, "method.die=true,false", "n_trials=2")
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    proc = _proc.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stderr[-3000:]  # failed trials, not 3 and silence
     assert "2 trial(s) failed" in proc.stderr
     import pandas as pd

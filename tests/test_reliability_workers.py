@@ -28,6 +28,7 @@ import pandas as pd
 import pytest
 
 from ccbench.running.results import read_results
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 HANG = 900  # seconds before a wait is called a hang (a loaded 2-core machine took 174 s to a joblib sweep's first fit)
 PLUGIN = "ccbench_worker_deaths_plugin"
@@ -146,7 +147,7 @@ def test_a_killed_joblib_worker_is_named_an_error_row_and_the_sweep_resumes(plug
     assert lost["status"].tolist() == ["error"] and lost["trial"].tolist() == [0]
     assert lost["error"].iloc[0].startswith("WorkerDied: ") and "signal 9" in lost["error"].iloc[0]
     assert other["status"].tolist() == ["ok"] * 3  # the other job, stopped by joblib with it, ran again
-    again = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG)
+    again = _proc.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG)
     assert again.returncode == 0, again.stderr[-3000:]
     rows = _rows(sweep)
     assert len(rows) == 6 and (rows["status"] == "ok").all()
@@ -157,7 +158,7 @@ def test_os_exit_in_a_joblib_worker_outside_the_fit_is_an_error_row_not_a_traceb
     ``trial_timeout``: one line naming the job and its exit status, an error row, the others run."""
     sweep = tmp_path / "sweep"
     cmd, env = _command(plugin, sweep, "dataset=doomed_iris", "dataset.die=true,false", "n_trials=2")
-    proc = subprocess.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG)
+    proc = _proc.run(cmd, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=HANG)
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "Traceback" not in _without_a_sibling_killed_while_starting(proc.stderr), proc.stderr[-3000:]
     named = [line for line in proc.stderr.splitlines() if "lost its joblib worker" in line]

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -16,14 +15,15 @@ from omegaconf import OmegaConf
 
 from ccbench.running.results import MEASURED_COLUMNS, read_results
 from hydra_plugins.ccbench_sweeper.ccbench_sweeper import PackedTask, _PackingLauncher
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 GRID = ["method=kmeans,pck_means", "n_trials=2", "constraints.n_constraints=10,20,40"]
 
 
 def _ccbench(args, cwd):
     env = {**os.environ, "MPLBACKEND": "Agg"}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", *args], cwd=cwd, env=env,
+                     capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
 
@@ -181,9 +181,9 @@ def test_the_joblib_path_composes_each_job_once_in_the_main_process(tmp_path):
     log = tmp_path / "composed.txt"
     env = {**os.environ, "MPLBACKEND": "Agg", "CCBENCH_TEST_COMPOSED": str(log),
            "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "hydra/launcher=local", "method=kmeans",
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "hydra/launcher=local", "method=kmeans",
                            "n_trials=1", "constraints.n_constraints=10,20,40", f"hydra.sweep.dir={tmp_path / 's'}"],
-                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+                     cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     pids = log.read_text().split()
     assert len(pids) == 1, pids  # one set of group choices: one Hydra composition, in the main process

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pickle
-import subprocess
 import sys
 
 import pandas as pd
@@ -12,6 +11,7 @@ from hydra import compose, initialize_config_module
 
 from ccbench.running.results import MEASURED_COLUMNS, read_results
 from hydra_plugins.ccbench_sweeper import ccbench_sweeper
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 
 def ComposeOnceLoader(loader):  # noqa: N802
@@ -87,8 +87,8 @@ def _sweep(tmp_path, sweeper):
     sweep_dir = tmp_path / f"sweep-{sweeper}"  # a folder named ccbench in the cwd would shadow the package
     args = ["method=kmeans", "method.n_init=1", "n_trials=2", "constraints.n_constraints=10,20,40",
             f"hydra/sweeper={sweeper}", f"hydra.sweep.dir={sweep_dir}"]
-    proc = subprocess.run([sys.executable, "-c", _COUNTING_MAIN, *args], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
+    proc = _proc.run([sys.executable, "-c", _COUNTING_MAIN, *args], cwd=tmp_path,
+                     capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     composed = int(proc.stdout.rsplit("COMPOSED", 1)[1].split()[0])
     rows = pd.concat([read_results(f) for f in sorted(sweep_dir.rglob("results.parquet"))])

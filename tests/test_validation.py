@@ -5,6 +5,7 @@ import pytest
 
 from ccbench import Constraints, make_method
 from ccbench.running.check_plugin import builtin_methods
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 
 def _build(spec, **extra):
@@ -166,9 +167,9 @@ def test_report_utility_loads_the_plugin_the_rows_name(tmp_path):
     import os
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    proc = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
+    proc = _proc.run([sys.executable, "-m", "ccbench.running.cli", "report", str(tmp_path / "sweep"),
                            "--utility", "kmeans", "--metric", "ari", "--out", str(tmp_path / "out")],
-                          capture_output=True, text=True, env=env, timeout=300)
+                     capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Constraint-set utility on ari against kmeans" in proc.stdout
 
