@@ -69,6 +69,18 @@ def test_after_the_first_iteration_the_questions_are_about_the_larger_blob():
     assert np.mean(y[model.queried_pairs_[2:]] == 0) >= 0.75
 
 
+def test_split_level_counts_the_cannot_links_down_the_larger_half():
+    """Blobs A, B (20 points each, 10 apart) and C (6 points, 40 away). The whole set splits into
+    A+B and C (cannot-link: level 1), the larger half A+B into A and B (cannot-link: level 2), A into
+    two halves (must-link): 2**2 = 4 parts, so the first iteration already separates the three blobs.
+    Going on with the smaller half (C) would stop at level 1: two parts, A and B together."""
+    X, y = _blobs([20, 20, 6], [[0, 0], [0, 10], [40, 0]])
+    model = COBRAS(max_questions=12, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert list(model.answers_[:3]) == [False, False, True]
+    first = np.flatnonzero(model.labels_history_.any(axis=1))[0]  # the first iteration's end
+    assert adjusted_rand(y, model.labels_history_[first]) == pytest.approx(1.0)
+
+
 @pytest.mark.parametrize("budget", [1, 2, 7, 13])
 def test_budget_is_spent_exactly_and_no_pair_is_asked_twice(budget):
     X, y = THREE
@@ -88,6 +100,15 @@ def test_history_starts_from_one_cluster_and_ends_on_labels():
     assert model.labels_history_.shape == (model.n_questions_ + 1, len(y))
     assert not model.labels_history_[0].any()
     assert np.array_equal(model.labels_history_[-1], model.labels_)
+
+
+def test_in_the_middle_of_an_iteration_the_partition_is_the_last_complete_one():
+    """Blobs of 40 and 10 points: from the end of the first iteration (2 answers) the complete partition
+    is the two blobs. Later iterations split a blob's super-instance and merge its parts back; until a
+    merging phase ends its parts are separate clusters, which the anytime partition never shows."""
+    X, y = _blobs([40, 10], [[0, 0], [10, 0]])
+    model = COBRAS(max_questions=10, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert all(adjusted_rand(y, row) == pytest.approx(1.0) for row in model.labels_history_[2:])
 
 
 def test_nothing_left_to_split_stops_before_the_budget():
