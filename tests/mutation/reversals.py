@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import glob
 import os
 import re
 import shutil
@@ -43,6 +44,10 @@ KM = "tests/test_kmeans_choices.py"
 SDP = "tests/test_sdp_choices.py"
 SPEC = "tests/test_spectral_choices.py"
 NNC = "tests/test_nnc_passed_on.py"
+NREV = "tests/test_nnc_reversals.py"
+NPAR = "tests/test_nnc_params.py"
+SPAR = "tests/test_spectral_params.py"
+SPECTRAL_METHODS = ("ncuts", "spectral_learning", "srcp", "e2cp")
 
 
 @dataclasses.dataclass
@@ -53,6 +58,7 @@ class Break:
     old: str  # exact text (must occur once in the file)
     new: str
     tests: list[str]
+    issue: int = 41  # the issue that named the break (``--issue`` selects them)
 
     @property
     def path(self) -> str:
@@ -201,6 +207,148 @@ BREAKS: list[Break] = [
           [f"{KM}::test_mpck_means_assigns_with_its_learned_metrics"]),
 ]
 
+# Issue 54, item 20: the classes of the held-out breaks that survived in nnc and spectral, hunted
+# across both families: (a) a choice reversed (repair step, search, accepted step), (b) a
+# parameter or learned quantity not passed on, (c) a distance or sign swapped for its opposite.
+_NNC_XING = ("cop_kmeans_xing", "pck_means_xing")
+ISSUE54_BREAKS: list[Break] = [
+    # ---- (a) choices: NNC's greedy cannot-link repair, farthest-point growth, accepted steps
+    Break("plugins/nnc/core.py:enforce_cannot_links", "choice", "repair: farthest allowed cluster, not nearest",
+          "labels[p] = int(np.argmin(np.where(allowed, dist[t], np.inf)))",
+          "labels[p] = int(np.argmax(np.where(allowed, dist[t], -np.inf)))",
+          [f"{NREV}::test_a_cannot_linked_point_moves_to_its_nearest_allowed_cluster"], 54),
+    Break("plugins/nnc/core.py:enforce_cannot_links", "choice", "repair: least confident point placed first",
+          "order = np.lexsort((touched, dist.min(axis=1)))", "order = np.lexsort((touched, dist.min(axis=1)))[::-1]",
+          [f"{NREV}::test_the_repair_places_the_most_confident_point_first"], 54),
+    Break("plugins/nnc/core.py:enforce_cannot_links", "choice", "repair: points placed in index order",
+          "order = np.lexsort((touched, dist.min(axis=1)))", "order = np.arange(len(touched))",
+          [f"{NREV}::test_the_repair_places_the_most_confident_point_first"], 54),
+    Break("plugins/nnc/core.py:enforce_cannot_links", "choice", "repair: a stranded point joins its farthest cluster",
+          "labels[p] = int(np.argmin(dist[t]))", "labels[p] = int(np.argmax(dist[t]))",
+          [f"{NREV}::test_a_stranded_point_joins_its_nearest_cluster_counted_and_warned"], 54),
+    Break("plugins/nnc/core.py:enforce_cannot_links", "choice", "repair: a stranded point is not counted",
+          "n_stuck += 1", "n_stuck += 0",
+          [f"{NREV}::test_a_stranded_point_joins_its_nearest_cluster_counted_and_warned",
+           f"{NREV}::test_the_stuck_count_is_zero_exactly_when_every_cannot_link_holds[0-12]"], 54),
+    Break("plugins/nnc/nnc.py:NearestNeighbourClustering.fit", "choice",
+          "the stranded-point warning's condition reversed (warns '0 point(s)', silent when stranded)",
+          "if n_stuck:", "if not n_stuck:",
+          [f"{NREV}::test_a_stranded_point_joins_its_nearest_cluster_counted_and_warned",
+           f"{NREV}::test_a_cannot_linked_point_moves_to_its_nearest_allowed_cluster",
+           f"{NREV}::test_a_fit_whose_cannot_links_all_hold_warns_nothing_about_placement"], 54),
+    Break("plugins/nnc/core.py:grow_and_assign", "choice", "the next centre is the nearest point left, not the farthest",
+          "        nxt = int(np.argmax(mind))\n    return labels",
+          "        nxt = int(np.argmin(np.where(mind > 0, mind, np.inf)))\n    return labels",
+          ["tests/test_nnc.py::test_fpc_matches_direct_farthest_point_loop"], 54),
+    Break("plugins/nnc/metric_learning.py:_xing_newton", "choice", "line search keeps the rejected (higher g) step",
+          "            if gc >= best_g:\n                break",
+          "            if gc >= best_g:\n                best_a = cand\n                break",
+          [f"{NREV}::test_xing_newton_keeps_only_steps_that_lower_g"], 54),
+    Break("plugins/nnc/metric_learning.py:_xing_bounded", "choice", "the first L-BFGS-B point kept though its gap rejects it",
+          "        if gap <= XING_GAP_TOL:\n            break", "        if True:\n            break",
+          ["tests/test_nnc_audit.py::test_xing_leaves_no_cannot_link_pair_at_distance_zero"], 54),
+    Break("plugins/nnc/metric_learning.py:_min_norm_on_face", "choice", "a tie-break point that violates rows is kept",
+          "        if len(violated) == 0:\n            return wv", "        return wv",
+          ["tests/test_nnc_audit.py::test_lp_tie_break_is_the_least_norm_optimum_of_an_independent_qp"], 54),
+    Break("plugins/nnc/metric_learning.py:lp_diag_program", "choice", "the split minimised, not maximised",
+          "    c[-1] = -1.0\n    A_cl = np.hstack([-dcl,", "    c[-1] = 1.0\n    A_cl = np.hstack([-dcl,",
+          ["tests/test_nnc.py::test_lp_diag_satisfies_its_constraints_and_matches_cvxpy"], 54),
+    Break("plugins/nnc/metric_learning.py:learn_sdp_full", "choice", "the split minimised, not maximised",
+          "prob = cp.Problem(cp.Maximize(s), cons)", "prob = cp.Problem(cp.Minimize(s), cons)",
+          ["tests/test_nnc.py::test_sdp_full_is_feasible_and_at_least_the_diagonal_split"], 54),
+    # ---- (b) NNC parameters and learned quantities passed on
+    Break("plugins/nnc/core.py:fit_metric", "passed on", "the metric parameter not passed on (always lp_diag)",
+          "learn_metric(X, cons.must_link, cons.cannot_link, estimator.metric)",
+          'learn_metric(X, cons.must_link, cons.cannot_link, "lp_diag")',
+          [f"{NPAR}::test_changing_a_parameter_changes_the_fit[{m}-metric]" for m in ("fpc", "nnc", *_NNC_XING)], 54),
+    Break("plugins/nnc/nnc.py:NearestNeighbourClustering.fit", "passed on", "random_state not passed on",
+          "Xt, k, members=members, starts=starts, rng=check_random_state(self.random_state)",
+          "Xt, k, members=members, starts=starts, rng=check_random_state(0)",
+          [f"{NPAR}::test_changing_a_parameter_changes_the_fit[nnc-random_state]"], 54),
+    Break("plugins/nnc/fpc.py:FarthestPointClustering.fit", "passed on", "random_state not passed on",
+          "starts=empty, rng=check_random_state(self.random_state)", "starts=empty, rng=check_random_state(0)",
+          [f"{NPAR}::test_changing_a_parameter_changes_the_fit[fpc-random_state]"], 54),
+    Break("plugins/nnc/xing_kmeans.py:_MetricKMeans._delegate_params", "passed on", "init and max_iter not passed on",
+          "return dict(init=self.init, n_init=self.n_init, max_iter=self.max_iter)",
+          "return dict(n_init=self.n_init)",
+          [f"{NPAR}::test_changing_a_parameter_changes_the_fit[{m}-{p}]" for m in _NNC_XING for p in ("init", "max_iter")],
+          54),
+    Break("plugins/nnc/xing_kmeans.py:_MetricKMeans.fit", "passed on", "random_state not passed on to the delegate",
+          "n_clusters=self.n_clusters, random_state=seed,", "n_clusters=self.n_clusters, random_state=0,",
+          [f"{NPAR}::test_changing_a_parameter_changes_the_fit[{m}-random_state]" for m in _NNC_XING], 54),
+    # ---- (c) NNC distances and signs
+    Break("plugins/nnc/core.py:enforce_cannot_links", "sign/distance", "repair ranks subsets by dMin, not dMax",
+          '"sqeuclidean").max(axis=1) for a, b in zip(starts, ends)]', '"sqeuclidean").min(axis=1) for a, b in zip(starts, ends)]',
+          [f"{NREV}::test_the_repair_ranks_clusters_by_dmax_not_dmin"], 54),
+    Break("plugins/nnc/core.py:fit_metric", "sign/distance", "must-links and cannot-links swapped in metric learning",
+          "learn_metric(X, cons.must_link, cons.cannot_link, estimator.metric)",
+          "learn_metric(X, cons.cannot_link, cons.must_link, estimator.metric)",
+          [f"{NNC}::test_learned_metric_is_what_is_clustered[nnc-lp_diag]",
+           f"{NNC}::test_learned_metric_is_what_is_clustered[fpc-xing_diag]"], 54),
+    Break("plugins/nnc/metric_learning.py:LearnedMetric.transform", "sign/distance", "X scaled by z, not sqrt(z)",
+          "return X * np.sqrt(self.weights)", "return X * self.weights",
+          ["tests/test_nnc.py::test_diag_transform_gives_the_learned_distance"], 54),
+    # ---- (a) spectral choices
+    Break("plugins/spectral/core.py:spectral_clustering", "choice", "dense route: the k smallest eigenvectors, not the leading",
+          "subset_by_index=[n - n_clusters, n - 1]", "subset_by_index=[0, n_clusters - 1]",
+          ["tests/test_spectral_guards.py::test_embedding_is_row_normalised_leading_eigenvectors_of_D_half_W_D_half"], 54),
+    Break("plugins/spectral/lowrank.py:leading_eigenvectors", "choice", "LOBPCG's k smallest Ritz vectors kept",
+          "order = np.argsort(lam)[::-1][:k]", "order = np.argsort(lam)[:k]",
+          [f"tests/test_spectral_lowrank.py::test_lobpcg_embedding_equals_the_dense_one_even_with_repeated_eigenvalue_1[{k}]"
+           for k in ("dense", "sparse")], 54),
+    Break("plugins/spectral/lowrank.py:leading_eigenvectors", "choice", "LOBPCG asked for the smallest eigenpairs",
+          "lam, V, res = lobpcg(M, X0, largest=True,", "lam, V, res = lobpcg(M, X0, largest=False,",
+          [f"tests/test_spectral_lowrank.py::test_lobpcg_embedding_equals_the_dense_one_even_with_repeated_eigenvalue_1[{k}]"
+           for k in ("dense", "sparse")], 54),
+    # ---- (b) spectral parameters passed on
+    Break("plugins/spectral/core.py:SpectralBase._graph", "passed on", "n_neighbors not passed on (20)",
+          "k = min(self.n_neighbors, X.shape[0] - 1)", "k = min(20, X.shape[0] - 1)",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[{m}-n_neighbors]" for m in SPECTRAL_METHODS], 54),
+    Break("plugins/spectral/core.py:SpectralBase._graph", "passed on", "sigma not passed on (1.0)",
+          "gaussian_knn_graph(X, k, sigma=self.sigma,", "gaussian_knn_graph(X, k, sigma=1.0,",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[{m}-sigma]" for m in SPECTRAL_METHODS], 54),
+    Break("plugins/spectral/core.py:SpectralBase._graph", "passed on", "symmetrize not passed on (mean)",
+          "symmetrize=self.symmetrize)", 'symmetrize="mean")',
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[{m}-symmetrize]" for m in SPECTRAL_METHODS], 54),
+    Break("plugins/spectral/core.py:SpectralBase.fit", "passed on", "random_state not passed on",
+          "rng = check_random_state(self.random_state)", "rng = check_random_state(0)",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[{m}-random_state]" for m in SPECTRAL_METHODS], 54),
+    Break("plugins/spectral/srcp.py:SRCP._affinity", "passed on", "mu not passed on (0.2)",
+          "mu = float(self.mu)", "mu = 0.2",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[srcp-mu]"], 54),
+    Break("plugins/spectral/srcp.py:SRCP._affinity", "passed on", "solver not passed on (auto)",
+          "core.propagation_route(self.solver, Y, W.shape[0], max_share=1 / 16)",
+          'core.propagation_route("auto", Y, W.shape[0], max_share=1 / 16)',
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[srcp-solver]"], 54),
+    Break("plugins/spectral/srcp.py:SRCP._affinity", "passed on", "tol and max_iter not passed on to the spreading",
+          "tol=float(self.tol), max_iter=int(self.max_iter)", "tol=1e-10, max_iter=1000",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[srcp-{p}]" for p in ("tol", "max_iter")], 54),
+    Break("plugins/spectral/e2cp.py:E2CP._affinity", "passed on", "alpha not passed on (0.8, eig route)",
+          "F = propagate_e2cp(lam, U, Y, alpha=float(self.alpha))", "F = propagate_e2cp(lam, U, Y, alpha=0.8)",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[e2cp-alpha]"], 54),
+    Break("plugins/spectral/e2cp.py:E2CP._affinity", "passed on", "solver not passed on (auto)",
+          "core.propagation_route(self.solver, Y, W.shape[0], max_share=1 / 4)",
+          'core.propagation_route("auto", Y, W.shape[0], max_share=1 / 4)',
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[e2cp-solver]"], 54),
+    # ---- (c) spectral distances and signs
+    Break("plugins/spectral/core.py:gaussian_knn_graph", "sign/distance", "far neighbours weigh more (1 - Gaussian)",
+          "weights = np.exp(-(dist**2) / (2.0 * sigma**2))", "weights = 1.0 - np.exp(-(dist**2) / (2.0 * sigma**2))",
+          [f"tests/test_spectral_guards.py::test_default_fit_uses_the_papers_graph[{m}]" for m in ("srcp", "ncuts")], 54),
+    Break("plugins/spectral/core.py:constraint_matrix", "sign/distance", "must-links -1, cannot-links +1 in Y",
+          "v = np.concatenate([ml_c, ml_c, -cl_c, -cl_c])", "v = np.concatenate([-ml_c, -ml_c, cl_c, cl_c])",
+          ["tests/test_spectral.py::test_constraint_matrix_is_eq_2"], 54),
+    Break("plugins/spectral/core.py:adjust_similarity", "sign/distance", "eq. 9's two branches swapped",
+          "factor = np.where(Fc >= 0, 1.0 - Wd, Wd)", "factor = np.where(Fc >= 0, Wd, 1.0 - Wd)",
+          ["tests/test_spectral.py::test_adjust_similarity_eq9_by_hand_and_in_unit_interval"], 54),
+    Break("plugins/spectral/lowrank.py:adjust_similarity_lowrank", "sign/distance", "eq. 9's two branches swapped (graph entries)",
+          "value = wb + f * np.where(f >= 0, 1.0 - wb, wb)", "value = wb + f * np.where(f >= 0, wb, 1.0 - wb)",
+          ["tests/test_spectral_lowrank.py::test_lowrank_adjusted_similarity_is_eq9"], 54),
+    Break("plugins/spectral/spectral_learning.py:SpectralLearning._affinity", "sign/distance",
+          "the cannot-links set to 1 and the must-links to 0", "ml = constraints.must_link", "ml = constraints.cannot_link",
+          ["tests/test_spectral.py::test_spectral_learning_sets_constrained_entries"], 54),
+]
+BREAKS += ISSUE54_BREAKS
+
 COPIED = ("ccbench", "plugins", "conf", "tests", "pyproject.toml")
 #: import name -> directory of the copy (the editable install's mapping, mirrored)
 PACKAGES = {"ccbench": "ccbench", "ccbench_plugins": "plugins", "ccbench_conf": "conf"}
@@ -249,6 +397,30 @@ def _run_tests(copy: Path, env: dict, tests: list[str], timeout: float) -> dict[
     return res
 
 
+def _family_tests(copy: Path, family: str) -> list[str]:
+    """The test files ``run.py`` runs for ``family`` (its globs), found in the copy."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_mutation_run", ROOT / "tests" / "mutation" / "run.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    fam = run.FAMILIES[family]
+    return sorted({os.path.relpath(f, copy) for pattern in fam.tests for f in glob.glob(str(copy / pattern))})
+
+
+def _run_suite(copy: Path, env: dict, files: list[str], timeout: float) -> tuple[str, str]:
+    """("FAILED", first failing test) or ("passed", "") for the family's whole suite (``-x``)."""
+    cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-W", "ignore", *files]
+    try:
+        proc = subprocess.run(cmd, cwd=copy, env=env, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "FAILED", f"timeout after {timeout:.0f} s"
+    if proc.returncode == 0:
+        return "passed", ""
+    first = next((line for line in proc.stdout.splitlines() if line.startswith(("FAILED", "ERROR"))), "")
+    return "FAILED", first[:120]
+
+
 def _check_imports_copy(copy: Path, env: dict) -> None:
     code = "import ccbench, ccbench_plugins; print(ccbench.__file__); print(ccbench_plugins.__file__)"
     out = subprocess.run([sys.executable, "-c", code], cwd=copy, env=env, capture_output=True, text=True).stdout
@@ -259,13 +431,18 @@ def _check_imports_copy(copy: Path, env: dict) -> None:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="families (plugins/<family>/) to check")
+    ap.add_argument("--issue", type=int, default=None, help="only the breaks this issue named (41, 54)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--timeout", type=float, default=600.0)
+    ap.add_argument("--suite", action="store_true",
+                    help="run each break against its family's whole suite (run.py's test globs), not its named "
+                         "tests: does anything in the suite notice it? (with --head: the committed suite)")
     ap.add_argument("--head", action="store_true",
                     help="copy the committed tree (git HEAD), not the working tree: use it while run.py runs")
     args = ap.parse_args(argv)
-    breaks = [b for b in BREAKS if args.only is None or b.path.split("/")[1] in args.only]
+    breaks = [b for b in BREAKS if (args.only is None or b.path.split("/")[1] in args.only)
+              and (args.issue is None or b.issue == args.issue)]
     stale = []
     def source(path):
         if args.head:
@@ -289,8 +466,15 @@ def main(argv=None) -> int:
         copy = Path(tmp)
         env = _copy_checkout(copy, head=args.head)
         _check_imports_copy(copy, env)
+        if args.suite:  # every break against its family's whole suite
+            suites = {b.path.split("/")[1] for b in breaks}
+            files = {fam: _family_tests(copy, fam) for fam in suites}
+            breaks = [dataclasses.replace(b, tests=["suite"]) for b in breaks]
         every = sorted({t for b in breaks for t in b.tests})
-        clean = _run_tests(copy, env, every, args.timeout)
+        if args.suite:
+            clean = {f"suite {fam}": _run_suite(copy, env, files[fam], args.timeout) for fam in sorted(suites)}
+        else:
+            clean = _run_tests(copy, env, every, args.timeout)
         bad = [f"{t}: {r} {why}" for t, (r, why) in clean.items() if r != "passed"]
         if bad:
             print("the unbroken copy fails:", *bad, sep="\n  ")
@@ -302,7 +486,10 @@ def main(argv=None) -> int:
             tic = time.perf_counter()
             try:
                 target.write_text(original.replace(b.old, b.new))
-                res = _run_tests(copy, env, b.tests, args.timeout)
+                if args.suite:
+                    res = {"suite": _run_suite(copy, env, files[b.path.split("/")[1]], args.timeout)}
+                else:
+                    res = _run_tests(copy, env, b.tests, args.timeout)
             finally:
                 target.write_text(original)
             for t, (r, why) in res.items():
