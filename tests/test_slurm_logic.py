@@ -344,3 +344,96 @@ def test_another_flock_error_is_not_mistaken_for_a_file_system_without_locks(tmp
         with _locks.locked(tmp_path / "results.parquet"):
             pass
     assert not isinstance(caught.value, _locks.LocksUnsupportedError)
+
+
+# -- a task's last allowed time limit (issue 54, item 3) ------------------------------------------------------------
+
+SIGNALLED = '''
+import os, signal, time
+import numpy as np
+from ccbench import ConstrainedClusterer, MethodSpec, hookimpl
+
+class Signalled(ConstrainedClusterer):
+    """Counts its fits in ``count``; the fit numbered ``at`` is sent USR2 (as SLURM signals a task at its
+    time limit) and goes on fitting, as a long fit would."""
+    def __init__(self, count=None, at=1, random_state=None):
+        self.count, self.at, self.random_state = count, at, random_state
+
+    def fit(self, X, y=None, *, constraints=None):
+        n = len(open(self.count).read()) if os.path.exists(self.count) else 0
+        open(self.count, "a").write("x")
+        if n == self.at:
+            os.kill(os.getpid(), signal.SIGUSR2)
+            time.sleep(30)
+        self.labels_ = np.arange(len(X)) % 3
+        return self
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec("signalled", Signalled, "signalled during its second fit")]
+'''
+
+
+class _Uncompleted(Exception):
+    """Stands for submitit's UncompletedJobError (an Exception)."""
+
+
+def _submitit_at_its_last_time_out(signum, frame):  # what submitit's handler does when requeues are used up
+    raise _Uncompleted("Job not requeued because: timed-out too many times.")
+
+
+def test_the_last_time_out_becomes_task_time_limit_and_a_requeue_stays_submitit_s():
+    from ccbench.running.slurm import TaskTimeLimit, stop_at_last_time_limit
+
+    handler = stop_at_last_time_limit(_submitit_at_its_last_time_out, _Uncompleted)
+    with pytest.raises(TaskTimeLimit, match="timed-out too many times") as caught:
+        handler(12, None)
+    assert not isinstance(caught.value, Exception)  # no `except Exception` around a fit takes it
+
+    def requeue(signum, frame):
+        raise SystemExit(-1)  # submitit after `scontrol requeue`
+    with pytest.raises(SystemExit):
+        stop_at_last_time_limit(requeue, _Uncompleted)(12, None)
+
+
+def test_a_trial_stopped_by_the_task_s_last_time_limit_is_recorded_as_such_and_the_task_stops(
+        tmp_path, throwaway_plugin, monkeypatch):
+    """Trial 1 of 3 is signalled mid-fit with submitit's handler at its last allowed time-out: its
+    row is ``task_time_limit`` (it was ``error``, submitit's exception taken for the method's), no
+    later trial runs (the task went on fitting until SLURM killed it), and a resume re-runs trial 1
+    and 2 only, whatever ``rerun_errors`` says."""
+    import signal
+
+    from ccbench.running.harness import cell_is_complete, run_job
+    from ccbench.running.results import ResultsStore
+    from ccbench.running.slurm import TaskTimeLimit, stop_at_last_time_limit
+
+    throwaway_plugin(SIGNALLED)
+    count = tmp_path / "fits"
+    cell = {**CELL, "method": {"name": "signalled", "count": str(count), "at": 1}, "n_trials": 3,
+            "rerun_errors": False}
+    before = signal.signal(signal.SIGUSR2, stop_at_last_time_limit(_submitit_at_its_last_time_out, _Uncompleted))
+    try:
+        with pytest.raises(TaskTimeLimit):
+            run_job(cell, out_dir=tmp_path / "job")
+    finally:
+        signal.signal(signal.SIGUSR2, before)
+    rows = ResultsStore(tmp_path / "job" / "results.parquet").frame().sort_values("trial")
+    assert rows["trial"].tolist() == [0, 1] and rows["status"].tolist() == ["ok", "task_time_limit"]
+    assert "timed-out too many times" in rows["error"].iloc[1] and "hydra.launcher.timeout_min" in rows["error"].iloc[1]
+    assert count.read_text() == "xx"  # trial 2 never started
+    assert not cell_is_complete(cell, tmp_path / "job")
+    first = rows["timestamp"].iloc[0]
+    rows = run_job(cell, out_dir=tmp_path / "job")  # the resume: no signal this time (the count is past 1)
+    assert rows["status"].tolist() == ["ok"] * 3 and rows["timestamp"].iloc[0] == first
+    assert count.read_text() == "xxxx"  # trials 1 and 2 ran again, trial 0 was kept
+
+
+def test_a_task_s_error_is_named_by_its_exception_not_by_the_path_of_its_log():
+    from hydra_plugins.ccbench_sweeper.slurm_launcher import _raised
+
+    text = ("Job (task=0) failed during processing with trace:\n----------------------\nTraceback (most recent call "
+            "last):\n  File \"x.py\", line 1, in f\nValueError: bad cell\n\n----------------------\nYou can check full "
+            "logs with 'job.stderr(0)' and 'job.stdout(0)'or at paths:\n  - /s/1_0_log.err\n  - /s/1_0_log.out")
+    assert _raised(text) == "ValueError: bad cell"
+    assert _raised("Job not requeued because: timed-out too many times.") == "Job not requeued because: timed-out too many times."

@@ -1,7 +1,8 @@
 """The resume rule of :func:`ccbench.running.harness.run_job`: whether a recorded trial runs again.
 
 A trial with no row runs. A recorded row is kept unless it is a failure (``error``, ``timeout``:
-retried with ``rerun_errors``), a ``refused`` row (memory or the model may have changed), a row
+retried with ``rerun_errors``), a ``refused`` row (memory or the model may have changed), a
+``task_time_limit`` row (its SLURM task ran out of time, not the method: a fresh task may finish), a row
 missing a metric the cell now asks for, or *stale*: made by other code of its method than the
 current one (``code.method_hash``, :mod:`ccbench.running.provenance`) or with other inputs
 (``code.inputs``), unless ``keep_stale=true``. :func:`~ccbench.running.harness.cell_is_complete`
@@ -51,6 +52,8 @@ def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metric
         return stale is not None, None if stale is None else f"stale: {stale}"
     if row["status"] == "refused":  # memory may have been freed, or the model changed: checking is cheap
         return True, "retry of a refused trial"
+    if row["status"] == "task_time_limit":  # the SLURM task's time ran out, not the method's: a fresh task may finish
+        return True, "retry of a trial stopped by its SLURM task's time limit"
     stale = _stale_reason(row, code)
     if stale is not None and not keep_stale:  # skipped, infeasible, not_found: verdicts of that code too
         return True, f"stale: {stale}"

@@ -64,6 +64,7 @@ from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from,
 from .labels_store import entry, write_labels
 from ._resume import _needs_run, _say_stale
 from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, journal_path, last_line
+from .slurm import TaskTimeLimit
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
            "evaluation_mask"]
@@ -210,6 +211,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     # once per job: the code (None when the method cannot be loaded) and the machine
     origin = {**provenance.ccbench_code(), **(code or {}), **provenance.environment()}
     timed_out = None  # the first trial that timed out (timeout_stops_cell)
+    stopped = None  # the SLURM task's last time limit (TaskTimeLimit), raised once its trial is recorded
     try:
         for i, t in enumerate(todo, 1):
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
@@ -220,7 +222,11 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                                                    f"out at trial_timeout={cell['trial_timeout']:g} s "
                                                    f"(timeout_stops_cell=true)")
             else:
-                row.update(_run_trial(cell, setup, t))
+                try:
+                    row.update(_run_trial(cell, setup, t))
+                except TaskTimeLimit as exc:  # the SLURM task's own limit, not the method's error: recorded, then
+                    row.update(status="task_time_limit", error=f"TaskTimeLimit: {exc}")  # the task stops
+                    stopped = exc
                 if row["status"] == "timeout" and cell.get("timeout_stops_cell"):
                     timed_out = t
             # store_labels: beside the rows, not in them, and on disk before the row (a job killed between the
@@ -232,6 +238,10 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             progress.update(i)
             if row["status"] in FAILED_STATUSES and not row["error"].startswith("TrialTimeout: not fitted"):
                 log.error("%s trial %d: %s", label, t, last_line(row["error"]))
+            if stopped is not None:
+                _stop_worker(setup)
+                log.error("%s trial %d: %s", label, t, row["error"])
+                raise stopped
         if timed_out is not None and todo[-1] != timed_out:
             log.error("%s: trials after %d recorded as timeout without fitting (timeout_stops_cell=true)",
                       label, timed_out)
@@ -244,6 +254,13 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     rows = frame[frame["config_hash"] == chash].sort_values("trial").reset_index(drop=True)
     log.info("%s: %s", label, ", ".join(f"{s} {n}" for s, n in rows["status"].value_counts().items()))
     return rows
+
+
+def _stop_worker(setup: dict | None) -> None:
+    """End the trial worker a fit stopped by :class:`TaskTimeLimit` may still run in (its call never returns)."""
+    runner = (setup or {}).get("runner")
+    if runner is not None:
+        runner.close(kill=True)
 
 
 def cell_is_complete(cell, out_dir) -> bool:

@@ -59,7 +59,9 @@ __all__ = [
 ]
 
 RESULTS_FILE = "results.parquet"
-STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused")
+STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused", "task_time_limit")
+# task_time_limit: a SLURM task's last allowed time limit stopped the trial (not the method's doing): always
+# re-run on resume, like refused; the launcher names the task (exit status 1)
 # statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
 FAILED_STATUSES = ("error", "timeout")
 #: statuses the method's code decides: a row of one is stale once that code changes (the harness re-runs it)

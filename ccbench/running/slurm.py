@@ -13,6 +13,13 @@ memory, timed out too often) with the cells they were running.
 :func:`array_states` asks SLURM for the state of every task of a job array in one call
 (``sacct``; without accounting, ``squeue`` and ``scontrol`` instead), so the launcher learns
 which tasks ended without a result in one query per poll, not one 15 s wait per failed task.
+
+:class:`TaskTimeLimit` is what a task's last allowed time-out becomes
+(:func:`stop_at_last_time_limit`): submitit's signal handler raises its ``UncompletedJobError``
+(an ``Exception``) wherever the task is, inside a trial's fit; the trial's ``except Exception``
+recorded it as the method's ``error`` and the task went on fitting until SLURM killed it.
+:class:`TaskTimeLimit` is a ``BaseException``: no trial catches it; the harness records the trial
+it stopped as ``task_time_limit`` and stops the task's work.
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ import time
 from typing import Callable, Iterable, Sequence
 
 __all__ = ["request_problems", "array_problems", "failure_report", "parse_slurm_minutes", "default_mem_gb", "DEFAULT_MEM_GB",
-           "array_states", "parse_task_states", "is_finished", "resume_command", "wait_for_array"]
+           "array_states", "parse_task_states", "is_finished", "resume_command", "wait_for_array", "TaskTimeLimit",
+           "stop_at_last_time_limit", "TASK_TIME_LIMIT_FIX"]
 
 #: memory per task when ``mem_gb`` is null: this, or the largest node's when that is smaller
 DEFAULT_MEM_GB = 4
@@ -189,6 +197,44 @@ def resume_command(argv: Sequence[str]) -> str:
     import shlex
 
     return " ".join(["ccbench", *(shlex.quote(a) for a in argv[1:])])
+
+
+class TaskTimeLimit(BaseException):
+    """The SLURM task was signalled (its time limit, or a preemption) once more than
+    ``hydra.launcher.max_num_timeout`` allows requeueing: the task's work stops here.
+
+    A ``BaseException`` (as ``KeyboardInterrupt``), so that no ``except Exception`` around a fit
+    takes it for the method's error; :func:`ccbench.running.harness.run_job` records the trial it
+    interrupted with status ``task_time_limit`` (re-run on resume: it says nothing about the
+    method) and lets it end the task."""
+
+
+#: what a task_time_limit row and the failure report suggest
+TASK_TIME_LIMIT_FIX = ("the trial was stopped and the same command runs it again; give each task more time "
+                       "(hydra.launcher.timeout_min), more requeues (hydra.launcher.max_num_timeout) or fewer "
+                       "cells (hydra.sweeper.cells_per_task / max_tasks)")
+
+
+def stop_at_last_time_limit(handler: Callable, uncompleted: type) -> Callable:
+    """Submitit's ``USR2`` handler ``handler``, changed in one case: where it raises
+    ``uncompleted`` (its ``UncompletedJobError``: the signal came once more than requeues are
+    allowed, "timed-out too many times"), :class:`TaskTimeLimit` is raised instead, naming it.
+    Any other outcome (a requeue: its ``SystemExit``; a signal it ignores) is the handler's own."""
+
+    def on_signal(signum, frame):
+        try:
+            handler(signum, frame)
+        except uncompleted as exc:
+            raise TaskTimeLimit(f"the SLURM task reached its time limit (or was preempted) after its last allowed "
+                                f"requeue ({_last_line(str(exc))}); {TASK_TIME_LIMIT_FIX}") from None
+
+    on_signal.wrapped = handler
+    return on_signal
+
+
+def _last_line(text: str) -> str:
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1] if lines else text
 
 
 #: states in which a task may still run (or run again): not finished

@@ -43,6 +43,16 @@ def _last_line(path: Path) -> str:
     return f"; {lines[-1]}" if lines else ""
 
 
+def _raised(text: str) -> str:
+    """The exception line of a task's error as submitit words it: its traceback stands between two
+    lines of dashes, followed by the paths of the logs (whose last line was named instead)."""
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    rules = [i for i, line in enumerate(lines) if set(line) == {"-"}]
+    if len(rules) >= 2 and rules[-1] - rules[-2] > 1:
+        return lines[rules[-1] - 1]
+    return lines[-1] if lines else ""
+
+
 class CCBenchSlurmLauncher(SlurmLauncher):
     """See the module docstring."""
 
@@ -86,6 +96,27 @@ class CCBenchSlurmLauncher(SlurmLauncher):
             raise SystemExit(failure_report(failed, resume_command(sys.argv)))
         return returns
 
+    def __call__(self, *args: Any, **kwargs: Any) -> JobReturn:
+        """The task's work (in the SLURM task, under submitit), with submitit's ``USR2`` handler
+        changed for the last allowed time-out (:func:`ccbench.running.slurm.stop_at_last_time_limit`):
+        the trial it interrupts is recorded as ``task_time_limit`` and the task stops, ending with
+        submitit's ``UncompletedJobError`` (its result file says why; the launcher names the task)."""
+        import signal
+
+        import submitit
+        from submitit.core.utils import UncompletedJobError
+
+        from ccbench.running.slurm import TaskTimeLimit, stop_at_last_time_limit
+
+        usr = submitit.JobEnvironment._usr_sig()
+        current = signal.getsignal(usr)
+        if callable(current) and not hasattr(current, "wrapped"):
+            signal.signal(usr, stop_at_last_time_limit(current, UncompletedJobError))
+        try:
+            return super().__call__(*args, **kwargs)
+        except TaskTimeLimit as exc:
+            raise UncompletedJobError(str(exc)) from None
+
     def _collect(self, jobs: Sequence[Any], job_params: Sequence[Any], log: Any) -> tuple:
         """``(returns, failed)``: every task waited for with one state query per poll for the whole
         array (:func:`ccbench.running.slurm.wait_for_array`), then the results read, and the tasks
@@ -104,8 +135,8 @@ class CCBenchSlurmLauncher(SlurmLauncher):
             try:
                 returns.append(job.results()[0])
             except Exception as exc:  # noqa: BLE001 - the task's own error: named with the others
-                detail = [d.strip() for d in str(exc).strip().splitlines() if d.strip()]
-                what = "the task raised" + (f": {detail[-1]}" if detail else "")
+                detail = _raised(str(exc))
+                what = "the task raised" + (f": {detail}" if detail else "")
                 failed.append((job.job_id, what, self.cells_of(idx, overrides)))
         return returns, failed
 

@@ -260,6 +260,40 @@ def test_a_requeued_task_finishes(slurm_cluster, held, tmp_path):
 
 
 @pytest.mark.slow
+def test_the_last_allowed_time_limit_is_recorded_as_such_and_stops_the_task(slurm_cluster, held, tmp_path):
+    """A task signalled (USR2) with no requeue left (``max_num_timeout=0``; with ``timeout_min`` <= 10
+    every signal counts as a time-out) while fitting trial 0 of 3: the trial is recorded as
+    ``task_time_limit`` and the task stops, named by the command. Submitit's exception was recorded as
+    trial 0's ``error`` and the task went on to fit trial 1 until SLURM killed it (issue 54, item 3).
+    The fits are never released: a task that goes on fitting shows as a second line in the fit log."""
+    extra, env, log, release = held
+    sweep = tmp_path / "s"
+    proc = _start(["hydra/launcher=slurm", *extra, "n_trials=3", "hydra.launcher.timeout_min=5",
+                   "hydra.launcher.max_num_timeout=0", f"hydra.sweep.dir={sweep}"], tmp_path, env)
+    try:
+        task = _wait_fitting(log, proc)
+        slurm_cluster.run("scancel", "-s", "USR2", task)
+        end = time.monotonic() + 300
+        while proc.poll() is None and time.monotonic() < end:
+            assert len(log.read_text().splitlines()) == 1, "the task went on to fit its next trial"
+            time.sleep(0.2)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        release.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1, err[-3000:]
+    assert "the task raised: submitit.core.utils.UncompletedJobError: the SLURM task reached its time limit" in err, \
+        err[-3000:]
+    assert "hydra.launcher.timeout_min" in err and "cell: method=held " in err
+    rows = _rows(sweep)
+    assert rows["trial"].tolist() == [0] and rows["status"].tolist() == ["task_time_limit"], rows[["trial", "status"]]
+    assert "timed-out too many times" in rows["error"].iloc[0]
+    assert len(log.read_text().splitlines()) == 1  # trial 1 never started
+
+
+@pytest.mark.slow
 def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluster, tmp_path):
     """Three cells in one array task (hydra.sweeper.cells_per_task=3), killed while running its
     second cell: the error names the task's three cells; the resume keeps the first cell's rows as
