@@ -141,15 +141,24 @@ OFFLINE_DATA = "offline-data.js"
 #: Loaded after jQuery: on a ``file://`` page, asv's ``$.ajax`` requests of its own JSON files
 #: (``info.json``, ``index.json``, ``graphs/...``, ``regressions.json``; browsers refuse
 #: XMLHttpRequest for local files, hence asv's "Error fetching content") are answered from
-#: ``window.ASV_OFFLINE_DATA``; over http(s) nothing changes.
+#: ``window.ASV_OFFLINE_DATA``; over http(s) nothing changes. Answered later (a timer), as an XHR
+#: is, never during the call: asv.js requests ``info.json`` in its ``$(document).ready`` handler
+#: and shows the page when the answer comes, which must be after the other scripts' ready handlers
+#: have registered their pages (answered at once, the grid page was not registered yet and the
+#: dashboard stayed blank in Chromium, with no console error; issue 54).
 OFFLINE_SHIM = f"""<script src="{OFFLINE_DATA}"></script>
 <script>(function () {{
   if (location.protocol !== "file:" || !window.jQuery || !window.ASV_OFFLINE_DATA) return;
   var data = window.ASV_OFFLINE_DATA, ajax = jQuery.ajax;
+  function later(value) {{
+    var answer = jQuery.Deferred();
+    setTimeout(function () {{ answer.resolve(value, "success"); }}, 0);
+    return answer.promise();
+  }}
   jQuery.ajax = function (options) {{
     var url = decodeURIComponent(String(typeof options === "string" ? options : options.url).split("?")[0]);
-    if (Object.prototype.hasOwnProperty.call(data, url)) return jQuery.Deferred().resolve(data[url], "success").promise();
-    if (url === "swallow.ico") return jQuery.Deferred().resolve("", "success").promise();
+    if (Object.prototype.hasOwnProperty.call(data, url)) return later(data[url]);
+    if (url === "swallow.ico") return later("");
     return ajax.apply(this, arguments);
   }};
 }})();</script>
