@@ -101,6 +101,7 @@ FAMILIES = {
         Family("selection", ("tests/test_selection*.py",)),  # model selection (tune=cvcp), not an algorithm family
         Family("cobs", ("tests/test_cobs*.py",)),
         Family("cobras", ("tests/test_cobras*.py",)),  # COBRAS (issue 53): core.py, cobras.py
+        Family("active", ("tests/test_active*.py",)),  # query strategies and the oracle (issue 53)
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
         Family("leaderboard", ("tests/test_leaderboard.py", "tests/test_leaderboard_effects.py",
                                "tests/test_leaderboard_statements.py", "tests/test_budget_sensitivity.py"),
