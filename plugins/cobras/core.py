@@ -16,8 +16,11 @@ One iteration of its main loop (the paper's Algorithm 1, as we recall it) is
 It stops when the budget of questions is spent (or nothing can be split). COBRA (IJCAI 2017) is
 the merging phase alone, over a fixed number of k-means super-instances.
 
-What we could not check against the paper (we worked from memory, no copy at hand) is said
-where it is decided; the choices follow the authors' ``cobras_ts`` package as we remember it.
+We wrote this from memory of the papers and of the authors' ``cobras_ts`` package, with no copy at
+hand: the section and algorithm numbers cited (Algorithm 1, the main loop; section 3.1, k-means as the
+splitting step; section 3.2, the splitting level; COBRA section 3, the merging) are as we remember them
+and may be off by a section. Where a rule was uncertain the docstring that applies it says so and
+names the choice made.
 """
 
 from __future__ import annotations
@@ -82,9 +85,8 @@ def representative(X: np.ndarray, members: np.ndarray) -> int:
     instance closest to the centroid, which is cheaper (O(m d), not O(m^2 d)) and what we use.
     Ties go to the lowest index.
     """
-    points = X[members]
-    gap = np.einsum("ij,ij->i", points - points.mean(axis=0), points - points.mean(axis=0))
-    return int(members[int(np.argmin(gap))])
+    offsets = X[members] - X[members].mean(axis=0)
+    return int(members[int(np.argmin(np.einsum("ij,ij->i", offsets, offsets)))])
 
 
 def super_instance_to_split(sizes: np.ndarray, splittable: np.ndarray) -> int:
