@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sklearn.ensemble  # noqa: F401 - NPU's forest: imported at collection, not charged to the first npu test
 
 from ccbench import registry
 from ccbench.running import cli
@@ -158,3 +159,9 @@ def test_check_plugin_reports_a_strategy_that_repeats_leaves_the_points_or_ignor
     out = capsys.readouterr().out
     assert _lines(out, "fail") == ["FAIL  strategy  same_seed_same_pairs: AssertionError: two runs from the same "
                                    "rng seed asked different pairs"], out
+
+
+def test_ccbench_plugins_all_lists_the_strategies():
+    table = cli.plugins_table(all=True)
+    section = table[table.index("Query strategies"):]
+    assert all(name in section for name in STRATEGIES) and "Basu, Banerjee & Mooney, SDM 2004" in section

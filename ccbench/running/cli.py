@@ -90,6 +90,10 @@ def plugins_table(all: bool = False) -> str:
         parts.append("Metrics\n" + _table(metrics, ["name", "better", "summary"]))
         tuners = [[t.name, t.summary, t.paper] for t in registry.list_tuners()]
         parts.append("Tuners (tune=...)\n" + _table(tuners, ["name", "summary", "paper"]))
+        strategies = [[q.name, q.summary, "yes" if q.needs_n_clusters else "no", q.paper]
+                      for q in registry.list_query_strategies()]
+        parts.append("Query strategies (active constraint selection)\n"
+                     + _table(strategies, ["name", "summary", "needs k", "paper"]))
     return "\n\n".join(parts)
 
 
