@@ -437,3 +437,82 @@ def test_a_task_s_error_is_named_by_its_exception_not_by_the_path_of_its_log():
             "logs with 'job.stderr(0)' and 'job.stdout(0)'or at paths:\n  - /s/1_0_log.err\n  - /s/1_0_log.out")
     assert _raised(text) == "ValueError: bad cell"
     assert _raised("Job not requeued because: timed-out too many times.") == "Job not requeued because: timed-out too many times."
+
+
+# -- a preemption signal during a task's start-up (issue 54, item 6) --------------------------------------------------
+
+def _wait_for_line(path: Path, prefix: str, proc, timeout: float = 60.0) -> str:
+    import time
+
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        lines = [ln for ln in (path.read_text().splitlines() if path.exists() else []) if ln.startswith(prefix)]
+        if lines:
+            return lines[-1]
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.02)
+    raise AssertionError(f"no line {prefix!r} in {path}")
+
+
+def test_a_preemption_signal_during_start_up_is_recorded_not_fatal(tmp_path):
+    """A task started as the launcher starts it (sh, then _task_start.py, then ``-m`` submitit's
+    entry, here a probe module) is sent USR2 while its start-up is held: it is not killed (USR2's
+    default action killed a task still importing), the signal is recorded for submitit's handler,
+    and the module runs with its arguments as ``python -m`` would run it."""
+    import signal
+    import subprocess
+
+    from ccbench.running.slurm import EARLY_SIGNAL_ENV
+    from hydra_plugins.ccbench_sweeper import _task_start
+    from hydra_plugins.ccbench_sweeper.slurm_launcher import task_python
+
+    assert _task_start.EARLY_SIGNAL_ENV == EARLY_SIGNAL_ENV  # the two ends of one hand-over
+    (tmp_path / "ccb_probe.py").write_text("import os, sys\nprint(os.environ.get(%r), sys.argv[1:])\n" % EARLY_SIGNAL_ENV)
+    hold = tmp_path / "hold"
+    env = {k: v for k, v in os.environ.items() if k not in (EARLY_SIGNAL_ENV, "SUBMITIT_PREEMPT_SIGNAL")}
+    proc = subprocess.Popen(f"{task_python()} -u -m ccb_probe a 'b c'", shell=True, cwd=tmp_path, text=True,
+                            env={**env, _task_start.HOLD_ENV: str(hold)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        pid = int(_wait_for_line(Path(f"{hold}.started"), "started", proc).split()[1])
+        os.kill(pid, signal.SIGUSR2)
+        assert _wait_for_line(Path(f"{hold}.started"), "signal", proc) == f"signal {int(signal.SIGUSR2)}"
+        hold.touch()
+        out, err = proc.communicate(timeout=60)
+    finally:
+        hold.touch()
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert out.split("\n")[0] == f"{int(signal.SIGUSR2)} ['a', 'b c']"
+
+
+def test_a_signal_recorded_during_start_up_is_handed_to_submitit_s_handler_once(monkeypatch):
+    from ccbench.running.slurm import EARLY_SIGNAL_ENV, replay_early_signal
+
+    got, said = [], []
+    monkeypatch.delenv(EARLY_SIGNAL_ENV, raising=False)
+    assert not replay_early_signal(lambda s, f: got.append(s), warn=said.append)
+    monkeypatch.setenv(EARLY_SIGNAL_ENV, "12")
+    assert replay_early_signal(lambda s, f: got.append(s), warn=said.append)
+    assert not replay_early_signal(lambda s, f: got.append(s), warn=said.append)  # once
+    assert got == [12] and len(said) == 1 and "start-up" in said[0]
+
+
+def test_a_requeue_whose_scontrol_the_requeue_itself_ended_is_a_requeue_not_a_failure():
+    """``scontrol requeue`` runs inside the task's step, so the requeue's SIGTERM may end it first
+    (the test cluster, at a signal during start-up): the task must end as requeued (SystemExit, no
+    result file), not with submitit's CalledProcessError (a result file saying it failed)."""
+    import signal
+    import subprocess
+
+    from ccbench.running.slurm import stop_at_last_time_limit
+
+    def requeue_ended_by_its_sigterm(signum, frame):
+        raise subprocess.CalledProcessError(-signal.SIGTERM, ["scontrol", "requeue", "4"])
+    with pytest.raises(SystemExit):
+        stop_at_last_time_limit(requeue_ended_by_its_sigterm, _Uncompleted)(12, None)
+
+    def requeue_refused(signum, frame):
+        raise subprocess.CalledProcessError(1, ["scontrol", "requeue", "4"])
+    with pytest.raises(subprocess.CalledProcessError):  # a real failure stays one
+        stop_at_last_time_limit(requeue_refused, _Uncompleted)(12, None)

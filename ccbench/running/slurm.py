@@ -19,7 +19,9 @@ which tasks ended without a result in one query per poll, not one 15 s wait per 
 (an ``Exception``) wherever the task is, inside a trial's fit; the trial's ``except Exception``
 recorded it as the method's ``error`` and the task went on fitting until SLURM killed it.
 :class:`TaskTimeLimit` is a ``BaseException``: no trial catches it; the harness records the trial
-it stopped as ``task_time_limit`` and stops the task's work.
+it stopped as ``task_time_limit`` and stops the task's work. :func:`replay_early_signal` hands
+submitit's handler a preemption signal that came during the task's start-up, before the handler
+existed (recorded by ``hydra_plugins/ccbench_sweeper/_task_start.py``): the task requeues.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from typing import Callable, Iterable, Sequence
 
 __all__ = ["request_problems", "array_problems", "failure_report", "parse_slurm_minutes", "default_mem_gb", "DEFAULT_MEM_GB",
            "array_states", "parse_task_states", "is_finished", "resume_command", "wait_for_array", "TaskTimeLimit",
-           "stop_at_last_time_limit", "TASK_TIME_LIMIT_FIX"]
+           "stop_at_last_time_limit", "TASK_TIME_LIMIT_FIX", "replay_early_signal"]
 
 #: memory per task when ``mem_gb`` is null: this, or the largest node's when that is smaller
 DEFAULT_MEM_GB = 4
@@ -219,17 +221,53 @@ def stop_at_last_time_limit(handler: Callable, uncompleted: type) -> Callable:
     """Submitit's ``USR2`` handler ``handler``, changed in one case: where it raises
     ``uncompleted`` (its ``UncompletedJobError``: the signal came once more than requeues are
     allowed, "timed-out too many times"), :class:`TaskTimeLimit` is raised instead, naming it.
-    Any other outcome (a requeue: its ``SystemExit``; a signal it ignores) is the handler's own."""
+    Any other outcome (a requeue: its ``SystemExit``; a signal it ignores) is the handler's own,
+    but for one race: ``scontrol requeue`` run from inside the task is itself in the task's step, and
+    the requeue's SIGTERM to the step may end it before it exits (seen on the test cluster); submitit
+    raised that ``CalledProcessError``, its result file said the task failed and the launcher named
+    a task that was in fact requeued. That case ends the task as a requeue does (``SystemExit``)."""
 
     def on_signal(signum, frame):
         try:
             handler(signum, frame)
+        except subprocess.CalledProcessError as exc:
+            if not _killed_by_its_own_requeue(exc):
+                raise
+            raise SystemExit(-1) from None  # requeued: what submitit does once `scontrol requeue` returned
         except uncompleted as exc:
             raise TaskTimeLimit(f"the SLURM task reached its time limit (or was preempted) after its last allowed "
                                 f"requeue ({_last_line(str(exc))}); {TASK_TIME_LIMIT_FIX}") from None
 
     on_signal.wrapped = handler
     return on_signal
+
+
+def _killed_by_its_own_requeue(exc) -> bool:
+    """Whether ``exc`` is ``scontrol requeue`` ended by SIGTERM (the requeue it asked for)."""
+    import signal
+
+    cmd = exc.cmd if isinstance(exc.cmd, (list, tuple)) else str(exc.cmd).split()
+    return list(cmd[:2]) == ["scontrol", "requeue"] and exc.returncode == -signal.SIGTERM
+
+
+#: set by the task's first instruction when the preemption signal came before submitit's handler
+#: (hydra_plugins/ccbench_sweeper/_task_start.py, which cannot import this module: it runs first)
+EARLY_SIGNAL_ENV = "CCBENCH_EARLY_SIGNAL"
+
+
+def replay_early_signal(handler: Callable, warn: Callable[[str], None] = print) -> bool:
+    """Hand ``handler`` (submitit's, installed since) the preemption signal the task's start-up
+    recorded (:data:`EARLY_SIGNAL_ENV`), once; whether there was one. A signal SLURM sent while the
+    task was still importing (before submitit's handler existed) killed the task, not requeued."""
+    import os
+
+    signum = os.environ.pop(EARLY_SIGNAL_ENV, None)
+    if not signum:
+        return False
+    warn(f"ccbench: signal {signum} (SLURM: preemption or time limit) came during the task's start-up, before "
+         "submitit's handler; handing it over now")
+    handler(int(signum), None)
+    return True
 
 
 def _last_line(text: str) -> str:

@@ -1,4 +1,4 @@
-"""``hydra/launcher=slurm``: Hydra's submitit SLURM launcher with three changes.
+"""``hydra/launcher=slurm``: Hydra's submitit SLURM launcher with these changes.
 
 - Before submitting, what each task asks for is checked against the partition
   (:func:`ccbench.running.slurm.request_problems`), the array's length against the
@@ -14,6 +14,9 @@
   such task with submitit's traceback while the others still run, and submitit waits 15 s for
   each failed task's result file, and forever without ``sacct``.
 - With packed cells (``hydra.sweeper.cells_per_task``), a task's cells are all named.
+- A task starts through ``_task_start.py`` (:func:`task_python`): a preemption signal during its
+  start-up is recorded and handed to submitit's handler once it exists (the task requeues), not
+  fatal; the last allowed time limit stops the task (``task_time_limit``).
 - The ccbench sweeper submits only the cells that are not complete
   (``submits_incomplete_cells_only``): a resume submits the lost tasks' cells, not the grid.
 """
@@ -41,6 +44,20 @@ def _last_line(path: Path) -> str:
     except OSError:
         return ""
     return f"; {lines[-1]}" if lines else ""
+
+
+def task_python() -> str:
+    """The command submitit starts each task's Python with (its ``python`` parameter; submitit
+    appends ``-u -m submitit.core._submit FOLDER``): ``sh`` ignoring the preemption signal from
+    its first instruction, then this interpreter running ``_task_start.py``, which records the
+    signal until submitit's handler exists (see that file)."""
+    import os
+    import shlex
+
+    start = Path(__file__).with_name("_task_start.py")
+    name = os.environ.get("SUBMITIT_PREEMPT_SIGNAL", "USR2")
+    inner = f"trap '' {name}; exec {shlex.quote(sys.executable)} -u {shlex.quote(str(start))} \"$@\""
+    return f"sh -c {shlex.quote(inner)} ccbench-task"
 
 
 def _raised(text: str) -> str:
@@ -80,7 +97,8 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         log = logging.getLogger(__name__)
         init_keys = {"max_num_timeout", "submitit_folder"}
         executor = submitit.AutoExecutor(cluster=self._EXECUTOR, folder=params["submitit_folder"],
-                                         slurm_max_num_timeout=params.get("max_num_timeout", 0))
+                                         slurm_max_num_timeout=params.get("max_num_timeout", 0),
+                                         slurm_python=task_python())
         baseparams = set(OmegaConf.structured(BaseQueueConf).keys())
         executor.update_parameters(**{k if k in baseparams else f"{self._EXECUTOR}_{k}": v
                                       for k, v in params.items() if k not in init_keys})
@@ -100,19 +118,22 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         """The task's work (in the SLURM task, under submitit), with submitit's ``USR2`` handler
         changed for the last allowed time-out (:func:`ccbench.running.slurm.stop_at_last_time_limit`):
         the trial it interrupts is recorded as ``task_time_limit`` and the task stops, ending with
-        submitit's ``UncompletedJobError`` (its result file says why; the launcher names the task)."""
+        submitit's ``UncompletedJobError`` (its result file says why; the launcher names the task).
+        A signal the task's start-up recorded (``_task_start.py``) is handed to the handler first."""
         import signal
 
         import submitit
         from submitit.core.utils import UncompletedJobError
 
-        from ccbench.running.slurm import TaskTimeLimit, stop_at_last_time_limit
+        from ccbench.running.slurm import TaskTimeLimit, replay_early_signal, stop_at_last_time_limit
 
         usr = submitit.JobEnvironment._usr_sig()
         current = signal.getsignal(usr)
         if callable(current) and not hasattr(current, "wrapped"):
             signal.signal(usr, stop_at_last_time_limit(current, UncompletedJobError))
         try:
+            # a signal that came during start-up (recorded by _task_start.py): requeue before any cell runs
+            replay_early_signal(signal.getsignal(usr), warn=lambda line: print(line, file=sys.stderr, flush=True))
             return super().__call__(*args, **kwargs)
         except TaskTimeLimit as exc:
             raise UncompletedJobError(str(exc)) from None

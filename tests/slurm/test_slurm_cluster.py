@@ -294,6 +294,60 @@ def test_the_last_allowed_time_limit_is_recorded_as_such_and_stops_the_task(slur
 
 
 @pytest.mark.slow
+def test_a_preemption_during_the_task_s_start_up_requeues_it(slurm_cluster, held, tmp_path):
+    """USR2 (SLURM's preemption / time-limit signal) sent while the task is still starting (before
+    submitit's handler exists: it used to be 20 s of imports on a busy node): the task is requeued
+    before any cell runs and the requeued task finishes. Start-up is held by a file
+    (``CCBENCH_TEST_TASK_START_HOLD``, read by the task's first Python, _task_start.py) so the signal
+    lands in it for certain; USR2's default action killed such a task (FAILED, not requeued;
+    issue 54, item 6)."""
+    extra, env, log, release = held
+    hold = tmp_path / "hold"
+    started = Path(f"{hold}.started")
+    env = {**env, "CCBENCH_TEST_TASK_START_HOLD": str(hold)}
+    sweep = tmp_path / "s"
+    release.touch()  # the fits need not wait: no fit may start before the requeue
+    proc = _start(["hydra/launcher=slurm", *extra, "n_trials=2", "hydra.launcher.timeout_min=30",
+                   f"hydra.sweep.dir={sweep}"], tmp_path, env)
+    try:
+        end = time.monotonic() + 300
+        while not (started.exists() and "started" in started.read_text()):
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()[1][-3000:]
+            time.sleep(0.2)
+        task = _running_tasks(slurm_cluster)[0]
+        slurm_cluster.run("scancel", "-s", "USR2", task)
+        while "signal" not in started.read_text():  # delivered (the step daemon may take seconds)
+            assert proc.poll() is None and time.monotonic() < end, proc.communicate()[1][-3000:]
+            time.sleep(0.2)
+        hold.touch()
+        # requeued: SLURM holds it for 2 minutes (BeginTime); released once the node is idle and a new
+        # second began (see test_a_requeued_task_finishes)
+        while proc.poll() is None and time.monotonic() < end:
+            state = slurm_cluster.run("squeue", "-h", "-j", task.split("_")[0], "-o", "%T", check=False).stdout
+            node = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%T", check=False).stdout.split()
+            if "PENDING" in state and node == ["idle"]:
+                assert not log.exists(), "a cell ran before the requeue"
+                time.sleep(2)
+                slurm_cluster.run("scontrol", "update", f"JobId={task}", "StartTime=now", check=False)
+                break
+            time.sleep(0.2)
+        _, err = proc.communicate(timeout=600)
+    finally:
+        hold.touch()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err[-3000:]
+    marks = started.read_text().split("\n")
+    assert [m.split()[0] for m in marks if m] == ["started", "signal", "started"], marks  # two starts, one signal
+    acct = slurm_cluster.run("sacct", "-n", "-D", "-X", "-j", task.split("_")[0], "-o", "State",
+                             "--parsable2").stdout.split()
+    assert "REQUEUED" in acct and acct[-1] == "COMPLETED", acct
+    rows = _rows(sweep)
+    assert len(rows) == 2 and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
 def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluster, tmp_path):
     """Three cells in one array task (hydra.sweeper.cells_per_task=3), killed while running its
     second cell: the error names the task's three cells; the resume keeps the first cell's rows as
