@@ -91,3 +91,21 @@ def test_bad_settings_are_named():
         NPU(similarity="cosine")
     with pytest.raises(ValueError, match="n_trees must be an int >= 1"):
         NPU(n_trees=0)
+
+
+def test_a_run_does_not_reuse_the_forest_of_another_runs_seed():
+    # a run from seed 5 asks the same pairs on a fresh instance and on one that ran seed 6 before
+    rng = np.random.default_rng(2)
+    X = np.r_[rng.normal(0, 1, (8, 2)), rng.normal(2, 1, (8, 2))]
+    y = np.repeat([0, 1], 8)
+
+    def run(strategy, seed):
+        gen, asked, answers = np.random.default_rng(seed), np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=bool)
+        for _ in range(10):
+            i, j = strategy.next_pair(X, asked, answers, y, gen)
+            asked, answers = np.r_[asked, [[i, j]]], np.r_[answers, y[i] == y[j]]
+        return asked
+
+    used = NPU(n_trees=3)
+    run(used, 6)
+    np.testing.assert_array_equal(run(used, 5), run(NPU(n_trees=3), 5))

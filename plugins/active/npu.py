@@ -64,7 +64,11 @@ def npu_scores(p: np.ndarray) -> np.ndarray:
 
 
 class NPU(NeighbourhoodStrategy):
-    """NPU query selection (see the module docstring for the equations and the similarity)."""
+    """NPU query selection (see the module docstring for the equations and the similarity).
+
+    The forest is kept between calls while ``X`` and ``labels`` stay the same (see :meth:`_leaves`),
+    and dropped when a run starts (an empty ``asked``), so a run's pairs depend on its own seed only.
+    """
 
     def __init__(self, similarity: str = "forest", n_trees: int = 50):
         if similarity not in SIMILARITIES:
@@ -140,6 +144,8 @@ class NPU(NeighbourhoodStrategy):
 
     def next_pair(self, X, asked, answers, labels=None, rng=None) -> tuple[int, int]:
         self._rng, self._cache = np.random.default_rng(rng), None
+        if asked is None or not len(asked):  # a new run: no forest of another run's seed
+            self._forest_key = self._forest_leaves = None
         try:
             return super().next_pair(X, asked, answers, labels, self._rng)
         finally:

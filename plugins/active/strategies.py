@@ -94,7 +94,9 @@ class MinMax(ExploreConsolidate):
     max_{y in N_i} s(x*, y), that member being the one asked. s is decreasing in the distance, so
     sigma changes neither choice and is not a parameter. This is the rule as we read the paper (not
     at hand here): the deterministic min-max point replaces Basu's random one, and the order is by
-    nearest member instead of centroid. Explore is Basu's (:class:`ExploreConsolidate`).
+    nearest member instead of centroid. Explore's candidate is Basu's farthest-first point (the same
+    formula over the same S), so the two phases differ only in that Consolidate opens no new
+    neighbourhood; the member order applies in both.
     """
 
     def candidate(self, X, nb, labels, rng) -> int:
