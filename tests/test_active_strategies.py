@@ -121,3 +121,10 @@ def test_a_bad_history_is_named():
         _next(MinMax(2), LINE, [(0, 1)], [])
     with pytest.raises(ValueError, match="outside the 6 points"):
         _next(RandomPairs(), LINE, [(0, 6)], [True])
+
+
+def test_a_spec_names_a_strategy_it_cannot_import():
+    with pytest.raises(ValueError, match="must be a class or a 'package.module:ClassName' string"):
+        registry.QueryStrategySpec("bad", "no_colon")
+    with pytest.raises(ImportError, match="query strategy 'ghost': cannot import 'ccbench_plugins.active:Ghost'"):
+        registry.QueryStrategySpec("ghost", "ccbench_plugins.active:Ghost").loaded()
