@@ -63,9 +63,9 @@ def _items(spec) -> list[tuple[str, Callable[[], str | None]]]:
                                                    None, np.random.default_rng(0)), len(X), who="next_pair")
         return f"({i}, {j})"
 
-    def new_pairs(noise):
+    def new_pairs(noise, labels):
         def run():
-            ask_strategy(_make(spec), X, y, N_QUESTIONS, noise=noise, labels=y)
+            ask_strategy(_make(spec), X, y, N_QUESTIONS, noise=noise, labels=labels)
             return f"{N_QUESTIONS} pairs of 12 points, each new"
         return run
 
@@ -80,8 +80,8 @@ def _items(spec) -> list[tuple[str, Callable[[], str | None]]]:
     return [
         ("builds", lambda: repr(_make(spec))),
         ("first_pair_without_history", first_pair),
-        ("new_pairs_exact_answers", new_pairs(0.0)),
-        ("new_pairs_noisy_answers", new_pairs(0.3)),
+        ("new_pairs_exact_answers", new_pairs(0.0, y)),  # a partition given (the true one) ...
+        ("new_pairs_noisy_answers", new_pairs(0.3, None)),  # ... and none (before any fit)
         ("every_pair_of_a_tiny_set", every_pair),
         ("same_seed_same_pairs", same_seed),
     ]
