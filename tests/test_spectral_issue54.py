@@ -28,3 +28,16 @@ def test_sigma_none_is_the_mean_distance_to_the_kth_neighbour():
     rows = np.repeat(np.arange(len(X)), k)
     A[rows, nn.ravel()] = np.exp(-D[rows, nn.ravel()] ** 2 / (2 * sigma**2))
     np.testing.assert_allclose(W, np.maximum(A, A.T), rtol=1e-12, atol=1e-15)
+
+
+def test_spreading_stops_at_an_exact_fixed_point_even_with_tol_zero():
+    # Draw 15: the stopping rule max |F(t+1) - F(t)| <= tol made strict. Without constraints
+    # Y = 0, so F stays 0: the first step changes nothing and the spreading has converged,
+    # also for tol = 0 (a strict rule would run to max_iter and report no convergence).
+    from ccbench_plugins.spectral.srcp import SRCP
+
+    X = np.random.default_rng(1).normal(size=(20, 2))
+    est = SRCP(n_clusters=2, n_neighbors=5, sigma=None, solver="spreading", tol=0.0, max_iter=50,
+               random_state=0).fit(X)
+    assert est.converged_ is True and est.n_iter_ == 1
+    assert not est.propagated_constraints_.any()

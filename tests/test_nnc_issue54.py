@@ -1,0 +1,24 @@
+"""NNC family: survivors of the mutation sample of seed 20261129 (issue 54, item 20).
+
+Each test asserts the property the mutated line is responsible for (tests/mutation/REVERSALS.md
+lists the draws it kills).
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from ccbench_plugins.nnc.fpc import FarthestPointClustering
+
+
+def test_metric_time_is_the_clock_difference_around_the_metric_step(monkeypatch):
+    # Draw 14: metric_time_ = perf_counter() // t0 instead of the difference. A clock that
+    # advances 0.3 s per reading: the metric step reads it twice (before and after), so its
+    # time is one step, whatever the clock's origin.
+    ticks = iter(1000.0 + 0.3 * np.arange(1000))
+    monkeypatch.setattr(time, "perf_counter", lambda: float(next(ticks)))
+    X = np.random.default_rng(0).normal(size=(12, 2))
+    est = FarthestPointClustering(n_clusters=2, random_state=0).fit(X)
+    assert est.metric_time_ == pytest.approx(0.3, abs=1e-9)
