@@ -187,3 +187,38 @@ def test_xing_newton_keeps_only_steps_that_lower_g():
     expected = _xing_newton_replayed(m, dcl)
     np.testing.assert_allclose(a, expected, rtol=1e-12, atol=1e-15)
     assert ml._xing_g(a, m, dcl)[0] < ml._xing_g(np.ones(len(m)), m, dcl)[0]
+
+
+# -- the LP metric's tie-break keeps no point that leaves the optimal face --------------------
+
+
+def _nominal_instance():
+    """Three classes on five nominal features (codes 1..3; feature 1 mostly the class): the LP
+    optimum is a face, and the least-norm point of the rows active at HiGHS's vertex violates
+    another row, so the tie-break's constraint generation needs a second round."""
+    rng = np.random.default_rng(1)
+    d, n = int(rng.integers(3, 8)), 40
+    y = np.repeat(np.arange(3), 14)[:n]
+    X = rng.integers(1, 4, size=(n, d)).astype(float)
+    X[:, 0] += y
+    X[:, 1] = np.where(rng.random(n) < 0.7, y, X[:, 1])
+    cons = ccbench.constraints.labeled_subsets(y, 5, rng=rng)
+    return pair_sq_diffs(X, cons.must_link), pair_sq_diffs(X, cons.cannot_link)
+
+
+def test_the_lp_tie_break_stays_on_the_optimal_face(monkeypatch):
+    import cvxpy as cp
+
+    dml, dcl = _nominal_instance()
+    qps = []
+    real = ml._least_norm_qp
+    monkeypatch.setattr(ml, "_least_norm_qp", lambda *a, **k: qps.append(1) or real(*a, **k))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        z, split, status = ml.learn_lp_diag(dml, dcl)
+    assert status == "optimal" and len(qps) >= 2  # the premise: one round is not enough here
+    # the LP of eqs. 21-25 (squared), solved here by Clarabel: max s, dcl z >= s, dml z <= 1
+    zv, s = cp.Variable(dcl.shape[1], nonneg=True), cp.Variable(nonneg=True)
+    cp.Problem(cp.Maximize(s), [dcl @ zv >= s, dml @ zv <= 1]).solve(solver="CLARABEL")
+    assert split == pytest.approx(s.value, rel=1e-6)
+    assert (dcl @ z).min() == pytest.approx(s.value, rel=1e-6) and (dml @ z).max() <= 1 + 1e-9

@@ -249,7 +249,7 @@ ISSUE54_BREAKS: list[Break] = [
           ["tests/test_nnc_audit.py::test_xing_leaves_no_cannot_link_pair_at_distance_zero"], 54),
     Break("plugins/nnc/metric_learning.py:_min_norm_on_face", "choice", "a tie-break point that violates rows is kept",
           "        if len(violated) == 0:\n            return wv", "        return wv",
-          ["tests/test_nnc_audit.py::test_lp_tie_break_is_the_least_norm_optimum_of_an_independent_qp"], 54),
+          [f"{NREV}::test_the_lp_tie_break_stays_on_the_optimal_face"], 54),
     Break("plugins/nnc/metric_learning.py:lp_diag_program", "choice", "the split minimised, not maximised",
           "    c[-1] = -1.0\n    A_cl = np.hstack([-dcl,", "    c[-1] = 1.0\n    A_cl = np.hstack([-dcl,",
           ["tests/test_nnc.py::test_lp_diag_satisfies_its_constraints_and_matches_cvxpy"], 54),
