@@ -22,7 +22,8 @@ def test_sigma_none_is_the_mean_distance_to_the_kth_neighbour():
     kth = np.sort(D, axis=1)[:, k - 1]
     sigma = kth.mean()
     assert sigma > 1.5 * np.sort(D, axis=1)[:, 0].mean()
-    W = core.gaussian_knn_graph(X, k, sigma=None, symmetrize="max").toarray()
+    # n_neighbors by keyword, as the signature allows (draw 35 made it positional-only)
+    W = core.gaussian_knn_graph(X, n_neighbors=k, sigma=None, symmetrize="max").toarray()
     nn = np.argsort(D, axis=1)[:, :k]
     A = np.zeros_like(D)
     rows = np.repeat(np.arange(len(X)), k)
