@@ -14,7 +14,9 @@ one of the two tables (the completeness test fails otherwise).
 
 from __future__ import annotations
 
+import ast
 import importlib
+import re
 import warnings
 
 import numpy as np
@@ -128,3 +130,18 @@ def test_changing_a_parameter_changes_the_fit(name, param):
     assert _fingerprint(_fit(name, base, supervision)) == first  # a refit is the same fit
     changed = _fingerprint(_fit(name, {**base, param: value}, supervision))
     assert changed != first, f"{name}: {param}={value!r} fits exactly as {param}={default!r}"
+
+
+def _documented_defaults(cls) -> dict:
+    """``name : type, default=VALUE`` lines of the class docstring's Parameters section."""
+    doc = cls.__doc__.split("Parameters", 1)[1].split("Attributes", 1)[0]
+    found = re.findall(r"^\s{4}(\w+) : .*?default=(.+?)\s*$", doc, flags=re.M)
+    return {name: ast.literal_eval(value) for name, value in found}
+
+
+def test_every_default_is_the_documented_one():
+    """Two routes to a default: the constructor's signature and the docstring a reader of a
+    results table consults (the defaults are what an untuned row ran with)."""
+    for name, cls in _family().items():
+        documented = _documented_defaults(cls)
+        assert documented == cls().get_params(), name
