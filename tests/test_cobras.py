@@ -81,6 +81,48 @@ def test_split_level_counts_the_cannot_links_down_the_larger_half():
     assert adjusted_rand(y, model.labels_history_[first]) == pytest.approx(1.0)
 
 
+def test_the_representative_is_the_member_closest_to_the_mean():
+    X = np.array([[0.0], [1.0], [2.0], [10.0], [2.5]])
+    assert core.representative(X, np.array([0, 1, 2, 3])) == 2  # mean 3.25
+    assert core.representative(X, np.array([0, 1, 4])) == 1  # mean 7/6
+
+
+def _state(X, cluster_of_si, answers=None, oracle=None):
+    """A run whose super-instances are the single points of ``X``, in the clusters given."""
+    run = core._Run(X, oracle, 10, np.random.default_rng(0))
+    run.si_of_point = np.arange(len(X))
+    run.reps, run.cluster_of_si = list(range(len(X))), list(cluster_of_si)
+    run.answers.update(answers or {})
+    return run
+
+
+def test_merging_asks_the_closest_clusters_first():
+    """Four single-point clusters at 0, 1, 5, 20, every answer cannot-link: the six pairs in order of distance."""
+    X = np.array([[0.0], [1.0], [5.0], [20.0]])
+    oracle = CountingOracle(np.arange(4))
+    _state(X, [0, 1, 2, 3], oracle=oracle).merge()
+    assert oracle.calls == [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (0, 3)]
+
+
+def test_merging_skips_clusters_with_a_cannot_link_between_any_representatives():
+    """Points 0 and 1 form one cluster; a cannot-link is known between 0 and 2. Cluster {0, 1} and
+    cluster {2} are not asked about again, though their closest representatives (1, 2) never were."""
+    X = np.array([[0.0], [1.0], [5.0], [20.0]])
+    oracle = CountingOracle(np.arange(4))
+    _state(X, [0, 0, 1, 2], answers={(0, 2): False}, oracle=oracle).merge()
+    assert oracle.calls == [(2, 3), (1, 3)]
+
+
+def test_a_must_link_merges_and_the_visit_restarts():
+    """Clusters at 0, 1, 5: (0, 1) must-link merges them; then {0, 1} against {5}, closest pair (1, 2)."""
+    X = np.array([[0.0], [1.0], [5.0]])
+    oracle = CountingOracle(np.array([0, 0, 1]))
+    run = _state(X, [0, 1, 2], oracle=oracle)
+    run.merge()
+    assert oracle.calls == [(0, 1), (1, 2)]
+    assert list(run.labels()) == [0, 0, 1]
+
+
 @pytest.mark.parametrize("budget", [1, 2, 7, 13])
 def test_budget_is_spent_exactly_and_no_pair_is_asked_twice(budget):
     X, y = THREE

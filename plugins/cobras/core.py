@@ -50,7 +50,7 @@ def _thread_limit(n_samples: int):
     global _controller
     if _controller is None:
         _controller = ThreadpoolController()
-    return _controller.limit(limits=1 if n_samples < THREADED_FROM else None)
+    return _controller.limit(limits=1 if n_samples < THREADED_FROM else None)  # pragma: no mutate (speed only)
 
 
 class BudgetSpent(Exception):
@@ -99,17 +99,14 @@ def super_instance_to_split(sizes: np.ndarray, splittable: np.ndarray) -> int:
 
 
 def _kmeans_parts(X: np.ndarray, members: np.ndarray, k: int, rng: np.random.Generator) -> list[np.ndarray]:
-    """``members`` split by k-means into at most ``k`` non-empty parts (fewer when the members hold
-    fewer distinct points), largest first. k-means is COBRAS's splitting step (section 3.1)."""
-    points = X[members]
-    k = min(int(k), int(np.unique(points, axis=0).shape[0]))
-    if k < 2:
-        return [members]
-    seed = int(rng.integers(2**31 - 1))
-    with warnings.catch_warnings():  # a split of near-duplicates may leave a centre empty: dropped below
+    """``members`` split by k-means into at most ``k`` (<= ``members.size``) non-empty parts, largest
+    first; fewer when the members hold fewer than ``k`` distinct points (k-means leaves centres empty:
+    dropped). k-means is COBRAS's splitting step (section 3.1)."""
+    seed = int(rng.integers(2**31 - 1))  # pragma: no mutate (any seed will do)
+    with warnings.catch_warnings():  # the empty centres of duplicates: a ConvergenceWarning, handled below
         warnings.simplefilter("ignore")
-        assign = KMeans(k, n_init=KMEANS_N_INIT, random_state=seed).fit(points).labels_
-    parts = [members[assign == c] for c in range(k)]
+        assign = KMeans(int(k), n_init=KMEANS_N_INIT, random_state=seed).fit(X[members]).labels_
+    parts = [members[assign == c] for c in range(int(k))]
     return sorted((p for p in parts if p.size), key=lambda p: -p.size)
 
 
@@ -231,26 +228,25 @@ class _Run:
         """Of the super-instance pairs ``(a, b)`` (sorted closest first), the closest one of every pair of
         clusters not known to be cannot-linked, in that order."""
         clusters = np.asarray(self.cluster_of_si)
-        lo, hi = np.minimum(clusters[a], clusters[b]), np.maximum(clusters[a], clusters[b])
-        code = lo * (int(clusters.max()) + 1) + hi
-        keep = (lo != hi) & ~np.isin(code, self._cannot_linked_codes(reps, clusters))
-        index = np.flatnonzero(keep)
-        _, first = np.unique(code[index], return_index=True)
+        cannot = self._cannot_linked_clusters(reps, clusters)
+        ca, cb = clusters[a], clusters[b]
+        index = np.flatnonzero((ca != cb) & ~cannot[ca, cb])
+        pair_code = np.minimum(ca, cb)[index] * cannot.shape[0] + np.maximum(ca, cb)[index]
+        _, first = np.unique(pair_code, return_index=True)
         return index[np.sort(first)]
 
-    def _cannot_linked_codes(self, reps: np.ndarray, clusters: np.ndarray) -> np.ndarray:
-        """Codes ``lo * (max cluster + 1) + hi`` of the cluster pairs with a known cannot-link between two
-        of their current representatives."""
-        if not self.answers:
-            return np.empty(0, dtype=np.intp)
-        pairs = np.array(list(self.answers), dtype=np.intp)
-        cannot = pairs[~np.fromiter(self.answers.values(), dtype=bool, count=len(pairs))]
+    def _cannot_linked_clusters(self, reps: np.ndarray, clusters: np.ndarray) -> np.ndarray:
+        """``cannot[c, e]``: a cannot-link is known between a representative of cluster ``c`` and one of
+        cluster ``e`` (symmetric; cluster ids index it)."""
+        cannot = np.zeros((int(clusters.max()) + 1,) * 2, dtype=bool)
+        pairs = np.array(list(self.answers), dtype=np.intp).reshape(-1, 2)
+        pairs = pairs[~np.fromiter(self.answers.values(), dtype=bool, count=len(pairs))]
         cluster_of_point = np.full(self.X.shape[0], -1, dtype=np.intp)
         cluster_of_point[reps] = clusters
-        ci, cj = cluster_of_point[cannot[:, 0]], cluster_of_point[cannot[:, 1]]
+        ci, cj = cluster_of_point[pairs[:, 0]], cluster_of_point[pairs[:, 1]]
         both = (ci >= 0) & (cj >= 0)
-        lo, hi = np.minimum(ci, cj)[both], np.maximum(ci, cj)[both]
-        return lo * (int(clusters.max()) + 1) + hi
+        cannot[ci[both], cj[both]] = cannot[cj[both], ci[both]] = True
+        return cannot
 
 def run_cobras(X: np.ndarray, oracle, max_questions: int, rng: np.random.Generator, pick=None) -> _Run:
     """Algorithm 1: split the largest super-instance, merge, until the budget is spent or nothing
