@@ -22,3 +22,18 @@ def test_metric_time_is_the_clock_difference_around_the_metric_step(monkeypatch)
     X = np.random.default_rng(0).normal(size=(12, 2))
     est = FarthestPointClustering(n_clusters=2, random_state=0).fit(X)
     assert est.metric_time_ == pytest.approx(0.3, abs=1e-9)
+
+
+def test_dmax_ties_go_to_the_first_group_also_at_infinite_distance():
+    # Draw 29: the kernel's running argmin started at group 1. Its documented tie rule is the
+    # first group; a point whose squared distances overflow to inf ties every group (fit()
+    # warns about such data, DataScaleWarning, but still assigns it).
+    from ccbench_plugins.nnc._kernels import dmax_assign
+
+    X = np.array([[1e200], [0.5], [2.0]])
+    L = np.array([[-1e200], [0.0], [1.0], [-1e200], [0.0], [1.0]])  # two identical groups
+    starts, ends = np.array([0, 3]), np.array([3, 6])
+    best, arg = np.zeros(3), np.full(3, -1, dtype=np.intp)
+    dmax_assign(X, L, starts, ends, best, arg)
+    np.testing.assert_array_equal(arg, [0, 0, 0])
+    assert best[0] == np.inf
