@@ -15,7 +15,8 @@ from ..stats import (
 
 __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
            "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS", "MEASURED_FAILURES",
-           "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells"]
+           "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "RankedMetric", "ranked_metric",
+           "ranked_long_frame"]
 
 #: The supervision kind of each constraint scheme.
 KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "dense_pairs": ("fraction_pairs", "pccc_file"),
@@ -33,6 +34,30 @@ UNCONSTRAINED = "none"
 
 
 DEFAULT_METRIC = "ari"
+
+
+class RankedMetric(str):
+    """A metric's name with its direction resolved once: ``sign`` = +1 where higher is better, -1 where
+    lower is (:func:`ccbench.reporting.stats._sign`; a metric without a direction is refused there, named).
+
+    The choice: made where the long frame is built (:func:`ranked_long_frame`, in ``write_leaderboard`` and
+    the site) and passed on, so no ranking looks the direction up again from the name; the rankings read
+    ``.sign``. A function also called with a plain name (a test, a caller outside the pages) resolves it
+    itself (:func:`ranked_metric`: no look-up for a metric resolved already). It is the name itself (a ``str``): every text, dict key and column
+    made from it on the pages is the plain name's, unchanged."""
+
+    sign: float
+
+    def __new__(cls, name: str) -> "RankedMetric":
+        self = super().__new__(cls, name)
+        self.sign = _sign(name)
+        return self
+
+
+def ranked_metric(metric: str) -> RankedMetric:
+    """``metric`` itself when its direction is resolved already, else its name resolved (a caller outside
+    the pages, e.g. a test, passes the name)."""
+    return metric if isinstance(metric, RankedMetric) else RankedMetric(metric)
 
 
 CELL = ["dataset", "setting", "budget", "noise"]
@@ -137,7 +162,15 @@ def _families(names: pd.Series) -> dict:
 
 
 def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
-    """One row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
+    """:func:`ranked_long_frame`'s frame."""
+    return ranked_long_frame(data, metric)[0]
+
+
+def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple[pd.DataFrame, RankedMetric]:
+    """The long frame of ``data`` on ``metric``, and ``metric`` with its direction resolved
+    (:class:`RankedMetric`): what the pages pass on to every ranking.
+
+    The frame: one row per trial: ``kind`` (pairs, labels, or ``both`` for ``constraints=none``), ``dataset``,
     ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
     ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
     ``unsupervised``, ``family`` (:func:`_families`), ``fit_key`` (the shared unsupervised fit an ok row
@@ -153,7 +186,7 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     if metric not in data:
         known = [c for c in data.columns if pd.api.types.is_numeric_dtype(data[c])]
         raise ValueError(f"metric {metric!r} is not a results column; numeric columns: {known}")
-    _sign(metric)  # an unranked metric has no leaderboard: say so now
+    ranked = ranked_metric(metric)  # an unranked metric has no leaderboard: say so now
     data = data.reset_index(drop=True)
     scheme = data["constraints.name"].astype(str)
     kind = pd.Series(None, index=data.index, dtype=object)
@@ -202,7 +235,7 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
     out = out[out["kind"].notna() & ~rerun_mask(data).reindex(out.index).to_numpy()]
-    return out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last").reset_index(drop=True)
+    return out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last").reset_index(drop=True), ranked
 
 
 def _of_kind(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
@@ -247,7 +280,7 @@ def _missing_mask(unmeasured: pd.DataFrame | None, like: pd.DataFrame) -> np.nda
     return unmeasured.reindex(index=like.index, columns=like.columns).fillna(False).astype(bool).to_numpy()
 
 
-def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None = None,
+def _worst_filled(means: pd.DataFrame, metric: RankedMetric, attempted: pd.DataFrame | None = None,
                   unmeasured: pd.DataFrame | None = None) -> pd.DataFrame:
     """Convention (b): a cell a method did not complete holds a value worse than any real one, so it
     ranks last there (several such methods tie for last). With ``attempted`` (cells x methods, True
@@ -256,7 +289,7 @@ def _worst_filled(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | No
     ``unmeasured`` (:func:`unmeasured_cells`), the ``missing`` convention: a cell whose failure is no
     measurement (refused, skipped) stays NaN too, so only measured failures rank last; without it every
     failure ranks last (the ``last`` convention)."""
-    sign = _sign(metric)
+    sign = metric.sign
     finite = means.to_numpy(float)
     finite = finite[np.isfinite(finite)]
     worst = -sign if not finite.size else (  # nobody completed anything: every method ties for last

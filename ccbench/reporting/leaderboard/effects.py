@@ -39,9 +39,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import _sign
 from ._effect_stats import bayes_signed_rank, family_verdicts, leave_one_out
-from ._frame import CELL, CONVENTIONS, N_BOOT, NOT_MEASURED, _cells, main_methods
+from ._frame import CELL, CONVENTIONS, N_BOOT, NOT_MEASURED, _cells, main_methods, ranked_metric
 from .gains import bootstrap_ci
 from .headline_text import headline_sentences
 
@@ -183,7 +182,8 @@ def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0
     the flagged data sets, and the headline's sentences (markdown). ``failure_score``: the score of a
     measured failure for a metric :data:`FAILURE_SCORE` does not know (else a ValueError).
     """
-    sign = _sign(metric)
+    metric = ranked_metric(metric)
+    sign = metric.sign
     rows = _ranked_rows(frame)
     if rows.empty:
         raise ValueError("no ranking cell in these rows: the headline needs supervised cells of the main methods")

@@ -8,10 +8,7 @@ import numpy as np
 import pandas as pd
 
 from ...running.results import STATUSES
-from ..stats import (
-    _sign,
-)
-from ._frame import CELL, CI, N_BOOT, TRIAL_KEYS, _cells, completed
+from ._frame import CELL, CI, N_BOOT, TRIAL_KEYS, _cells, completed, ranked_metric
 
 __all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "cost_table",
            "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions", "same_fit_note"]
@@ -67,7 +64,7 @@ def best_baseline(frame: pd.DataFrame, metric: str) -> pd.Series:
     if base.empty:
         return pd.Series(dtype=object)
     means = base.groupby(["dataset", "method"])["value"].mean().dropna().reset_index()
-    sign = _sign(metric)
+    sign = ranked_metric(metric).sign
     means["key"] = sign * means["value"]
     return means.sort_values(["key", "method"], ascending=[False, True]).groupby("dataset")["method"].first()
 
@@ -84,7 +81,8 @@ def gains(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFrame:
     Completed cells only, as the ranks: a (cell, method) with a trial that is not ok has no gain (its
     mean and interval would be over the draws that survived: a single trial, an interval [x, x]).
     """
-    sign = _sign(metric)
+    metric = ranked_metric(metric)
+    sign = metric.sign
     best = best_baseline(frame, metric)
     cells = _completed_rows(_cells(frame))
     out = []
@@ -134,7 +132,7 @@ def hurt_share(frame: pd.DataFrame, metric: str, by=("method",)) -> pd.DataFrame
     :data:`NO_UNCONSTRAINED_REFERENCE` (:func:`hurt_exclusions`: its run without supervision is not
     the method).
     """
-    sign = _sign(metric)
+    sign = ranked_metric(metric).sign
     frame = frame[~frame["method"].isin(list(hurt_exclusions(frame)))]
     ref = _own_unconstrained(frame)
     cells = _cells(frame)
@@ -172,7 +170,7 @@ def noise_effect(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFram
     (negative = noise hurt), paired with the same method's noiseless row of the same data set,
     setting, budget and trial index; its mean over ok pairs with a bootstrap interval
     (:func:`bootstrap_ci`), ``n_pairs`` and ``n_sets`` (data sets with a pair)."""
-    sign = _sign(metric)
+    sign = ranked_metric(metric).sign
     cells = _cells(frame)
     cells = cells[cells["value"].notna() & ~cells["unsupervised"]]  # a baseline ignores the noise: 0 by design
     keys = ["method", "dataset", "setting", "budget", "trial"]

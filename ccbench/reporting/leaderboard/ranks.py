@@ -9,13 +9,12 @@ import pandas as pd
 from .._format import fmt
 from ..stats import (
     _holm_floor,
-    _sign,
     _wilcoxon,
     decide,
     holm,
     wilcoxon_min_p,
 )
-from ._frame import CELL, _worst_filled, completed
+from ._frame import CELL, _worst_filled, completed, ranked_metric
 
 __all__ = ["rank_table", "win_tie_loss_cells", "unbeaten", "ranks_by_condition", "dataset_blocks",
            "tuned_vs_default", "k_free_vs_given", "kept_default"]
@@ -37,7 +36,8 @@ def rank_table(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | None 
     only the cells where the method has rows (a sweep that runs a variant on some cells only). Sorted
     by (b).
     """
-    ascending = _sign(metric) < 0
+    metric = ranked_metric(metric)
+    ascending = metric.sign < 0
     a = means.rank(axis=1, ascending=ascending, method="average")
     worst = _worst_filled(means, metric, attempted, unmeasured)
     every = _worst_filled(means, metric, attempted)
@@ -71,7 +71,7 @@ def win_tie_loss_cells(frame: pd.DataFrame, metric: str, margin: float = 0.03, a
     index cells, columns methods, how many methods win over the method in that cell (NaN where it did
     not complete the cell; 0 = unbeaten there).
     """
-    sign = _sign(metric)
+    sign = ranked_metric(metric).sign
     wide = _paired(frame)
     methods = sorted(wide.columns)
     wide = wide[methods]
@@ -140,7 +140,8 @@ def ranks_by_condition(means: pd.DataFrame, metric: str, attempted: pd.DataFrame
     """Average rank (b) per method within each (budget, noise): where a method's standing moves with
     the supervision budget or the noise. Columns ``budget / noise``, rows methods. ``unmeasured``: as
     :func:`rank_table` (refused and skipped cells left out)."""
-    ranks = _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=_sign(metric) < 0, method="average")
+    metric = ranked_metric(metric)
+    ranks = _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=metric.sign < 0, method="average")
     keys = ranks.index.to_frame(index=False)
     label = keys["budget"].map(fmt) + " / " + keys["noise"].astype(str)
     order = keys.assign(label=label).sort_values(["noise", "budget"])["label"].unique()
@@ -156,10 +157,10 @@ def dataset_blocks(means: pd.DataFrame, metric: str, attempted: pd.DataFrame | N
     ranked cell in the data set. With ``unmeasured`` (:func:`~._frame.unmeasured_cells`), the default
     ``missing`` convention of :func:`rank_table`'s (b): a refused or skipped cell is not ranked, so a
     method refused on every cell of a data set has no block there (the CD then leaves the data set out)."""
-    ascending = _sign(metric) < 0
-    ranks = _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=ascending, method="average")
+    metric = ranked_metric(metric)
+    ranks = _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=metric.sign < 0, method="average")
     per_set = ranks.groupby(level="dataset").mean()
-    return -_sign(metric) * per_set
+    return -metric.sign * per_set
 
 
 def rank_over_data_sets(blocks: pd.DataFrame) -> pd.Series:
@@ -216,7 +217,7 @@ def tuned_vs_default(frame: pd.DataFrame, metric: str, margin: float = 0.03, alp
     ``p``, ``p_holm``, ``verdict`` (:func:`_variant_verdicts`: the multiplicity correction over the
     table's variants), ``tuned_trials`` and ``kept_default`` (share of the variant's ok trials where the tuner chose the
     defaults, :func:`kept_default`; NaN when the rows carry no ``tuned_params``)."""
-    return _variant_vs_default(frame, "tuned", "default_method", metric, margin, alpha, seed)
+    return _variant_vs_default(frame, "tuned", "default_method", ranked_metric(metric), margin, alpha, seed)
 
 
 def k_free_vs_given(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: float = 0.05,
@@ -225,7 +226,7 @@ def k_free_vs_given(frame: pd.DataFrame, metric: str, margin: float = 0.03, alph
     (``ap``), paired per cell as :func:`tuned_vs_default` (``mean_diff`` positive = finding k itself did
     better than being given it); ``ok_trials`` counts the k-free run's ok trials (nothing is tuned: no
     ``kept_default``)."""
-    table = _variant_vs_default(frame, "k_free", "k_free_of", metric, margin, alpha, seed)
+    table = _variant_vs_default(frame, "k_free", "k_free_of", ranked_metric(metric), margin, alpha, seed)
     return table.drop(columns="kept_default").rename(columns={"tuned_trials": "ok_trials"})
 
 
@@ -265,7 +266,7 @@ def _variant_vs_default(frame, flag, default_column, metric, margin, alpha, seed
             "ties", "losses", "tuned_trials", "kept_default"]
     if flag not in frame or not frame[flag].any():
         return pd.DataFrame(columns=cols)
-    sign = _sign(metric)
+    sign = metric.sign
     done = completed(frame)
     means = frame.groupby([*CELL, "method"])["value"].mean().unstack("method")
     out = []

@@ -11,8 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ..stats import _sign
-from ._frame import CELL, _worst_filled, attempted_cells, cell_means, unmeasured_cells
+from ._frame import CELL, _worst_filled, attempted_cells, cell_means, ranked_metric, unmeasured_cells
 
 __all__ = ["base_seed", "seed_spread", "seed_blocks", "split_at_best", "headline", "SEED_COLUMNS", "SECONDARY_VIEW"]
 
@@ -34,7 +33,7 @@ def _cell_ranks(frame: pd.DataFrame, methods: list, metric: str) -> pd.DataFrame
     means = cell_means(frame).reindex(columns=methods)
     attempted = attempted_cells(frame).reindex(index=means.index, columns=methods).fillna(False).astype(bool)
     unmeasured = unmeasured_cells(frame).reindex(index=means.index, columns=methods).fillna(False).astype(bool)
-    return _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=_sign(metric) < 0, method="average")
+    return _worst_filled(means, metric, attempted, unmeasured).rank(axis=1, ascending=metric.sign < 0, method="average")
 
 
 def seed_spread(frame: pd.DataFrame, methods: list, metric: str) -> tuple[pd.DataFrame, dict]:
@@ -47,6 +46,7 @@ def seed_spread(frame: pd.DataFrame, methods: list, metric: str) -> tuple[pd.Dat
 
     Empty table (and ``cells`` 0) when the rows have one seed, or no cell has rows under every seed.
     """
+    metric = ranked_metric(metric)
     seeds = sorted(pd.unique(frame["seed"])) if "seed" in frame else []
     empty = pd.DataFrame(columns=SEED_COLUMNS)
     if len(seeds) < 2:

@@ -37,9 +37,9 @@ import pandas as pd
 
 from .._format import fmt
 from .._safe import staged_dir, write_text
-from ..stats import _sign, _wilcoxon, decide, wilcoxon_min_p
-from ._frame import (CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means, long_frame,
-                     main_methods, unmeasured_cells)
+from ..stats import _wilcoxon, decide, wilcoxon_min_p
+from ._frame import (CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means,
+                     main_methods, ranked_long_frame, ranked_metric, unmeasured_cells)
 from ._site_html import esc, interval_svg, page, scatter_svg, slug, table
 from .partial import new_methods, partial_banner, partial_blocks, placed_apart
 from .ranks import rank_table
@@ -55,6 +55,8 @@ def _cell_stats(frame: pd.DataFrame, metric: str, margin: float = 0.03, alpha: f
     to memory (``fit_rss_mb``, max over the ok trials), and the cell's verdict (:func:`_best_group`):
     ``best_group`` (the method is in the cell's top tie group) and ``winner`` (it alone is)."""
     from scipy import stats
+
+    metric = ranked_metric(metric)
 
     keys = ["kind", *CELL, "method"]
     g = frame.groupby(keys, sort=True)
@@ -96,7 +98,7 @@ def _best_group(frame: pd.DataFrame, metric: str, margin: float, alpha: float) -
     ``alpha`` when each is (an intersection-union test), and each pair's verdict is the one section 2
     of the pages gives for that pair and cell.
     """
-    sign = _sign(metric)
+    sign = metric.sign
     done = frame["status"].eq("ok").groupby([frame[c] for c in ["kind", *CELL, "method"]]).transform("all")
     wide = frame[done.astype(bool)].pivot_table(index=["kind", *CELL, "trial"], columns="method", values="value",
                                                 aggfunc="first")
@@ -384,7 +386,7 @@ def _rebased(pages, out, staging: Path):
 
 
 def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_rows, pages) -> Path:
-    every_seed = long_frame(data, metric)
+    every_seed, metric = ranked_long_frame(data, metric)  # its direction, once, for every ranking of every page
     frame = every_seed
     if "seed" in frame:  # the base seed, as the pages rank it (a second seed only measures their spread)
         frame = frame[frame["seed"] == base_seed(frame)]
