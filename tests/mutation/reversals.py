@@ -19,6 +19,7 @@ against the broken copy and must FAIL; an unbroken copy is run first and must pa
     python tests/mutation/reversals.py --list          # print the breaks, run nothing
     python tests/mutation/reversals.py --out table.md  # also write the table
     python tests/mutation/reversals.py --head          # the committed tree (while run.py mutates the checkout)
+    python tests/mutation/reversals.py --issue 54 --suite --head 0b600ae  # that commit's whole suite per break
 
 Exit status 1 when a break survives (a test passed on it), when a break's text is no longer in
 the source (STALE: the site was edited; update ``BREAKS``), or when the unbroken copy fails.
@@ -357,9 +358,9 @@ COPIED = ("ccbench", "plugins", "conf", "tests", "pyproject.toml")
 PACKAGES = {"ccbench": "ccbench", "ccbench_plugins": "plugins", "ccbench_conf": "conf"}
 
 
-def _copy_checkout(dest: Path, head: bool = False) -> dict:
-    if head:  # the committed tree: safe while run.py has a mutant written into the checkout
-        archive = subprocess.run(["git", "archive", "HEAD", *COPIED], cwd=ROOT, capture_output=True, check=True).stdout
+def _copy_checkout(dest: Path, head: str | None = None) -> dict:
+    if head:  # a committed tree: safe while run.py has a mutant written into the checkout
+        archive = subprocess.run(["git", "archive", head, *COPIED], cwd=ROOT, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
     else:
         ignore = shutil.ignore_patterns("__pycache__", ".state", "results", "*.pyc")
@@ -441,15 +442,16 @@ def main(argv=None) -> int:
     ap.add_argument("--suite", action="store_true",
                     help="run each break against its family's whole suite (run.py's test globs), not its named "
                          "tests: does anything in the suite notice it? (with --head: the committed suite)")
-    ap.add_argument("--head", action="store_true",
-                    help="copy the committed tree (git HEAD), not the working tree: use it while run.py runs")
+    ap.add_argument("--head", nargs="?", const="HEAD", default=None, metavar="REV",
+                    help="copy the committed tree (git HEAD, or REV), not the working tree: use it while run.py "
+                         "runs; with --suite and an older REV, which breaks that commit's suite noticed")
     args = ap.parse_args(argv)
     breaks = [b for b in BREAKS if (args.only is None or b.path.split("/")[1] in args.only)
               and (args.issue is None or b.issue == args.issue)]
     stale = []
     def source(path):
         if args.head:
-            return subprocess.run(["git", "show", f"HEAD:{path}"], cwd=ROOT, capture_output=True, text=True,
+            return subprocess.run(["git", "show", f"{args.head}:{path}"], cwd=ROOT, capture_output=True, text=True,
                                   check=True).stdout
         return (ROOT / path).read_text()
 
