@@ -12,7 +12,7 @@ import pytest
 
 from ccbench.reporting import leaderboard as lb
 from ccbench.reporting import stats
-from ccbench.reporting.leaderboard._frame import RankedMetric, ranked_metric
+from ccbench.reporting.leaderboard._frame import RankedMetric, _cells, ranked_long_frame, ranked_metric
 from test_leaderboard import _rows
 
 VALUES = {("iris", 20, "pck_means"): [0.9, 0.8], ("iris", 20, "cop_kmeans"): [0.7, 0.6],
@@ -34,7 +34,25 @@ def _count_lookups(monkeypatch) -> list:
     return asked
 
 
+def test_the_rankings_take_the_direction_resolved_with_the_frame(monkeypatch):
+    """The chain of section 1 and the gains, given the metric resolved where the frame is built: no look-up."""
+    asked = _count_lookups(monkeypatch)
+    frame, metric = ranked_long_frame(_rows(VALUES), "ari")
+    assert asked == ["ari"] and metric.sign == 1.0
+    cells = _cells(frame)
+    means = lb.cell_means(cells)
+    lb.rank_table(means, metric)
+    lb.ranks_by_condition(means, metric)
+    lb.dataset_blocks(means, metric)
+    lb.win_tie_loss_cells(cells, metric)
+    lb.gains(frame, metric)
+    lb.hurt_share(frame, metric)
+    assert asked == ["ari"]
+
+
+@pytest.mark.slow  # every page of a small board: about 10 s on the loaded 2-core machine
 def test_the_pages_look_up_the_metrics_direction_once(tmp_path, monkeypatch):
+    """Run it with: ``/work/venv/bin/python -m pytest -q -m slow tests/test_leaderboard_metric_direction.py``."""
     asked = _count_lookups(monkeypatch)
     paths = lb.write_leaderboard(_rows(VALUES), tmp_path, metric="ari")
     assert asked.count("ari") == 1, asked
