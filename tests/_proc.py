@@ -5,16 +5,18 @@
 after a leaderboard smoke sweep hit its limit, issue 54). :func:`run` starts the child in a new session, so
 the child and everything it starts share one process group (unless one of them starts its own session), and
 on time-out, or any exception while waiting (Ctrl-C included), kills that group with ``SIGKILL`` before
-raising. Same arguments and return value as ``subprocess.run``; ``timeout`` is required.
+raising. Same arguments and return value as ``subprocess.run``; ``timeout`` is required. A test that
+drives its child while it runs uses :func:`started` (a ``Popen`` whose group is killed when the block ends).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 
-__all__ = ["run", "kill_group"]
+__all__ = ["run", "started", "kill_group"]
 
 #: Seconds to collect the output of a killed group (its pipes close when its last member dies).
 _DRAIN = 10.0
@@ -26,6 +28,18 @@ def kill_group(proc: subprocess.Popen) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+@contextlib.contextmanager
+def started(cmd, **popen_kwargs):
+    """``subprocess.Popen(cmd, ...)`` in a new session, as a context manager: when the block ends (the test's
+    wait timed out, an assertion failed, or all went well and only stragglers are left), the child's whole
+    process group is killed, then the child is reaped and its pipes closed."""
+    with subprocess.Popen(cmd, start_new_session=True, **popen_kwargs) as proc:
+        try:
+            yield proc
+        finally:
+            kill_group(proc)
 
 
 def run(cmd, *, timeout: float, input=None, capture_output: bool = False, check: bool = False,

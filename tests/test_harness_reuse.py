@@ -6,6 +6,7 @@ fits in other processes count too) shows how many fits a grid of cells costs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -199,12 +200,13 @@ def test_two_processes_racing_on_one_key_agree(plugin, tmp_path):
     import json
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
-    procs = [subprocess.Popen([sys.executable, "-c", script,
-                               json.dumps(_cell({"name": "counter", "sleep": 2.0}, n, n_trials=1,
-                                                share_unsupervised_fits=True)),
-                               str(tmp_path / f"n={n}")], env=env)
-             for n in (10, 30)]
-    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    with contextlib.ExitStack() as stack:  # a job still running when the test gives up is killed with its children
+        procs = [stack.enter_context(_proc.started([sys.executable, "-c", script,
+                                                    json.dumps(_cell({"name": "counter", "sleep": 2.0}, n, n_trials=1,
+                                                                     share_unsupervised_fits=True)),
+                                                    str(tmp_path / f"n={n}")], env=env))
+                 for n in (10, 30)]
+        assert [p.wait(timeout=120) for p in procs] == [0, 0]
     assert 1 <= len(plugin()) <= 2
     assert len(list((tmp_path / ".fits").glob("*.npz"))) == 1
     from ccbench.running.results import read_results

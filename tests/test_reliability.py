@@ -6,6 +6,7 @@ command in a subprocess (Hydra's exit path is part of what is tested).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -194,10 +195,12 @@ def test_two_concurrent_sweeps_with_different_grids_into_one_directory_lose_no_r
     common = ["-m", "dataset=iris", "constraints=none", "metrics=[ari]", "n_trials=20",
               f"hydra.sweep.dir={sweep}", "hydra.sweep.subdir=${hydra.job.num}"]
     cmd = [sys.executable, "-c", "import sys; from ccbench.running.cli import main; sys.exit(main())"]
-    procs = [subprocess.Popen([*cmd, *common, f"method=kmeans", f"method.n_clusters={k}"], cwd=tmp_path,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for k in (2, 3)]
-    for p in procs:
-        assert p.wait(timeout=300) == 0, p.stderr.read()[-2000:]
+    with contextlib.ExitStack() as stack:  # a sweep still running when the test gives up is killed, workers too
+        procs = [stack.enter_context(_proc.started([*cmd, *common, f"method=kmeans", f"method.n_clusters={k}"],
+                                                   cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+                 for k in (2, 3)]
+        for p in procs:
+            assert p.wait(timeout=300) == 0, p.stderr.read()[-2000:]
     rows = read_results(sweep / "0")
     assert len(rows) == 40 and rows.groupby("method.n_clusters").size().tolist() == [20, 20]
 

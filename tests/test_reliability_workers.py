@@ -124,7 +124,8 @@ def test_a_killed_joblib_worker_is_named_an_error_row_and_the_sweep_resumes(plug
     sweep, log, release = tmp_path / "sweep", tmp_path / "fits.log", tmp_path / "release"
     cmd, env = _command(plugin, sweep, "dataset=iris", "method.tag=a,b", "n_trials=3", f"method.log={log}",
                         f"method.release={release}")
-    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
     try:  # both jobs are fitting their first trial, each in its own worker
         _wait_for(lambda: len({line[0] for line in _lines(log)}) == 2, "both jobs to start fitting", proc)
         tag, _, worker = _lines(log)[0]
@@ -132,8 +133,8 @@ def test_a_killed_joblib_worker_is_named_an_error_row_and_the_sweep_resumes(plug
         release.touch()
         _, err = proc.communicate(timeout=HANG)
     finally:
-        if proc.poll() is None:
-            proc.kill()
+        if proc.poll() is None:  # the sweep and its joblib workers
+            _proc.kill_group(proc)
             proc.wait()
     assert proc.returncode == 1, err[-3000:]
     assert "Traceback" not in _without_a_sibling_killed_while_starting(err) and "TerminatedWorkerError" not in err, \

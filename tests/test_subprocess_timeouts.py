@@ -72,3 +72,17 @@ def test_a_command_that_ends_in_time_is_returned_as_subprocess_run_returns_it(tm
     assert (done.returncode, done.stdout, done.stderr) == (3, "ABC\n", "")
     with pytest.raises(subprocess.CalledProcessError):
         run(["false"], timeout=60, check=True)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_started_kills_the_group_when_its_block_ends(tmp_path):
+    """``_proc.started`` (a test that drives its child while it runs): leaving the block, by a time-out here,
+    kills the child's grandchild too."""
+    from _proc import started
+
+    cmd, pidfile = _probe(tmp_path)
+    with pytest.raises(subprocess.TimeoutExpired):
+        with started(cmd) as proc:
+            proc.wait(timeout=LIMIT)
+    assert proc.returncode is not None
+    assert not _alive(_grandchild(pidfile))
