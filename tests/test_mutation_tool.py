@@ -7,13 +7,14 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
-import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
 import pytest
+
+import _proc  # on time-out, the command's whole process group is killed (issue 54)
 
 RUNNER = Path(__file__).resolve().parent / "mutation" / "run.py"
 
@@ -133,12 +134,12 @@ def test_ctrl_c_during_a_test_run_restores_the_source(tmp_path):
         run.run_mutants(m, root=root, test_cmd=[sys.executable, "check.py"], env=None, timeout=60,
                         state_dir=root + "/state")
     """))
-    proc = subprocess.Popen([sys.executable, str(driver)], cwd=tmp_path)
-    deadline = time.monotonic() + 30
-    while b"x + 2" not in calc.read_bytes():  # wait until the mutant is in place
-        assert time.monotonic() < deadline and proc.poll() is None
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    assert proc.wait(timeout=20) != 0
+    with _proc.started([sys.executable, str(driver)], cwd=tmp_path) as proc:  # its test run is killed with it
+        deadline = time.monotonic() + 30
+        while b"x + 2" not in calc.read_bytes():  # wait until the mutant is in place
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) != 0
     assert (calc.read_bytes(), calc.stat().st_mtime_ns) == before
     assert not (tmp_path / "state" / "journal.json").exists()
