@@ -38,3 +38,16 @@ def test_dmax_ties_go_to_the_first_group_also_at_infinite_distance():
         dmax_assign(X, L, starts, ends, best, arg)
     np.testing.assert_array_equal(arg, [0, 0, 0])
     assert best[0] == np.inf
+
+
+@pytest.mark.parametrize("name", ["fpc", "nnc", "cop_kmeans_xing", "pck_means_xing"])
+def test_n_clusters_zero_is_refused_by_the_method_called(name):
+    # Draw 34: the baselines' own bound on n_clusters lowered to 0; the k-means delegate then
+    # refused it, after the metric was learned, in an error naming the delegate (COPKMeans),
+    # not the method the user asked for.
+    import ccbench
+
+    est = ccbench.make_method(name, n_clusters=0)
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    with pytest.raises(ValueError, match=rf"^{type(est).__name__}: parameter 'n_clusters'"):
+        est.fit(X)
