@@ -407,6 +407,7 @@ def _family_tests(copy: Path, family: str) -> list[str]:
 
     spec = importlib.util.spec_from_file_location("_mutation_run", ROOT / "tests" / "mutation" / "run.py")
     run = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = run  # its dataclasses look their module up
     spec.loader.exec_module(run)
     fam = run.FAMILIES[family]
     return sorted({os.path.relpath(f, copy) for pattern in fam.tests for f in glob.glob(str(copy / pattern))})
