@@ -67,6 +67,8 @@ def test_after_the_first_iteration_the_questions_are_about_the_larger_blob():
     assert list(model.answers_[:2]) == [False, True]
     assert adjusted_rand(y, model.labels_history_[2]) == pytest.approx(1.0)
     assert np.mean(y[model.queried_pairs_[2:]] == 0) >= 0.75
+    # the second answer completes the first iteration: a budget of 2 ends on the two blobs
+    assert adjusted_rand(y, COBRAS(max_questions=2, random_state=0).fit(X, oracle=CountingOracle(y)).labels_) == 1.0
 
 
 def test_split_level_counts_the_cannot_links_down_the_larger_half():
@@ -96,9 +98,18 @@ def _state(X, cluster_of_si, answers=None, oracle=None):
     return run
 
 
+def test_parts_of_two_points_can_still_be_split():
+    """Two pairs of points, far apart: split into the two pairs, each a super-instance that can be split again."""
+    X = np.array([[0.0], [0.1], [10.0], [10.1]])
+    run = core._Run(X, CountingOracle(np.array([0, 0, 1, 1])), 10, np.random.default_rng(0))
+    assert len(run.split(0)) == 2
+    assert run.splittable == [True, True]
+
+
 def test_merging_asks_the_closest_clusters_first():
-    """Four single-point clusters at 0, 1, 5, 20, every answer cannot-link: the six pairs in order of distance."""
-    X = np.array([[0.0], [1.0], [5.0], [20.0]])
+    """Four single-point clusters at 10, 11, 15, 30, every answer cannot-link: the six pairs in order of
+    distance (away from the origin, where |a|^2 + |b|^2 - a.b would order them otherwise)."""
+    X = np.array([[10.0], [11.0], [15.0], [30.0]])
     oracle = CountingOracle(np.arange(4))
     _state(X, [0, 1, 2, 3], oracle=oracle).merge()
     assert oracle.calls == [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (0, 3)]
@@ -169,10 +180,11 @@ def test_a_budget_that_is_not_a_positive_int_is_refused(budget):
         COBRAS(max_questions=budget).fit(X, oracle=CountingOracle(y))
 
 
-def test_an_oracle_answering_other_than_a_bool_is_named():
+@pytest.mark.parametrize("answer", ["yes", 2, 0.5])
+def test_an_oracle_answering_other_than_a_bool_is_named(answer):
     X, _ = THREE
-    with pytest.raises(TypeError, match="the oracle answered 'yes'"):
-        COBRAS(max_questions=5).fit(X, oracle=lambda i, j: "yes")
+    with pytest.raises(TypeError, match=f"the oracle answered {answer!r}"):
+        COBRAS(max_questions=5).fit(X, oracle=lambda i, j: answer)
 
 
 def test_labels_revealed_in_full_are_the_exact_oracle():

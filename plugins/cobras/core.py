@@ -248,6 +248,7 @@ class _Run:
         cannot[ci[both], cj[both]] = cannot[cj[both], ci[both]] = True
         return cannot
 
+
 def run_cobras(X: np.ndarray, oracle, max_questions: int, rng: np.random.Generator, pick=None) -> _Run:
     """Algorithm 1: split the largest super-instance, merge, until the budget is spent or nothing
     can be split. ``pick(sizes, splittable)`` chooses the super-instance to split (default
