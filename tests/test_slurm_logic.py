@@ -215,7 +215,7 @@ def _sacctmgr(config=CONFIG, assoc=ASSOC, queued=0, default="proj"):
             return assoc
         if args[4] == "user":
             return f"{default}\n"
-        name = next(a for a in args if a.startswith("where name=")).split("=", 1)[1]
+        name = next(a for a in args if a.startswith("name=")).split("=", 1)[1]
         return QOS.get(name, "") + "\n"
     run.asked = asked
     return run

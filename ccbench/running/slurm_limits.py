@@ -113,7 +113,7 @@ def limit_problems(params: dict, n_tasks: int, *, run: Callable[[list[str]], str
         if not check_assoc:
             return []
         cluster = _config_value(config, "ClusterName") or ""
-        assocs = _rows(run(["sacctmgr", "-n", "-P", "show", "assoc", f"where user={user}", f"cluster={cluster}",
+        assocs = _rows(run(["sacctmgr", "-n", "-P", "show", "assoc", "where", f"user={user}", f"cluster={cluster}",
                             f"format={_ASSOC_FORMAT}"]), _ASSOC_FORMAT)
         account = _param(params, "account") or _default_account(run, user)
         qos_name = _param(params, "qos")
@@ -126,7 +126,7 @@ def limit_problems(params: dict, n_tasks: int, *, run: Callable[[list[str]], str
             where = "hydra.launcher.qos" if _param(params, "qos") else "its default QOS"
             return [f"{where}={qos_name}: account {assoc['Account']} may not use QOS {qos_name} "
                     f"(allowed: {', '.join(allowed)}); set hydra.launcher.qos to one of them"]
-        qos = _rows(run(["sacctmgr", "-n", "-P", "show", "qos", f"where name={qos_name}", f"format={_QOS_FORMAT}"]),
+        qos = _rows(run(["sacctmgr", "-n", "-P", "show", "qos", "where", f"name={qos_name}", f"format={_QOS_FORMAT}"]),
                     _QOS_FORMAT)
         if not qos:
             return [f"hydra.launcher.qos={qos_name}: SLURM does not know this QOS (sacctmgr show qos)"]

@@ -105,6 +105,41 @@ def test_an_array_longer_than_max_array_size_is_refused_before_submission(slurm_
 
 
 @pytest.mark.slow
+def test_accounting_limits_are_read_from_the_real_sacctmgr(slurm_cluster, monkeypatch):
+    """QOS and association limits set with sacctmgr are read back by the commands limit_problems
+    runs (their syntax and output as this SLURM has them; a single "where user=..." argument was
+    refused: "Unknown condition"). The test cluster enforces nothing (AccountingStorageEnforce=none,
+    so the check is skipped there); its answer is read as if it enforced limits."""
+    from ccbench.running import slurm_limits
+
+    for key, value in slurm_cluster.env.items():
+        monkeypatch.setenv(key, value)
+    user = slurm_cluster.run("id", "-un").stdout.strip()
+
+    def enforcing(args):
+        out = slurm_limits._run(args)
+        return out.replace("AccountingStorageEnforce = none", "AccountingStorageEnforce = associations,limits") \
+            if args[0] == "scontrol" else out
+    sacctmgr = ("sacctmgr", "-i", "modify")
+    try:
+        slurm_cluster.run(*sacctmgr, "qos", "normal", "set", "MaxWall=02:00:00", "MaxTRESPerJob=cpu=1,mem=2G",
+                          "MaxSubmitJobsPerUser=5")
+        slurm_cluster.run(*sacctmgr, "user", user, "set", "MaxSubmitJobs=4")
+        problems = slurm_limits.limit_problems({"timeout_min": 180, "cpus_per_task": 2, "mem_gb": 4}, 6, run=enforcing)
+        bad_account = slurm_limits.limit_problems({"account": "nope"}, 1, run=enforcing)
+    finally:
+        slurm_cluster.run(*sacctmgr, "qos", "normal", "set", "MaxWall=-1", "MaxTRESPerJob=cpu=-1,mem=-1",
+                          "MaxSubmitJobsPerUser=-1", check=False)
+        slurm_cluster.run(*sacctmgr, "user", user, "set", "MaxSubmitJobs=-1", check=False)
+    text = "\n".join(problems)
+    assert len(problems) == 5, text
+    assert "(MaxWall=02:00:00)" in text and "at most 1 CPUs" in text and "at most 2048 MB" in text
+    assert "(MaxSubmitJobs=4)" in text and "(MaxSubmitJobsPerUser=5)" in text
+    assert bad_account and f"user {user} has no association with it" in bad_account[0]
+    assert slurm_limits.limit_problems({"timeout_min": 180}, 6) == []  # not enforced here: not checked
+
+
+@pytest.mark.slow
 def test_slurm_rows_equal_local_rows(slurm_cluster, tmp_path):
     """The leaderboard protocol (a small grid) through hydra/launcher=slurm: the same rows as the
     local (joblib) launcher's, measured and host columns aside."""
