@@ -74,46 +74,80 @@ def test_naming_an_installed_plugin_in_plugins_again_is_harmless(tmp_path, monke
             del sys.modules[mod]
 
 
-@pytest.mark.slow  # three small sweeps and two reports through the real command (a few minutes when loaded)
-def test_rank_my_method_against_shipped_rows_on_the_smoke_protocol(tmp_path):
-    site = install(tmp_path / "site", dist_info=False)  # not installed: plugins=[...] loads it, as the docs say
+# the shipped board's data sets: two, so that a run of the first only is partial (the second test)
+CELLS = ["dataset=iris_uci,soybean_small", *SMALL[1:]]
+
+
+@pytest.fixture(scope="module")
+def board_and_mine(tmp_path_factory):
+    """The two slow tests' common start, run once (issue 56: each test ran both sweeps and the ship itself):
+    the shipped rows of k-means and PCK-means on :data:`CELLS`, shipped with their site to
+    ``reports/leaderboard``, then the docs' sweep of the plugin method alone into ``runs/mine``, copied
+    as it was run to ``mine_as_run`` (each test ranks its own copy). The shipped rows' fingerprints
+    before and after the plugin's sweep are kept: that sweep must not touch them."""
+    import shutil
+    from types import SimpleNamespace
+
+    root = tmp_path_factory.mktemp("rank_mine")
+    site = install(root / "site", dist_info=False)  # not installed: plugins=[...] loads it, as the docs say
     env = {**os.environ, "MPLBACKEND": "Agg",
            "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    theirs = tmp_path / "runs" / "leaderboard"
-    run = _ccbench(["experiment=leaderboard_smoke", "method=kmeans,pck_means", *SMALL, f"hydra.sweep.dir={theirs}"],
-                   tmp_path, env)
+    theirs = root / "runs" / "leaderboard"
+    run = _ccbench(["experiment=leaderboard_smoke", "method=kmeans,pck_means", *CELLS, f"hydra.sweep.dir={theirs}"],
+                   root, env)
     assert run.returncode == 0, run.stderr[-3000:]
-    shipped = tmp_path / "reports" / "leaderboard"
-    ship = _ccbench(["report", str(theirs), "--leaderboard", "--out", str(shipped)], tmp_path, env)
+    shipped = root / "reports" / "leaderboard"
+    ship = _ccbench(["report", str(theirs), "--leaderboard", "--out", str(shipped), "--site", str(shipped / "site")],
+                    root, env)
     assert ship.returncode == 0, ship.stderr[-3000:]
     before = _fingerprint(theirs)
 
     sweep, report = rank_commands()
     sweep = [w.replace("my_method", NAME).replace("my_pkg", f"{PACKAGE}.plugin") for w in sweep]
     sweep[1] = "experiment=leaderboard_smoke"
-    run = _ccbench([*sweep[1:], *SMALL], tmp_path, env)
+    run = _ccbench([*sweep[1:], *CELLS], root, env)
     assert run.returncode == 0, run.stderr[-3000:]
-    mine = pd.concat(pd.read_parquet(p) for p in (tmp_path / "runs" / "mine").rglob("results.parquet"))
-    assert set(mine["method.name"]) == {NAME}  # nothing else was re-run
-    assert _fingerprint(theirs) == before
+    shutil.copytree(root / "runs" / "mine", root / "mine_as_run")
+    return SimpleNamespace(root=root, env=env, shipped=shipped, sweep=sweep, report=report,
+                           theirs_before=before, theirs_after=_fingerprint(theirs))
 
-    ranked = _ccbench(report[1:], tmp_path, env)
+
+def _ranking_folder(board_and_mine, where: Path) -> Path:
+    """``where`` with ``reports/leaderboard`` as shipped and ``runs/mine`` as the plugin's sweep left it."""
+    import shutil
+
+    shutil.copytree(board_and_mine.root / "reports", where / "reports")
+    shutil.copytree(board_and_mine.root / "mine_as_run", where / "runs" / "mine")
+    return where
+
+
+@pytest.mark.slow  # on the fixture's sweeps: a one-cell sweep and two reports through the real command
+def test_rank_my_method_against_shipped_rows_on_the_smoke_protocol(board_and_mine, tmp_path):
+    env, shipped, sweep, report = board_and_mine.env, board_and_mine.shipped, board_and_mine.sweep, board_and_mine.report
+    work = _ranking_folder(board_and_mine, tmp_path)
+    mine = pd.concat(pd.read_parquet(p) for p in (work / "runs" / "mine").rglob("results.parquet"))
+    assert set(mine["method.name"]) == {NAME}  # nothing else was re-run
+    assert board_and_mine.theirs_after == board_and_mine.theirs_before
+
+    ranked = _ccbench(report[1:], work, env)
     assert ranked.returncode == 0, ranked.stderr[-3000:]
-    tables = pd.read_parquet(tmp_path / "runs" / "mine" / "leaderboard" / "leaderboard.parquet")
+    tables = pd.read_parquet(work / "runs" / "mine" / "leaderboard" / "leaderboard.parquet")
     ranks = tables[(tables["kind"] == "pairs") & (tables["table"] == "ranks")]
     assert set(ranks["method"]) == {"kmeans", "pck_means", NAME}
-    assert (tmp_path / "runs" / "mine" / "site" / f"method-{NAME}.html").is_file()
+    assert (work / "runs" / "mine" / "site" / f"method-{NAME}.html").is_file()
 
-    other = tmp_path / "runs" / "other"
-    run = _ccbench([*sweep[1:], *SMALL, "n_trials=3", f"hydra.sweep.dir={other}"], tmp_path, env)
+    # the same method under another protocol (one cell is enough to carry it)
+    other = work / "runs" / "other"
+    run = _ccbench([*sweep[1:], "dataset=iris_uci", "supervision=unconstrained", *SMALL[2:], "n_trials=3",
+                    f"hydra.sweep.dir={other}"], work, env)
     assert run.returncode == 0, run.stderr[-3000:]
-    refused = _ccbench(["report", str(other), "--leaderboard", "--with", str(shipped)], tmp_path, env)
-    assert refused.returncode == 2
+    refused = _ccbench(["report", str(other), "--leaderboard", "--with", str(shipped)], work, env)
+    assert refused.returncode == 2, refused.stderr[-3000:]
     assert "different protocols" in refused.stderr and "n_trials: 3 in" in refused.stderr
 
 
-@pytest.mark.slow  # two small sweeps and two reports through the real command (a few minutes when loaded)
-def test_ranking_a_partial_run_keeps_the_boards_numbers_and_says_it_is_partial(tmp_path):
+@pytest.mark.slow  # one report through the real command, on the fixture's sweeps
+def test_ranking_a_partial_run_keeps_the_boards_numbers_and_says_it_is_partial(board_and_mine, tmp_path):
     """Issue 50, item 15, as a newcomer meets it: their plugin's sweep stops after the first of two data sets
     (the jobs of the second never ran), and they rank it ``--with`` the shipped folder. The site re-ranked
     every shipped method over the one data set the new method has while its text said two, and listed the
@@ -124,40 +158,24 @@ def test_ranking_a_partial_run_keeps_the_boards_numbers_and_says_it_is_partial(t
 
     from test_leaderboard_site import _ranks
 
-    site = install(tmp_path / "site", dist_info=False)
-    env = {**os.environ, "MPLBACKEND": "Agg",
-           "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
-    cells = ["dataset=iris_uci,soybean_small", *SMALL[1:]]
-    theirs = tmp_path / "runs" / "leaderboard"
-    run = _ccbench(["experiment=leaderboard_smoke", "method=kmeans,pck_means", *cells, f"hydra.sweep.dir={theirs}"],
-                   tmp_path, env)
-    assert run.returncode == 0, run.stderr[-3000:]
-    shipped = tmp_path / "reports" / "leaderboard"
-    ship = _ccbench(["report", str(theirs), "--leaderboard", "--out", str(shipped), "--site", str(shipped / "site")],
-                    tmp_path, env)
-    assert ship.returncode == 0, ship.stderr[-3000:]
-
-    sweep, report = rank_commands()
-    sweep = [w.replace("my_method", NAME).replace("my_pkg", f"{PACKAGE}.plugin") for w in sweep]
-    sweep[1] = "experiment=leaderboard_smoke"
-    run = _ccbench([*sweep[1:], *cells], tmp_path, env)
-    assert run.returncode == 0, run.stderr[-3000:]
-    stopped = list((tmp_path / "runs" / "mine").glob("dataset=soybean_small,*"))
+    work = _ranking_folder(board_and_mine, tmp_path)
+    shipped = work / "reports" / "leaderboard"
+    stopped = list((work / "runs" / "mine").glob("dataset=soybean_small,*"))
     assert len(stopped) == 3
     for job in stopped:  # the sweep stopped after iris: soybean_small's jobs never ran
         shutil.rmtree(job)
-    ranked = _ccbench(report[1:], tmp_path, env)
+    ranked = _ccbench(board_and_mine.report[1:], work, board_and_mine.env)
     assert ranked.returncode == 0, ranked.stderr[-3000:]
 
-    pages, board = (pd.read_parquet(d / "leaderboard.parquet") for d in (tmp_path / "runs" / "mine" / "leaderboard", shipped))
+    pages, board = (pd.read_parquet(d / "leaderboard.parquet") for d in (work / "runs" / "mine" / "leaderboard", shipped))
     for name in ("ranks", "cd_blocks", "effects", "p_best"):  # the pages too keep the board's numbers
         for kind in ("pairs", "labels"):
             ours, theirs = (t[(t["table"] == name) & (t["kind"] == kind)] for t in (pages, board))
             cols = theirs.columns[theirs.notna().any()]
             pd.testing.assert_frame_equal(ours[cols].reset_index(drop=True), theirs[cols].reset_index(drop=True))
     assert set(pages.loc[pages["table"] == "partial_effects", "n_sets"].astype(int)) == {1}
-    assert "Partial run ranked against the board" in (tmp_path / "runs" / "mine" / "leaderboard" / "pairs.md").read_text()
-    mine = tmp_path / "runs" / "mine" / "site"
+    assert "Partial run ranked against the board" in (work / "runs" / "mine" / "leaderboard" / "pairs.md").read_text()
+    mine = work / "runs" / "mine" / "site"
     for kind in ("pairs", "labels"):
         for table in ("ranks", "effects-kmeans", "p-best"):
             assert _ranks(mine / f"kind-{kind}.html", table) == _ranks(shipped / "site" / f"kind-{kind}.html", table)
