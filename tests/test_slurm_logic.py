@@ -211,6 +211,8 @@ def _sacctmgr(config=CONFIG, assoc=ASSOC, queued=0, default="proj"):
             return config
         if args[0] == "squeue":
             return "".join(f"{i}\n" for i in range(queued))
+        if args[4] in ("assoc", "qos"):  # conditions as separate arguments: "where user=x" as one is refused
+            assert args[5] == "where" and all("=" in a and " " not in a for a in args[6:]), args
         if args[4] == "assoc":
             return assoc
         if args[4] == "user":
