@@ -134,39 +134,3 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
         if not improved:
             break
     return n_moves, n_swaps, rounds
-
-
-@njit(cache=True)
-def relocate(mean, size, lab, k, indptr, nbr, j, seed):
-    """The J-means kick (Hansen & Mladenovic 2001) kept feasible: every unit of cluster ``j``
-    goes to the nearest centre (of the other clusters) holding none of its cannot-link
-    neighbours, staying in ``j`` when there is none; then unit ``seed`` moves to ``j`` if no
-    cannot-link neighbour of it is there. ``lab`` is changed in place."""
-    n, d = mean.shape
-    C = np.zeros((k, d))
-    W = np.zeros(k)
-    _recompute(mean, size, lab, C, W)
-    blocked = np.zeros((n, k), dtype=np.int64)
-    for u in range(n):
-        for e in range(indptr[u], indptr[u + 1]):
-            blocked[u, lab[nbr[e]]] += 1
-    for u in range(n):
-        if lab[u] != j:
-            continue
-        best = np.inf
-        bb = -1
-        for b in range(k):
-            if b == j or blocked[u, b] > 0:
-                continue
-            s = 0.0
-            for t in range(d):
-                x = mean[u, t] - C[b, t]
-                s += x * x
-            if s < best:
-                best = s
-                bb = b
-        if bb >= 0:
-            _relabel(indptr, nbr, blocked, u, j, bb)
-            lab[u] = bb
-    if blocked[seed, j] == 0:
-        lab[seed] = j

@@ -58,6 +58,24 @@ def neighbours(pairs: np.ndarray, n: int, weights: np.ndarray | None = None):
     np.cumsum(np.bincount(a, minlength=n), out=indptr[1:])
     return indptr, b[order].astype(np.intp), w[order].astype(float)
 
+def greedy_assign(cost, order, indptr, nbr):
+    """COP-k-means's assignment step (Wagstaff et al. 2001, Table 1): the units in ``order`` (those
+    with cannot-links) each take, in turn, the cheapest cluster that no already placed
+    cannot-link neighbour holds; every other unit takes its cheapest cluster. ``cost`` is
+    (n_units, k); ``indptr``/``nbr`` the cannot-link CSR adjacency (:func:`neighbours`).
+    Returns the labels, or None when a unit has no feasible cluster (the greedy pass stranded it)."""
+    lab = np.argmin(cost, axis=1)
+    lab[order] = -1
+    for u in order:
+        taken = lab[nbr[indptr[u] : indptr[u + 1]]]
+        row = cost[u].copy()
+        row[taken[taken >= 0]] = np.inf
+        c = int(np.argmin(row))
+        if row[c] == np.inf:
+            return None
+        lab[u] = c
+    return lab
+
 
 @dataclass(frozen=True)
 class Units:
