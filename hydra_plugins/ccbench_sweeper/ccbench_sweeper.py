@@ -446,8 +446,30 @@ class PackedTask:
         return ret
 
 
+def pack_by_class(classes: Sequence[Any], cells_per_task: int, max_tasks: Optional[int] = None) -> List[List[int]]:
+    """Packs of cell indices: consecutive cells of one resource class (``classes[i]``, e.g. the
+    memory a cell's method needs; ``None`` for all when the launcher has no classes), at most
+    ``k`` a pack. A pack never mixes classes, because its task gets one resource request: a cell
+    that needs 8 GB packed with 4 GB ones made the whole task ask for 8 GB (or be killed).
+
+    ``k`` is ``cells_per_task``, raised until the packs number at most ``max_tasks``: with ``C``
+    classes of ``n_c`` cells that is ``sum_c ceil(n_c / k) <= max_tasks`` (at ``k = max n_c`` there are
+    ``C`` packs, the fewest possible). Classes keep the order of their first cell; cells their order."""
+    groups: Dict[Any, List[int]] = {}
+    for i, c in enumerate(classes):
+        groups.setdefault(c, []).append(i)
+    sizes = [len(g) for g in groups.values()]
+    k = max(1, int(cells_per_task))
+    if max_tasks and sizes:
+        k = max(k, -(-len(classes) // int(max_tasks)))
+        while k < max(sizes) and sum(-(-s // k) for s in sizes) > int(max_tasks):
+            k += 1
+    return [g[i:i + k] for g in groups.values() for i in range(0, len(g), k)]
+
+
 class _PackingLauncher:
-    """Wraps the launcher: launches one job per pack of ``cells_per_task`` consecutive cells."""
+    """Wraps the launcher: launches one job per pack of up to ``cells_per_task`` consecutive cells of
+    one resource class (the launcher's ``resource_class(overrides)``, if it has one: :func:`pack_by_class`)."""
 
     def __init__(self, launcher: Any, task: PackedTask, cells_per_task: int, max_tasks: Optional[int]):
         self._launcher = launcher
@@ -459,11 +481,9 @@ class _PackingLauncher:
         return getattr(self._launcher, name)
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Any:
-        n = len(job_overrides)
-        k = self._k
-        if self._max_tasks:
-            k = max(k, -(-n // int(self._max_tasks)))
-        packs = [list(range(i, min(i + k, n))) for i in range(0, n, k)]
+        class_of = getattr(self._launcher, "resource_class", None)
+        classes = [class_of(o) for o in job_overrides] if class_of is not None else [None] * len(job_overrides)
+        packs = pack_by_class(classes, self._k, self._max_tasks)
         self._task.add({initial_job_idx + p: [[initial_job_idx + j, list(job_overrides[j])] for j in pack[1:]]
                         for p, pack in enumerate(packs)})
         try:

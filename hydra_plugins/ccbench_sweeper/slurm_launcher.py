@@ -21,15 +21,37 @@
   (``submits_incomplete_cells_only``): a resume submits the lost tasks' cells, not the grid.
 """
 
+# No `from __future__ import annotations`: Hydra's plugin scan executes this module before it is
+# in sys.modules, where string annotations break @dataclass.
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, List, Sequence
+from typing import Any, Dict, List, Sequence
 
+from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
 from hydra.core.utils import JobReturn, filter_overrides
-from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf
+from hydra_plugins.hydra_submitit_launcher.config import BaseQueueConf, SlurmQueueConf
 from hydra_plugins.hydra_submitit_launcher.submitit_launcher import SlurmLauncher
 from omegaconf import OmegaConf
+
+#: the launcher's keys that are ccbench's, not submitit's (never passed to the executor)
+CCBENCH_KEYS = ("mem_gb_by_method", "detach")
+
+
+@dataclass
+class CCBenchSlurmConf(SlurmQueueConf):
+    """submitit's SLURM launcher config with ccbench's keys (``conf/hydra/launcher/slurm.yaml``)."""
+
+    _target_: str = "hydra_plugins.ccbench_sweeper.slurm_launcher.CCBenchSlurmLauncher"
+    # memory per task (GB) for the cells of these methods; every other method gets mem_gb. Cells of
+    # one memory class share tasks and each class is submitted as its own array with its own --mem
+    mem_gb_by_method: Dict[str, float] = field(default_factory=dict)
+    # submit, then a report job that runs after every task (--dependency=afterany), and exit at once
+    detach: bool = False
+
+
+ConfigStore.instance().store(group="hydra/launcher", name="ccbench_slurm", node=CCBenchSlurmConf, provider="ccbench")
 
 
 def _asks_memory(params: dict) -> bool:
@@ -70,11 +92,67 @@ def _raised(text: str) -> str:
     return lines[-1] if lines else ""
 
 
+#: the file the detached sweep's report job writes in the sweep directory
+DETACHED_REPORT = "slurm_report.txt"
+
+
+def _memory_classes(mems: Sequence[Any]) -> Dict[Any, List[int]]:
+    """``{memory class: [task positions]}`` in the order of each class's first task."""
+    classes: Dict[Any, List[int]] = {}
+    for i, mem in enumerate(mems):
+        classes.setdefault(mem, []).append(i)
+    return classes
+
+
+def submit_by_class(executor: Any, function: Any, job_params: Sequence[Any], classes: Dict[Any, List[int]],
+                    default_mem_gb: Any) -> List[Any]:
+    """``[(job, job params)]``: one array per memory class (``classes``: ``{mem GB or None:
+    [positions in job_params]}``), each submitted with its own ``--mem`` (``None``: ``default_mem_gb``);
+    submitit's executor holds one parameter set per ``map_array``."""
+    submitted: List[Any] = []
+    for mem, members in classes.items():
+        executor.update_parameters(mem_gb=default_mem_gb if mem is None else mem)
+        chosen = [job_params[i] for i in members]
+        submitted += zip(executor.map_array(function, *zip(*chosen)), chosen)
+    return submitted
+
+
+def detached_message(arrays: Sequence[str], report_job: str, report: Path, resume: str) -> str:
+    """What a detached sweep prints: its jobs, how to follow them, where the report comes, how to resume."""
+    return (f"ccbench: submitted SLURM array(s) {', '.join(arrays)} and report job {report_job} (runs after them: "
+            f"--dependency=afterany); this command is done, the sweep runs on without it.\n"
+            f"  follow it:  squeue -j {','.join([*arrays, report_job])}\n"
+            f"  its report: {report} (the tasks that did not finish, with their cells) and "
+            f"{report.parent / 'report'} (the summary), once job {report_job} has run\n"
+            f"  resume (only incomplete cells are submitted):\n    {resume}")
+
+
+def _write_summary(sweep: Path) -> None:
+    """The end-of-sweep summary of ``sweep``: ``ccbench report <sweep>`` (``<sweep>/report/summary.md``
+    and the rest). A failed summary fails the report job (its log says why); the report file is written first."""
+    from ccbench.running.cli import main
+
+    status = main(["report", str(sweep)])
+    if status:
+        raise RuntimeError(f"ccbench report {sweep} exited {status}; {DETACHED_REPORT} is written, the summary is not")
+
+
 class CCBenchSlurmLauncher(SlurmLauncher):
     """See the module docstring."""
 
     #: the ccbench sweeper launches only the cells not yet complete (a resume submits the missing ones)
     submits_incomplete_cells_only = True
+
+    def resource_class(self, overrides: Sequence[str]) -> Any:
+        """The memory (GB) a cell's task asks for: ``mem_gb_by_method[<its method>]``, else ``None``
+        (the launcher's ``mem_gb``). Read from the cell's composed config (``method.name``; composed
+        once, the sweeper's loader keeps it); nothing is composed when ``mem_gb_by_method`` is empty."""
+        by_method = self.params.get("mem_gb_by_method") or {}
+        if not by_method:
+            return None
+        assert self.hydra_context is not None and self.config is not None
+        config = self.hydra_context.config_loader.load_sweep_config(self.config, list(overrides))
+        return by_method.get(str(OmegaConf.select(config, "method.name")))
 
     def launch(self, job_overrides: Sequence[Sequence[str]], initial_job_idx: int) -> Sequence[JobReturn]:
         import logging
@@ -87,11 +165,21 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         from ccbench.running.validate import ConfigProblems
 
         assert self.config is not None and len(job_overrides) > 0
-        params = dict(self.params)
+        params = {k: v for k, v in self.params.items() if k not in CCBENCH_KEYS}
+        by_method = self.params.get("mem_gb_by_method") or {}
+        if by_method and _asks_memory({**params, "mem_gb": None}):
+            raise ConfigProblems(["hydra.launcher.mem_gb_by_method sets --mem per method and cannot be combined with "
+                                  "mem_per_cpu, mem_per_gpu or additional_parameters.mem: drop one of them"])
         if params.get("mem_gb") is None and not _asks_memory(params):
             params["mem_gb"] = default_mem_gb(params.get("partition"))
-        problems = (request_problems(params) + array_problems(len(job_overrides))
-                    + limit_problems(params, len(job_overrides)))
+        classes = _memory_classes([self.resource_class(o) for o in job_overrides])
+        problems: List[str] = []
+        for mem, members in classes.items():
+            asks = params if mem is None else {**params, "mem_gb": mem}
+            found = request_problems(asks) + limit_problems(asks, len(job_overrides))
+            where = "" if mem is None else f"the tasks of mem_gb_by_method ({mem} GB): "
+            problems += [where + p for p in found if where + p not in problems]
+            problems += [p for p in array_problems(len(members)) if p not in problems]
         if problems:
             raise ConfigProblems(["SLURM cannot run these tasks: " + p for p in problems])
         log = logging.getLogger(__name__)
@@ -108,8 +196,10 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         for idx, overrides in enumerate(job_overrides, start=initial_job_idx):
             log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
             job_params.append((list(overrides), "hydra.sweep.dir", idx, f"job_id_for_{idx}", Singleton.get_state()))
-        jobs = executor.map_array(self, *zip(*job_params))
-        returns, failed = self._collect(jobs, job_params, log)
+        submitted = submit_by_class(executor, self, job_params, classes, params["mem_gb"])
+        if self.params.get("detach"):
+            raise SystemExit(self._detach(executor, submitted, resume_command(sys.argv)))
+        returns, failed = self._collect(submitted, log)
         if failed:
             raise SystemExit(failure_report(failed, resume_command(sys.argv)))
         return returns
@@ -138,17 +228,17 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         except TaskTimeLimit as exc:
             raise UncompletedJobError(str(exc)) from None
 
-    def _collect(self, jobs: Sequence[Any], job_params: Sequence[Any], log: Any) -> tuple:
-        """``(returns, failed)``: every task waited for with one state query per poll for the whole
-        array (:func:`ccbench.running.slurm.wait_for_array`), then the results read, and the tasks
-        that did not finish named all together."""
+    def _collect(self, submitted: Sequence[Any], log: Any) -> tuple:
+        """``(returns, failed)`` of ``submitted`` (``(job, job params)`` pairs): every task waited for
+        with one state query per poll per array (:func:`ccbench.running.slurm.wait_for_array`), then
+        the results read, and the tasks that did not finish named all together."""
         from ccbench.running.slurm import wait_for_array
 
-        by_id = {job.job_id: job for job in jobs}
+        by_id = {job.job_id: job for job, _ in submitted}
         ended = wait_for_array(list(by_id), lambda t: by_id[t].paths.result_pickle.exists(),
                                warn=lambda line: print(line, file=sys.stderr, flush=True))
         returns, failed = [], []
-        for job, (overrides, _, idx, _, _) in zip(jobs, job_params):
+        for job, (overrides, _, idx, _, _) in submitted:
             if job.job_id in ended:
                 failed.append((job.job_id, f"SLURM state {ended[job.job_id]}" + _last_line(job.paths.stderr),
                                self.cells_of(idx, overrides)))
@@ -160,6 +250,39 @@ class CCBenchSlurmLauncher(SlurmLauncher):
                 what = "the task raised" + (f": {detail}" if detail else "")
                 failed.append((job.job_id, what, self.cells_of(idx, overrides)))
         return returns, failed
+
+    def _detach(self, executor: Any, submitted: Sequence[Any], resume: str) -> int:
+        """Submit the report job (:meth:`report_after`) with ``--dependency=afterany`` on every array,
+        print how to follow the sweep, and return 0 (the exit status: nothing more to wait for here)."""
+        arrays = sorted({job.job_id.split("_")[0] for job, _ in submitted}, key=int)
+        records = [(job.job_id, job_params) for job, job_params in submitted]
+        report = Path(str(self.config.hydra.sweep.dir)) / DETACHED_REPORT
+        executor.update_parameters(slurm_additional_parameters={
+            **(self.params.get("additional_parameters") or {}), "dependency": "afterany:" + ":".join(arrays)},
+            slurm_array_parallelism=1)
+        job = executor.submit(self.report_after, records, resume)
+        print(detached_message(arrays, job.job_id, report, resume), flush=True)
+        return 0
+
+    def report_after(self, records: Sequence[Any], resume: str) -> str:
+        """The report job's work (on the cluster, after every task ended): the tasks that did not
+        finish named as the waiting command names them, written to ``<sweep dir>/slurm_report.txt``,
+        then the end-of-sweep summary of the sweep directory (``ccbench report``'s). Returns the text."""
+        import logging
+
+        import submitit
+
+        from ccbench.running.slurm import failure_report
+
+        folder = self.params["submitit_folder"]
+        submitted = [(submitit.SlurmJob(folder=folder, job_id=job_id), job_params) for job_id, job_params in records]
+        _, failed = self._collect(submitted, logging.getLogger(__name__))
+        text = (failure_report(failed, resume) if failed
+                else f"ccbench: all {len(records)} SLURM task(s) finished; every cell is saved.")
+        sweep = Path(str(self.config.hydra.sweep.dir))
+        (sweep / DETACHED_REPORT).write_text(text + "\n")
+        _write_summary(sweep)
+        return text
 
     def cells_of(self, job_num: int, overrides: Sequence[str]) -> List[str]:
         """The cells (override lines) a task runs: its own, plus the packed ones."""
