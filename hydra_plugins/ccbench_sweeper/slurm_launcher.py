@@ -122,9 +122,22 @@ def detached_message(arrays: Sequence[str], report_job: str, report: Path, resum
     return (f"ccbench: submitted SLURM array(s) {', '.join(arrays)} and report job {report_job} (runs after them: "
             f"--dependency=afterany); this command is done, the sweep runs on without it.\n"
             f"  follow it:  squeue -j {','.join([*arrays, report_job])}\n"
-            f"  its report: {report} (the tasks that did not finish, with their cells) and "
-            f"{report.parent / 'report'} (the summary), once job {report_job} has run\n"
+            f"  its report, once job {report_job} has run: {report} (the tasks that did not finish, with their "
+            f"cells) and the summary (`ccbench report {report.parent}`'s: report/ or leaderboard/ there)\n"
             f"  resume (only incomplete cells are submitted):\n    {resume}")
+
+
+def _forget_progress(sweep: Path) -> None:
+    """Remove the submitting command's progress markers, as its end of sweep would have (the
+    detached command exited before it; the run's name reaches the report job in its environment)."""
+    import os
+
+    from ccbench.running.app import _DONE_FILE, _RUN_ENV, _TOTAL_FILE
+
+    run = os.environ.get(_RUN_ENV)
+    if run:
+        for marker in (sweep / f"{_TOTAL_FILE}.{run}", sweep / f"{_DONE_FILE}.{run}"):
+            marker.unlink(missing_ok=True)
 
 
 def _write_summary(sweep: Path) -> None:
@@ -281,6 +294,7 @@ class CCBenchSlurmLauncher(SlurmLauncher):
                 else f"ccbench: all {len(records)} SLURM task(s) finished; every cell is saved.")
         sweep = Path(str(self.config.hydra.sweep.dir))
         (sweep / DETACHED_REPORT).write_text(text + "\n")
+        _forget_progress(sweep)
         _write_summary(sweep)
         return text
 

@@ -557,3 +557,38 @@ def test_without_sacct_a_cancelled_task_is_named_and_the_resume_submits_only_its
     assert _submitted(slurm_cluster) == before + 1  # one task, the cancelled one's cell
     rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")], ignore_index=True)
     assert sorted(rows["constraints.n_constraints"].astype(int)) == [10, 20] and (rows["status"] == "ok").all()
+
+
+@pytest.mark.slow
+def test_a_detached_sweep_packs_by_memory_and_its_report_job_writes_the_summary(slurm_cluster, tmp_path):
+    """Two cells, two memory classes (``mem_gb_by_method``), ``detach=true``: the command exits 0 at
+    once, printing its arrays and report job; each class is its own array with its own ``--mem``;
+    the report job (``--dependency=afterany``) writes ``slurm_report.txt`` and the summary after the
+    tasks, with nothing of the submitting process left running."""
+    import re
+
+    sweep = tmp_path / "s"
+    run = _ccbench(["-m", "experiment=leaderboard_smoke", "dataset=iris_uci", "supervision=pairs_mid",
+                    "method=kmeans,pck_means", "n_trials=2", "trial_timeout=60", "hydra/launcher=slurm",
+                    "hydra.launcher.mem_gb=1", "+hydra.launcher.mem_gb_by_method.pck_means=0.5",
+                    "hydra.launcher.detach=true", f"hydra.sweep.dir={sweep}"], cwd=tmp_path, env=slurm_cluster.env,
+                   timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    follow = re.search(r"squeue -j ([\d,]+)", run.stdout)
+    assert follow, run.stdout[-3000:]
+    *arrays, report_job = follow.group(1).split(",")
+    assert len(arrays) == 2
+    end = time.monotonic() + 600
+    while slurm_cluster.run("squeue", "-h", "-j", report_job, check=False).stdout.strip() and time.monotonic() < end:
+        time.sleep(1)
+    mems = {a: slurm_cluster.run("sacct", "-n", "-X", "-P", "-j", a, "-o", "ReqMem").stdout.split()[0] for a in arrays}
+    assert sorted(mems.values()) == ["1G", "512M"], mems  # each class its own --mem (kmeans: mem_gb=1)
+    dependency = slurm_cluster.run("sacct", "-n", "-X", "-P", "-j", report_job, "-o", "State").stdout.split()
+    assert dependency == ["COMPLETED"], dependency
+    text = (sweep / "slurm_report.txt").read_text()
+    assert "all 2 SLURM task(s) finished" in text, text
+    assert len(_rows(sweep)) == 2 * 2
+    # the summary: `ccbench report`'s, for this experiment its leaderboard pages
+    assert (sweep / "leaderboard" / "index.md").exists(), sorted(p.name for p in sweep.iterdir())
+    assert not list(sweep.glob(".ccbench_jobs.*")) and not list(sweep.glob(".ccbench_done.*"))  # progress forgotten
+    assert f"{sweep / 'slurm_report.txt'}" in run.stdout and "resume" in run.stdout
