@@ -107,10 +107,11 @@ def test_detach_submits_a_report_job_after_every_array_and_exits_0(tmp_path, mon
     launcher, executor = _launcher(tmp_path, monkeypatch, mem_gb_by_method={"rn_sdp": 6}, detach=True)
     monkeypatch.setattr(launcher, "_collect", lambda *a: pytest.fail("a detached sweep must not wait"))
     with pytest.raises(SystemExit) as stop:
-        launcher.launch([["method=rn_sdp"], ["method=kmeans"]], initial_job_idx=0)
+        launcher.launch([["method=kmeans"], ["method=rn_sdp"]], initial_job_idx=0)
     assert stop.value.code == 0
     (params, fn, (records, resume)), = executor.submitted
     assert params["slurm_additional_parameters"]["dependency"] == "afterany:41:42"
+    assert params["mem_gb"] == 4  # the launcher's mem_gb, not the last class's (rn_sdp's 6)
     assert fn == launcher.report_after and [r[0] for r in records] == ["41_0", "42_0"]
     out = capsys.readouterr().out
     assert "squeue -j 41,42,99" in out and str(Path(tmp_path) / slurm_launcher.DETACHED_REPORT) in out

@@ -211,7 +211,7 @@ class CCBenchSlurmLauncher(SlurmLauncher):
             job_params.append((list(overrides), "hydra.sweep.dir", idx, f"job_id_for_{idx}", Singleton.get_state()))
         submitted = submit_by_class(executor, self, job_params, classes, params["mem_gb"])
         if self.params.get("detach"):
-            raise SystemExit(self._detach(executor, submitted, resume_command(sys.argv)))
+            raise SystemExit(self._detach(executor, submitted, resume_command(sys.argv), params["mem_gb"]))
         returns, failed = self._collect(submitted, log)
         if failed:
             raise SystemExit(failure_report(failed, resume_command(sys.argv)))
@@ -264,15 +264,16 @@ class CCBenchSlurmLauncher(SlurmLauncher):
                 failed.append((job.job_id, what, self.cells_of(idx, overrides)))
         return returns, failed
 
-    def _detach(self, executor: Any, submitted: Sequence[Any], resume: str) -> int:
-        """Submit the report job (:meth:`report_after`) with ``--dependency=afterany`` on every array,
-        print how to follow the sweep, and return 0 (the exit status: nothing more to wait for here)."""
+    def _detach(self, executor: Any, submitted: Sequence[Any], resume: str, mem_gb: Any) -> int:
+        """Submit the report job (:meth:`report_after`, with the launcher's ``mem_gb``, not the last
+        class's) with ``--dependency=afterany`` on every array, print how to follow the sweep, and
+        return 0 (the exit status: nothing more to wait for here)."""
         arrays = sorted({job.job_id.split("_")[0] for job, _ in submitted}, key=int)
         records = [(job.job_id, job_params) for job, job_params in submitted]
         report = Path(str(self.config.hydra.sweep.dir)) / DETACHED_REPORT
         executor.update_parameters(slurm_additional_parameters={
             **(self.params.get("additional_parameters") or {}), "dependency": "afterany:" + ":".join(arrays)},
-            slurm_array_parallelism=1)
+            slurm_array_parallelism=1, mem_gb=mem_gb)
         job = executor.submit(self.report_after, records, resume)
         print(detached_message(arrays, job.job_id, report, resume), flush=True)
         return 0
