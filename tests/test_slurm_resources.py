@@ -115,3 +115,14 @@ def test_detach_submits_a_report_job_after_every_array_and_exits_0(tmp_path, mon
     assert fn == launcher.report_after and [r[0] for r in records] == ["41_0", "42_0"]
     out = capsys.readouterr().out
     assert "squeue -j 41,42,99" in out and str(Path(tmp_path) / slurm_launcher.DETACHED_REPORT) in out
+
+
+def test_detach_with_batches_is_refused_before_anything_is_submitted(tmp_path, monkeypatch):
+    """A detached launch exits after submitting: with ``max_batch_size`` the second batch would never be."""
+    from ccbench.running.validate import ConfigProblems
+
+    launcher, executor = _launcher(tmp_path, monkeypatch, detach=True)
+    launcher.config = OmegaConf.create({"hydra": {"sweep": {"dir": str(tmp_path)}, "sweeper": {"max_batch_size": 2}}})
+    with pytest.raises(ConfigProblems, match="max_batch_size"):
+        launcher.launch([["method=kmeans"]], initial_job_idx=0)
+    assert executor.arrays == [] and executor.submitted == []

@@ -183,6 +183,11 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         if by_method and _asks_memory({**params, "mem_gb": None}):
             raise ConfigProblems(["hydra.launcher.mem_gb_by_method sets --mem per method and cannot be combined with "
                                   "mem_per_cpu, mem_per_gpu or additional_parameters.mem: drop one of them"])
+        if self.params.get("detach") and OmegaConf.select(self.config, "hydra.sweeper.max_batch_size") is not None:
+            # the first batch's launch exits: the later batches would never be submitted
+            raise ConfigProblems(["hydra.launcher.detach=true submits once and exits, so with "
+                                  "hydra.sweeper.max_batch_size the later batches would never be submitted: drop "
+                                  "max_batch_size (hydra.sweeper.max_tasks packs the grid into fewer tasks instead)"])
         if params.get("mem_gb") is None and not _asks_memory(params):
             params["mem_gb"] = default_mem_gb(params.get("partition"))
         classes = _memory_classes([self.resource_class(o) for o in job_overrides])
