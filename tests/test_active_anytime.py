@@ -10,6 +10,7 @@ from ccbench import registry
 from ccbench.hookspecs import hookimpl
 from ccbench.metrics import adjusted_rand
 from ccbench.registry import MethodSpec
+from ccbench_plugins.active import anytime
 from ccbench_plugins.active.anytime import COLUMNS, anytime_curve, area_under_curve
 from ccbench_plugins.active.oracle import Oracle
 from ccbench_plugins.cobras import cobras as _cobras  # noqa: F401 - COBRAS's module (k-means): loaded at collection
@@ -83,6 +84,33 @@ def test_trials_of_one_seed_share_the_oracles_answers():
     assert any(ref(*p) != (y[p[0]] == y[p[1]]) for p in runs["random"])  # the noise did flip some
 
 
+class FixedPairs:
+    """A strategy asking ``pairs`` in order."""
+
+    def __init__(self, pairs):
+        self.pairs = pairs
+
+    def next_pair(self, X, asked, answers, labels, rng):
+        return self.pairs[len(asked)]
+
+
+@pytest.mark.filterwarnings("ignore::ccbench.base.InconsistentConstraintsWarning")
+def test_the_default_oracle_is_the_seeds_noisy_oracle_of_y():
+    X, y = _strips()
+    pairs = [tuple(p) for p in np.random.default_rng(0).permutation(np.c_[np.arange(0, 40, 2), np.arange(39, 0, -2)])]
+    budgets = [0, 5, 10, 20]
+
+    def must_links(seed):
+        curve = anytime_curve(X, y, strategy=FixedPairs(pairs), method="pck_means", budgets=budgets, seed=seed,
+                              oracle_kwargs={"noise_rate": 0.3})
+        return curve.n_must_link.tolist()
+
+    said = np.array([Oracle(y, noise_rate=0.3, seed=4)(*p) for p in pairs])
+    assert must_links(4) == [int(said[:q].sum()) for q in budgets]
+    truth = np.array([y[i] == y[j] for i, j in pairs])
+    assert (said != truth).any() and must_links(5) != must_links(4)  # noisy, and the seed picks the flips
+
+
 def test_area_under_curve_by_hand():
     # (10 (0 + 0.5) / 2 + 20 (0.5 + 1) / 2) / 30 = (2.5 + 15) / 30
     assert area_under_curve([0, 10, 30], [0.0, 0.5, 1.0]) == pytest.approx(17.5 / 30)
@@ -120,7 +148,7 @@ def test_cobras_curve_is_its_own_history_read_at_each_budget(cobras_registered):
 
 
 class FailsAtTenPairs:
-    """A method that raises when given exactly ten pairs, k-means-like (nearest of two points) otherwise."""
+    """A method that raises when given exactly ten pairs, and cuts at x = 5 otherwise (across the strips)."""
 
     def __init__(self, n_clusters=2, random_state=None):
         self.n_clusters = n_clusters
@@ -128,15 +156,15 @@ class FailsAtTenPairs:
     def fit(self, X, constraints=None):
         if constraints.n_must_link + constraints.n_cannot_link == 10:
             raise RuntimeError("ten is too many")
-        self.labels_ = (X[:, 1] > X[:, 1].mean()).astype(int)
+        self.labels_ = (X[:, 0] > 5).astype(int)
         return self
 
 
 class _Plugin:
     @hookimpl
     def ccbench_methods(self):
-        return [MethodSpec(name="fails_at_ten", estimator=FailsAtTenPairs, summary="raises on ten pairs", supervision=("must_link", "cannot_link"),
-                           needs_n_clusters=True)]
+        return [MethodSpec(name="fails_at_ten", estimator=FailsAtTenPairs, summary="raises on ten pairs",
+                           supervision=("must_link", "cannot_link"), needs_n_clusters=True)]
 
 
 @pytest.fixture
@@ -148,10 +176,28 @@ def failing_method():
 
 def test_a_method_failing_at_one_budget_fails_that_row_only(failing_method):
     X, y = _strips()
-    curve = anytime_curve(X, y, strategy="random", method="fails_at_ten", budgets=[0, 5, 10, 15], seed=0)
+    pairs = [(i, 39 - i) for i in range(0, 30, 2)]  # points 0..28 even and 11..39 odd: queried
+    budgets = [0, 5, 10, 15]
+    curve = anytime_curve(X, y, strategy=FixedPairs(pairs), method="fails_at_ten", budgets=budgets, seed=0)
     assert curve.status.tolist()[:2] == ["ok", "ok"] and curve.status.iloc[3] == "ok"
     assert curve.status.iloc[2] == "method error: RuntimeError: ten is too many"
-    assert np.isnan(curve.ari_all.iloc[2]) and curve.ari_all.drop(index=2).eq(1.0).all()
+    assert np.isnan(curve.ari_all.iloc[2]) and np.isnan(curve.ari_unqueried.iloc[2])
+    cut = (X[:, 0] > 5).astype(int)
+    for row in (0, 1, 3):  # the other route: the cut scored by hand, on the points in no pair asked
+        rest = np.setdiff1d(np.arange(len(y)), np.ravel(pairs[:budgets[row]]))
+        assert curve.ari_all.iloc[row] == pytest.approx(adjusted_rand(y, cut))
+        assert curve.ari_unqueried.iloc[row] == pytest.approx(adjusted_rand(y[rest], cut[rest]))
+    assert curve.ari_unqueried.iloc[3] != pytest.approx(curve.ari_all.iloc[3])  # the case tells them apart
+
+
+def test_costs_are_charged_per_budget(failing_method, monkeypatch):
+    # a CPU clock that ticks 1 per reading: each question's proposal reads it twice (1 s), each fit twice (1 s)
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(anytime, "_cpu_seconds", lambda: float(next(ticks)))
+    X, y = _strips()
+    curve = anytime_curve(X, y, strategy="random", method="fails_at_ten", budgets=[0, 4, 11, 12], seed=0)
+    assert curve.strategy_seconds.tolist() == [0.0, 4.0, 7.0, 1.0]  # the questions since the previous budget
+    assert curve.refit_seconds.tolist() == [1.0, 1.0, 1.0, 1.0]
 
 
 class RepeatsItself:
@@ -168,6 +214,25 @@ def test_a_strategy_asking_a_pair_again_ends_the_curve_with_recorded_rows():
     assert all(s.startswith("strategy error: ValueError:") and "already" in s for s in curve.status.iloc[2:])
     assert curve.ari_all.iloc[2:].isna().all()
     assert (curve.n_must_link + curve.n_cannot_link).tolist() == [1, 2, 2, 2]  # the answers actually given
+
+
+class BrokenOracle:
+    def ask(self, i, j):
+        raise ConnectionError("the annotator went home")
+
+
+def test_an_oracle_that_raises_ends_the_curve_with_recorded_rows():
+    X, y = _strips()
+    curve = anytime_curve(X, y, strategy="random", method="pck_means", budgets=[0, 3], seed=0, oracle=BrokenOracle())
+    assert curve.status.tolist() == ["ok", "oracle error: ConnectionError: the annotator went home"]
+    assert curve.n_cannot_link.tolist() == [0, 0] and np.isnan(curve.ari_all.iloc[1])
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, True])
+def test_a_bad_seed_is_refused(seed):
+    X, y = _strips()
+    with pytest.raises(ValueError, match="seed must be an int >= 0"):
+        anytime_curve(X, y, seed=seed, oracle=AlwaysCannotLink(), **PCK)
 
 
 @pytest.mark.parametrize("budgets, match", [

@@ -8,12 +8,13 @@ tidy frame, one row per budget ``q``:
 - ``ari_unqueried``: the same on the points in none of the ``q`` pairs asked (NaN with fewer than two
   such points): the answers cannot simply be copied onto these points;
 - ``n_must_link``, ``n_cannot_link``: the answers (True = must-link) among the ``q``;
-- ``strategy_seconds``: CPU seconds (``time.process_time``) the strategy spent proposing the pairs
+- ``strategy_seconds``: CPU seconds (``time.process_time``, this process's) the strategy spent proposing the pairs
   since the previous budget; ``refit_seconds``: CPU seconds of the method's fit at ``q``;
-- ``status``: ``"ok"``, or ``"<where> error: <Exception>: <message>"`` (``where`` = ``method`` or
-  ``strategy``); a failed row's ARIs are NaN. A method that raises at one budget fails that row
-  only; a strategy that raises (or proposes an invalid pair) ends the asking, so the row of that
-  budget and every later one carry its error. Nothing is dropped.
+- ``status``: ``"ok"``, or ``"<where> error: <Exception>: <message>"`` (``where`` = ``method``,
+  ``strategy`` or ``oracle``); a failed row's ARIs are NaN. A method that raises at one budget
+  fails that row only; a strategy that raises or proposes an invalid pair (out of range, a point
+  with itself, asked before), or an oracle that raises, ends the asking, so the row of that budget
+  and every later one carry the error, and count the answers actually given. Nothing is dropped.
 
 **Protocol.** ``q = 0`` is the method's unsupervised fit (no constraints). The strategy then
 proposes pairs one at a time; the oracle answers each; at each budget ``q`` the method is refitted,
@@ -21,7 +22,8 @@ from scratch, on the ``q`` answers as hard-coded pairs (must-link = ``asked[answ
 = ``asked[~answers]``, every weight 1: an answer's confidence is not passed on in this slice), with
 ``n_clusters`` = the number of classes of ``y``. The strategy sees the partition of the latest
 successful fit (the one at the previous budget; not a refit after every answer, which would cost
-``max(budgets)`` fits per trial).
+``max(budgets)`` fits per trial); when ``budgets`` leave out 0, the unsupervised fit is still made
+for the strategy's first partition (a failure there: the strategy starts with none, ``labels=None``).
 
 A method whose ``fit`` takes an ``oracle`` (COBRAS) asks its own questions: ``strategy`` must be
 None (or ``"cobras"``); it is run once with ``max_questions = max(budgets)`` and the partition at
@@ -46,7 +48,7 @@ from __future__ import annotations
 
 import inspect
 import numbers
-import time
+from time import process_time as _cpu_seconds
 
 import numpy as np
 import pandas as pd
@@ -151,13 +153,13 @@ def _fit_at(make, X, y, asked, answers):
     """``(labels, scores, seconds, status)`` of a fresh fit on the answers to ``asked``."""
     n = len(X)
     cons = Constraints(must_link=asked[answers], cannot_link=asked[~answers], n_samples=n)
-    start = time.process_time()
+    start = _cpu_seconds()
     try:
         labels = make().fit(X, constraints=cons).labels_
         scores = _scores(y, labels, asked)
     except Exception as exc:  # a failed fit is a row, never a crash (the curve goes on)
-        return None, (np.nan, np.nan), time.process_time() - start, _error_status("method", exc)
-    return np.asarray(labels), scores, time.process_time() - start, "ok"
+        return None, (np.nan, np.nan), _cpu_seconds() - start, _error_status("method", exc)
+    return np.asarray(labels), scores, _cpu_seconds() - start, "ok"
 
 
 def _strategy_curve(X, y, strategy, make, budgets, oracle, seed) -> list[dict]:
@@ -170,17 +172,19 @@ def _strategy_curve(X, y, strategy, make, budgets, oracle, seed) -> list[dict]:
     if budgets[0] > 0:  # the unsupervised fit is the strategy's first partition even when not a row
         labels = _fit_at(make, X, y, asked[:0], answers[:0])[0]
     for budget in budgets:
+        stage = "strategy"
         try:
             while q < budget:
-                start = time.process_time()
+                stage, start = "strategy", _cpu_seconds()
                 pair = strategy.next_pair(X, asked[:q], answers[:q], labels, rng)
                 i, j = registry.checked_pair(pair, n, asked[:q], who=f"the query strategy {who} (question {q + 1})")
-                spent += time.process_time() - start
-                asked[q] = i, j
+                spent += _cpu_seconds() - start
+                stage = "oracle"
                 answers[q] = oracle.ask(i, j)[0] if hasattr(oracle, "ask") else bool(oracle(i, j))
+                asked[q] = i, j
                 q += 1
         except Exception as exc:  # the asking ends: this budget and every later one record why
-            status = _error_status("strategy", exc)
+            status = _error_status(stage, exc)
             return rows + [_row(b, answers[:q], status=status) for b in budgets[len(rows):]]
         fitted, scores, seconds, status = _fit_at(make, X, y, asked[:q], answers[:q])
         rows.append(_row(budget, answers[:q], scores, spent, seconds, status))
@@ -192,14 +196,14 @@ def _strategy_curve(X, y, strategy, make, budgets, oracle, seed) -> list[dict]:
 
 def _self_asking_curve(X, y, make, budgets, oracle) -> list[dict]:
     last = int(budgets[-1])
-    start = time.process_time()
+    start = _cpu_seconds()
     try:
         est = make(max_questions=last).fit(X, oracle=oracle)
         history, pairs, said = est.labels_history_, est.queried_pairs_, est.answers_
     except Exception as exc:
         status = _error_status("method", exc)
         return [_row(b, np.zeros(0, dtype=bool), status=status) for b in budgets]
-    seconds = time.process_time() - start
+    seconds = _cpu_seconds() - start
     rows = []
     for budget in budgets:
         t = min(int(budget), len(said))
@@ -248,6 +252,9 @@ def anytime_curve(X, y, *, strategy, method: str, budgets, oracle_kwargs=None, s
     if X.ndim != 2 or y.shape != (len(X),):
         raise ValueError(f"anytime_curve: X must be (n, d) and y (n,), got shapes {X.shape} and {y.shape}")
     n = len(X)
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValueError(f"anytime_curve: seed must be an int >= 0 (it seeds the oracle, the strategy and the "
+                         f"method), got {seed!r}")
     if budgets[-1] > n * (n - 1) // 2:
         raise ValueError(f"anytime_curve: a budget of {budgets[-1]} questions exceeds the {n * (n - 1) // 2} pairs "
                          f"of {n} points")
