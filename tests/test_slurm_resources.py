@@ -98,9 +98,12 @@ def test_each_memory_class_is_its_own_array_with_its_own_mem(tmp_path, monkeypat
 def test_mem_gb_by_method_with_another_memory_request_is_refused(tmp_path, monkeypatch):
     from ccbench.running.validate import ConfigProblems
 
-    launcher, _ = _launcher(tmp_path, monkeypatch, mem_gb_by_method={"rn_sdp": 6}, mem_per_cpu="2G")
+    launcher, executor = _launcher(tmp_path, monkeypatch, mem_gb_by_method={"rn_sdp": 6}, mem_per_cpu="2G")
+    monkeypatch.setattr(launcher, "_collect", lambda submitted, log: ([], []))
     with pytest.raises(ConfigProblems, match="mem_gb_by_method.*mem_per_cpu"):
         launcher.launch([["method=rn_sdp"]], initial_job_idx=0)
+    launcher.launch([["method=kmeans"]], initial_job_idx=0)  # no cell of a listed method: mem_per_cpu as before
+    assert executor.arrays == [(None, [0])] and executor.params["slurm_mem_per_cpu"] == "2G"  # no --mem
 
 
 def test_detach_submits_a_report_job_after_every_array_and_exits_0(tmp_path, monkeypatch, capsys):

@@ -26,7 +26,7 @@
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
 from hydra.core.config_store import ConfigStore
 from hydra.core.singleton import Singleton
@@ -46,7 +46,8 @@ class CCBenchSlurmConf(SlurmQueueConf):
     _target_: str = "hydra_plugins.ccbench_sweeper.slurm_launcher.CCBenchSlurmLauncher"
     # memory per task (GB) for the cells of these methods; every other method gets mem_gb. Cells of
     # one memory class share tasks and each class is submitted as its own array with its own --mem
-    mem_gb_by_method: Dict[str, float] = field(default_factory=dict)
+    # (null: none, every task asks for mem_gb)
+    mem_gb_by_method: Optional[Dict[str, float]] = field(default_factory=dict)
     # submit, then a report job that runs after every task (--dependency=afterany), and exit at once
     detach: bool = False
 
@@ -179,10 +180,6 @@ class CCBenchSlurmLauncher(SlurmLauncher):
 
         assert self.config is not None and len(job_overrides) > 0
         params = {k: v for k, v in self.params.items() if k not in CCBENCH_KEYS}
-        by_method = self.params.get("mem_gb_by_method") or {}
-        if by_method and _asks_memory({**params, "mem_gb": None}):
-            raise ConfigProblems(["hydra.launcher.mem_gb_by_method sets --mem per method and cannot be combined with "
-                                  "mem_per_cpu, mem_per_gpu or additional_parameters.mem: drop one of them"])
         if self.params.get("detach") and OmegaConf.select(self.config, "hydra.sweeper.max_batch_size") is not None:
             # the first batch's launch exits: the later batches would never be submitted
             raise ConfigProblems(["hydra.launcher.detach=true submits once and exits, so with "
@@ -191,6 +188,10 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         if params.get("mem_gb") is None and not _asks_memory(params):
             params["mem_gb"] = default_mem_gb(params.get("partition"))
         classes = _memory_classes([self.resource_class(o) for o in job_overrides])
+        if set(classes) != {None} and _asks_memory({**params, "mem_gb": None}):
+            raise ConfigProblems(["hydra.launcher.mem_gb_by_method sets --mem for some of these cells' methods and "
+                                  "cannot be combined with mem_per_cpu, mem_per_gpu or additional_parameters.mem: drop "
+                                  "those, or set hydra.launcher.mem_gb_by_method=null"])
         problems: List[str] = []
         for mem, members in classes.items():
             asks = params if mem is None else {**params, "mem_gb": mem}
