@@ -14,16 +14,11 @@ one of the two tables (the completeness test fails otherwise).
 
 from __future__ import annotations
 
-import ast
-import functools
-import importlib
-import re
-import warnings
 
 import numpy as np
-import pytest
 
-import ccbench
+from _param_guard import parameter_guard_tests
+
 from ccbench import constraints as cgen
 from ccbench_plugins.nnc import ccbench_methods
 
@@ -67,16 +62,6 @@ INERT: dict[tuple[str, str], str] = {}
 _NOT_RESULTS = ("metric_time_",)
 
 
-def _family() -> dict:
-    """name -> estimator class of every method the family's plugin registers (read from its
-    own hook, so no other plugin is loaded)."""
-    out = {}
-    for spec in ccbench_methods():
-        module, cls = spec.estimator.split(":")
-        out[spec.name] = getattr(importlib.import_module(module), cls)
-    return out
-
-
 def _data(supervision):
     """Three noisy classes in 3-D (feature 2 is noise), 12 points each."""
     rng = np.random.default_rng(5)
@@ -104,53 +89,6 @@ def _fingerprint(est) -> list:
     return out
 
 
-def _fit(name, params, supervision):
-    X, cons = _data(supervision)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return _family()[name](**params).fit(X, constraints=cons)
-
-
-def test_every_parameter_of_the_family_is_checked_or_declared_inert():
-    for name, cls in _family().items():
-        params = set(cls().get_params())
-        listed = set(CHANGES.get(name, {})) | {p for (m, p) in INERT if m == name}
-        assert params == listed, f"{name}: parameters {sorted(params ^ listed)} are not in CHANGES or INERT"
-
-
-CASES = [(m, p) for m, ps in CHANGES.items() for p in ps]
-
-
-@functools.lru_cache(maxsize=None)
-def _reference(name, base_items, supervision):
-    """The fingerprint of a fit with ``base_items``, checked once against a refit (a refit must
-    be the same fit, else comparing fits proves nothing); shared by the parameters' tests."""
-    first = _fingerprint(_fit(name, dict(base_items), supervision))
-    assert _fingerprint(_fit(name, dict(base_items), supervision)) == first, f"{name}: two fits of {base_items} differ"
-    return first
-
-
-@pytest.mark.parametrize("name, param", CASES, ids=[f"{m}-{p}" for m, p in CASES])
-def test_changing_a_parameter_changes_the_fit(name, param):
-    context, value, supervision = CHANGES[name][param]
-    base = {"n_clusters": 3, "random_state": 0, **context}
-    default = base.get(param, _family()[name]().get_params()[param])  # the value the first fit runs
-    assert value != default
-    first = _reference(name, tuple(sorted(base.items())), supervision)
-    changed = _fingerprint(_fit(name, {**base, param: value}, supervision))
-    assert changed != first, f"{name}: {param}={value!r} fits exactly as {param}={default!r}"
-
-
-def _documented_defaults(cls) -> dict:
-    """``name : type, default=VALUE`` lines of the class docstring's Parameters section."""
-    doc = cls.__doc__.split("Parameters", 1)[1].split("Attributes", 1)[0]
-    found = re.findall(r"^\s{4}(\w+) : .*?default=(.+?)\s*$", doc, flags=re.M)
-    return {name: ast.literal_eval(value) for name, value in found}
-
-
-def test_every_default_is_the_documented_one():
-    """Two routes to a default: the constructor's signature and the docstring a reader of a
-    results table consults (the defaults are what an untuned row ran with)."""
-    for name, cls in _family().items():
-        documented = _documented_defaults(cls)
-        assert documented == cls().get_params(), name
+(test_every_parameter_of_the_family_is_checked_or_declared_inert, test_changing_a_parameter_changes_the_fit,
+ test_every_default_is_the_documented_one) = parameter_guard_tests(
+    ccbench_methods=ccbench_methods, data=_data, fingerprint=_fingerprint, changes=CHANGES, inert=INERT)
