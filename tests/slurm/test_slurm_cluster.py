@@ -413,10 +413,12 @@ def test_a_killed_packed_task_loses_at_most_the_cell_it_was_running(slurm_cluste
 
 
 @pytest.mark.slow
-def test_the_leaderboard_is_one_array_of_at_most_1000_tasks(slurm_cluster, tmp_path):
+def test_the_leaderboard_is_one_array_per_memory_class_of_at_most_1000_tasks(slurm_cluster, tmp_path):
     """The whole leaderboard submitted with ``hydra.sweeper.max_tasks=1000``: sbatch accepts it (SLURM's
-    default MaxArraySize is 1001; the unpacked grid is rejected) as one array whose tasks cover every
-    cell of the grid once. Submitted held (``--hold``), so nothing runs; cancelled afterwards."""
+    default MaxArraySize is 1001; the unpacked grid is rejected) as one array per memory class
+    (``mem_gb_by_method``: rn_sdp's and the others', each with its own ``--mem``), at most 1,000 tasks
+    in all, covering every cell of the grid once, no task mixing classes. Submitted held (``--hold``),
+    so nothing runs; cancelled afterwards."""
     experiment = yaml.safe_load((ROOT / "conf" / "experiment" / "leaderboard.yaml").read_text())
     grid = experiment["hydra"]["sweeper"]["params"]
     n_cells = 1
@@ -435,10 +437,10 @@ def test_the_leaderboard_is_one_array_of_at_most_1000_tasks(slurm_cluster, tmp_p
     queued: list[str] = []
     try:
         end = time.monotonic() + 900
-        while not queued and time.monotonic() < end:
+        while len(queued) < 2 and time.monotonic() < end:  # rn_sdp's array and the others
             assert proc.poll() is None, proc.communicate()[1][-3000:]
             time.sleep(1)
-            queued = slurm_cluster.run("squeue", "-h", "-o", "%F %K %T %r", check=False).stdout.split("\n")
+            queued = slurm_cluster.run("squeue", "-h", "-o", "%F %K %T %r %m", check=False).stdout.split("\n")
             queued = [q for q in queued if q.strip()]
         submitted_after = time.monotonic() - start
     finally:
@@ -447,19 +449,23 @@ def test_the_leaderboard_is_one_array_of_at_most_1000_tasks(slurm_cluster, tmp_p
         if proc.poll() is None:
             os.killpg(proc.pid, 9)
         proc.wait()
-    assert len(queued) == 1, queued  # one array, no batches after it
-    array, tasks, state, reason = queued[0].split()
-    assert (state, reason) == ("PENDING", "JobHeldUser")
-    first, last = map(int, tasks.split("%")[0].split("-"))
-    n_tasks = last - first + 1
-    assert first == 0 and n_tasks <= 1000
+    assert len(queued) == 2, queued  # one array per memory class, no batches after them
+    n_tasks, mems = 0, set()
+    for line in queued:
+        array, tasks, state, reason, mem = line.split()
+        assert (state, reason) == ("PENDING", "JobHeldUser")
+        first, last = map(int, tasks.split("%")[0].split("-"))
+        assert first == 0
+        n_tasks, mems = n_tasks + last - first + 1, mems | {mem}
+    assert n_tasks <= 1000 and len(mems) == 2, queued  # each class its own --mem
     packs = json.loads((next(sweep.glob(".ccbench_packs.*.json"))).read_text())
     assert len(packs) == n_tasks
-    per_task = 1 + len(packs["0"])  # a task runs cell task x per_task, then the cells packed with it
-    cells = [int(task) * per_task for task in packs] + [cell for packed in packs.values() for cell, _ in packed]
-    assert sorted(cells) == list(range(n_cells))  # every cell once
-    print(f"\nleaderboard: {n_cells} cells in one array of {n_tasks} tasks, submitted after {submitted_after:.0f} s",
-          file=sys.stderr)
+    packed = [cell for pack in packs.values() for cell, _ in pack]
+    assert len(set(packed)) == len(packed) and n_tasks + len(packed) == n_cells  # every cell once
+    for pack in packs.values():  # no task mixes rn_sdp (6 GB) with the others
+        assert len({"method=rn_sdp" in overrides for _, overrides in pack}) <= 1, pack
+    print(f"\nleaderboard: {n_cells} cells in two arrays ({', '.join(queued)}) of {n_tasks} tasks, submitted after "
+          f"{submitted_after:.0f} s", file=sys.stderr)
 
 
 # -- two packed grids in one sweep directory (issue 54, items 1, 4 and 5); in this file so that one
