@@ -220,3 +220,24 @@ def test_jmeans_jump_reaches_spectfs_optimum_where_emptying_a_cluster_did_not():
     est = make_method("cop_kmeans", n_clusters=2, random_state=4).fit(data.X, constraints=cons)
     assert est.inertia_ == pytest.approx(10467.355, abs=0.01)
     assert est.inertia_ <= 10468.0
+
+
+def test_jmeans_jump_relocates_a_centroid_out_of_a_split_cluster():
+    """Three tight blobs, started from one blob split in two and the other two merged: no single
+    move helps (a local optimum of the search), and reassigning to the same centroids changes
+    nothing; relocating a centroid to a far point of the merged pair (the jump) finds the blobs."""
+    from ccbench_plugins.kmeans.core import Units
+    from ccbench_plugins.kmeans.local_search import chunklet_local_search, explore, unit_objective
+
+    rng = np.random.default_rng(0)
+    centres = np.array([[0.0, 0.0], [10.0, 0.0], [10.0, 6.0]])
+    X = np.repeat(centres, 8, axis=0) + rng.normal(scale=0.3, size=(24, 2))
+    blobs = np.repeat([0, 1, 2], 8)
+    units = Units.build(X, Constraints(n_samples=24))
+    start = np.where(blobs == 0, (X[:, 1] > X[blobs == 0, 1].mean()).astype(int), 2)  # blob 0 split, 1+2 merged
+    stuck, _, _ = chunklet_local_search(units, start[np.argsort(units.unit_of)], 3)
+    m, w = units.mean, units.size.astype(float)
+    assert unit_objective(m, w, stuck, 3) > unit_objective(m, w, blobs[np.argsort(units.unit_of)], 3) + 100
+    found, kept = explore(units, stuck, 3, np.random.default_rng(1), 20)
+    assert kept >= 1
+    assert unit_objective(m, w, found, 3) == pytest.approx(unit_objective(m, w, blobs[np.argsort(units.unit_of)], 3))
