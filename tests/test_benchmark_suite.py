@@ -80,3 +80,24 @@ def test_the_folders_scripts_define_nothing_asv_would_collect():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith(prefixes):
                 found.append(f"{path.name}:{node.name}")
     assert not found, f"asv would run these as benchmarks: {found}; rename them (a leading underscore)"
+
+
+def test_every_registered_query_strategy_has_time_and_peakmem_benchmarks():
+    """Each registered active query strategy (issue 53, item 6) is timed and its peak memory measured
+    by some class listing it in ``query_strategies`` (bench_active.QueryStrategyCost); a new strategy
+    without them fails here, and so does a listed name no plugin registers (a stale entry)."""
+    from ccbench.registry import list_query_strategies
+
+    covered = set()
+    for name in MODULES:
+        module = importlib.import_module(f"benchmarks.{name}")
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and _benchmarks_of(cls, "time_") \
+                    and _benchmarks_of(cls, "peakmem_"):
+                covered |= set(getattr(cls, "query_strategies", ()))
+    registered = {spec.name for spec in list_query_strategies()}
+    assert registered, "no query strategy registered: is the entry point `active` installed (pip install -e .)?"
+    missing, stale = sorted(registered - covered), sorted(covered - registered)
+    assert not missing, (f"registered query strategies without time_/peakmem_ benchmarks: {missing}; add them to "
+                         "VARIANTS in tests/benchmarks/bench_active.py")
+    assert not stale, f"benchmarked query strategies that no plugin registers: {stale}"
