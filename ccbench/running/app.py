@@ -20,6 +20,7 @@ from hydra.experimental.callback import Callback
 from hydra.types import RunMode
 
 from .config import canonical_json, register_configs
+from .sweep_progress import DONE_FILE, RUN_ENV, TOTAL_FILE, forget_progress
 from .worker_deaths import forget_lost_jobs, lost_jobs
 
 __all__ = ["hydra_app", "SweepSummaryCallback", "last_sweep_outcome", "register_method_configs",
@@ -108,14 +109,10 @@ def register_method_configs(searchpaths=()) -> list[str]:
         stored.append(spec.name)
     return stored
 
-_TOTAL_FILE = ".ccbench_jobs"
-_DONE_FILE = ".ccbench_done"
+_TOTAL_FILE, _DONE_FILE, _RUN_ENV = TOTAL_FILE, DONE_FILE, RUN_ENV
 #: Every grid run into a sweep directory, one YAML each (Hydra's multirun.yaml keeps only the last):
 #: ``<sweep>/.ccbench_grids/<run>.yaml``; the leaderboard's coverage reads them all.
 GRIDS_DIR = ".ccbench_grids"
-# The run a job belongs to (set by on_multirun_start, inherited by launcher workers): two grids run
-# into one sweep directory count their own jobs, not each other's ("jobs done 11/4").
-_RUN_ENV = "CCBENCH_SWEEP_RUN"
 # Set by the callback at the end of a sweep (same process as the command).
 _outcome: dict = {}
 
@@ -280,8 +277,7 @@ class SweepSummaryCallback(Callback):
         sweep = Path(config.hydra.sweep.dir)
         run = _outcome.get("run")
         if run:  # this run's progress markers have served
-            for marker in (sweep / f"{_TOTAL_FILE}.{run}", sweep / f"{_DONE_FILE}.{run}"):
-                marker.unlink(missing_ok=True)
+            forget_progress(sweep, run)
         try:
             data = self._count(sweep)
         except Exception as exc:  # noqa: BLE001 - see the docstring

@@ -131,22 +131,19 @@ def detached_message(arrays: Sequence[str], report_job: str, report: Path, resum
 def _forget_progress(sweep: Path) -> None:
     """Remove the submitting command's progress markers, as its end of sweep would have (the
     detached command exited before it; the run's name reaches the report job in its environment)."""
-    import os
+    from ccbench.running.sweep_progress import forget_progress
 
-    from ccbench.running.app import _DONE_FILE, _RUN_ENV, _TOTAL_FILE
-
-    run = os.environ.get(_RUN_ENV)
-    if run:
-        for marker in (sweep / f"{_TOTAL_FILE}.{run}", sweep / f"{_DONE_FILE}.{run}"):
-            marker.unlink(missing_ok=True)
+    forget_progress(sweep)
 
 
 def _write_summary(sweep: Path) -> None:
     """The end-of-sweep summary of ``sweep``: ``ccbench report <sweep>`` (``<sweep>/report/summary.md``
-    and the rest). A failed summary fails the report job (its log says why); the report file is written first."""
-    from ccbench.running.cli import main
+    and the rest), in a process of its own (the CLI imports this launcher: importing it here closed a
+    cycle). A failed summary fails the report job (its log says why); the report file is written first."""
+    import subprocess
 
-    status = main(["report", str(sweep)])
+    status = subprocess.run([sys.executable, "-c", "import sys; from ccbench.running.cli import main; "
+                             "sys.exit(main(sys.argv[1:]))", "report", str(sweep)]).returncode
     if status:
         raise RuntimeError(f"ccbench report {sweep} exited {status}; {DETACHED_REPORT} is written, the summary is not")
 
