@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from .. import registry
-from . import protocol, provenance, shared_fits
+from . import active_cells, protocol, provenance, shared_fits
 from .tuning import tune_trial
 from ._memory import peak_rss as _peak_rss
 from ._memory import reset_peak_rss as _reset_peak_rss
@@ -350,6 +350,8 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         "status": "ok",
         "error": None,
     }
+    if active_cells.is_active(cell):  # an anytime cell: one curve per trial, asked by the active plugin
+        return {**row, **active_cells.run_curve(cell, ds, t)}
     try:
         rng, method_seed = protocol.trial_streams(seed)
         cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)

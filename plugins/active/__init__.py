@@ -8,7 +8,9 @@ that asks is :mod:`.loop`.
 """
 
 from ccbench.hookspecs import hookimpl
-from ccbench.registry import QueryStrategySpec
+from ccbench.registry import QueryStrategySpec, SchemeSpec
+
+from .scheme import active_queries  # light (numpy and Constraints): its keywords are what the sweep's check reads
 
 
 @hookimpl
@@ -41,4 +43,13 @@ def ccbench_query_strategies() -> list[QueryStrategySpec]:
                     "similarity from the current partition",
             paper="Xiong, Azimi & Fern, IEEE TKDE 2014",
         ),
+    ]
+
+
+@hookimpl
+def ccbench_constraint_schemes() -> list[SchemeSpec]:
+    return [
+        SchemeSpec("active_queries", active_queries,
+                   "an anytime cell: pairs asked one at a time by constraints.strategy of an oracle "
+                   "(ccbench.running.active_cells), scored at q = 0, step, ..., budget"),
     ]

@@ -8,6 +8,7 @@ tidy frame, one row per budget ``q``:
 - ``ari_unqueried``: the same on the points in none of the ``q`` pairs asked (NaN with fewer than two
   such points): the answers cannot simply be copied onto these points;
 - ``n_must_link``, ``n_cannot_link``: the answers (True = must-link) among the ``q``;
+- ``n_clusters_found``: the number of clusters of the method's partition after ``q`` answers;
 - ``strategy_seconds``: CPU seconds (``time.process_time``, this process's) the strategy spent proposing the pairs
   since the previous budget; ``refit_seconds``: CPU seconds of the method's fit at ``q``;
 - ``status``: ``"ok"``, or ``"<where> error: <Exception>: <message>"`` (``where`` = ``method``,
@@ -62,8 +63,8 @@ from .oracle import Oracle
 __all__ = ["anytime_curve", "area_under_curve", "check_budgets", "COLUMNS"]
 
 #: The columns of :func:`anytime_curve`'s frame, in order.
-COLUMNS = ("budget", "ari_all", "ari_unqueried", "n_must_link", "n_cannot_link", "strategy_seconds",
-           "refit_seconds", "status")
+COLUMNS = ("budget", "ari_all", "ari_unqueried", "n_must_link", "n_cannot_link", "n_clusters_found",
+           "strategy_seconds", "refit_seconds", "status")
 
 #: Longest exception message kept in a row's status.
 _MAX_MESSAGE = 300
@@ -131,22 +132,24 @@ def _build_method(method: str, n_clusters: int, random_state: int, params: dict)
     return lambda **extra: registry.make_method(method, **params, **extra)
 
 
-def _scores(y, labels, asked) -> tuple[float, float]:
+def _scores(y, labels, asked) -> tuple[float, float, int]:
+    """``(ARI on all points, ARI on the points in no asked pair, clusters in labels)``."""
     labels = np.asarray(labels)
     if labels.shape != y.shape:
         raise ValueError(f"labels_ of shape {labels.shape} for {len(y)} points")
     unqueried = np.ones(len(y), dtype=bool)
     unqueried[asked.ravel()] = False
     rest = adjusted_rand(y[unqueried], labels[unqueried]) if unqueried.sum() >= 2 else float("nan")
-    return adjusted_rand(y, labels), rest
+    return adjusted_rand(y, labels), rest, len(np.unique(labels))
 
 
-def _row(budget, given, scores=(np.nan, np.nan), strategy_seconds=np.nan, refit_seconds=np.nan,
+def _row(budget, given, scores=(np.nan, np.nan, np.nan), strategy_seconds=np.nan, refit_seconds=np.nan,
          status="ok") -> dict:
     """One row; ``given`` the answers the row's partition had (fewer than ``budget`` when asking ended)."""
     return dict(budget=int(budget), ari_all=scores[0], ari_unqueried=scores[1],
                 n_must_link=int(given.sum()), n_cannot_link=int(len(given) - given.sum()),
-                strategy_seconds=strategy_seconds, refit_seconds=refit_seconds, status=status)
+                n_clusters_found=scores[2], strategy_seconds=strategy_seconds, refit_seconds=refit_seconds,
+                status=status)
 
 
 def _fit_at(make, X, y, asked, answers):
@@ -158,7 +161,7 @@ def _fit_at(make, X, y, asked, answers):
         labels = make().fit(X, constraints=cons).labels_
         scores = _scores(y, labels, asked)
     except Exception as exc:  # a failed fit is a row, never a crash (the curve goes on)
-        return None, (np.nan, np.nan), _cpu_seconds() - start, _error_status("method", exc)
+        return None, (np.nan, np.nan, np.nan), _cpu_seconds() - start, _error_status("method", exc)
     return np.asarray(labels), scores, _cpu_seconds() - start, "ok"
 
 
@@ -210,7 +213,7 @@ def _self_asking_curve(X, y, make, budgets, oracle) -> list[dict]:
         try:
             scores, status = _scores(y, history[t], np.asarray(pairs[:t]).reshape(-1, 2)), "ok"
         except Exception as exc:
-            scores, status = (np.nan, np.nan), _error_status("method", exc)
+            scores, status = (np.nan, np.nan, np.nan), _error_status("method", exc)
         rows.append(_row(budget, said[:t], scores, np.nan, seconds if budget == last else 0.0, status))
     return rows
 
