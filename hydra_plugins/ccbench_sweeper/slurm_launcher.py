@@ -211,7 +211,8 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         job_params: List[Any] = []
         for idx, overrides in enumerate(job_overrides, start=initial_job_idx):
             log.info(f"\t#{idx} : {' '.join(filter_overrides(overrides))}")
-            job_params.append((list(overrides), "hydra.sweep.dir", idx, f"job_id_for_{idx}", Singleton.get_state()))
+            job_params.append((list(overrides), "hydra.sweep.dir", idx, f"job_id_for_{idx}", Singleton.get_state(),
+                               self.composed_cells(idx, overrides)))
         submitted = submit_by_class(executor, self, job_params, classes, params["mem_gb"])
         if self.params.get("detach"):
             raise SystemExit(self._detach(executor, submitted, resume_command(sys.argv), params["mem_gb"]))
@@ -220,12 +221,44 @@ class CCBenchSlurmLauncher(SlurmLauncher):
             raise SystemExit(failure_report(failed, resume_command(sys.argv)))
         return returns
 
-    def __call__(self, *args: Any, **kwargs: Any) -> JobReturn:
+    def composed_cells(self, job_num: int, overrides: Sequence[str]) -> Dict[tuple, Any]:
+        """``{cell overrides: composed config}`` of the cells task ``job_num`` runs (its own and the
+        packed ones), shipped in the task's pickle so that the task composes nothing.
+
+        A task is a fresh interpreter: the sweeper's compose-once cache (:class:`ComposeOnceLoader`)
+        does not travel with it (its pickle leaves the caches out), so each task composed its cells
+        again with Hydra, about 0.35 s of CPU for each distinct method of its pack. The configs are
+        the ones this process composed to validate the batch (the loader hands each out once; a
+        cell it no longer holds is composed here, from its templates, in about 1 ms)."""
+        loader = self.hydra_context.config_loader
+        cells = [list(overrides)]
+        pack = getattr(self.task_function, "pack_of", None)
+        if pack is not None:
+            cells += [list(o) for o in pack(job_num)]
+        return {tuple(cell): loader.load_sweep_config(self.config, cell) for cell in cells}
+
+    def _install_composed(self, composed: Optional[Dict[tuple, Any]]) -> None:
+        """Hand the shipped configs (:meth:`composed_cells`) to this task's compose-once loader, keyed
+        as its ``load_sweep_config`` looks them up (the master config's id: the launcher's and the
+        packed task's, one object unless a task function holds its own)."""
+        cache = getattr(self.hydra_context.config_loader, "_composed", None)
+        if not composed or cache is None:
+            return
+        masters = {id(self.config)} | {id(getattr(self.task_function, "config", self.config))}
+        for overrides, config in composed.items():
+            for master in masters:
+                cache[(master, tuple(overrides))] = config
+
+    def __call__(self, sweep_overrides: List[str], job_dir_key: str, job_num: int, job_id: str,
+                 singleton_state: Dict[type, Singleton], composed: Optional[Dict[tuple, Any]] = None) -> JobReturn:
         """The task's work (in the SLURM task, under submitit), with submitit's ``USR2`` handler
         changed for the last allowed time-out (:func:`ccbench.running.slurm.stop_at_last_time_limit`):
         the trial it interrupts is recorded as ``task_time_limit`` and the task stops, ending with
         submitit's ``UncompletedJobError`` (its result file says why; the launcher names the task).
-        A signal the task's start-up recorded (``_task_start.py``) is handed to the handler first."""
+        A signal the task's start-up recorded (``_task_start.py``) is handed to the handler first.
+        ``composed``: the cells' configs composed by the submitting process (:meth:`composed_cells`);
+        the task runs them as they are, composing nothing (without them, as a task pickled by an
+        older ccbench: Hydra composes each cell here)."""
         import signal
 
         import submitit
@@ -240,7 +273,8 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         try:
             # a signal that came during start-up (recorded by _task_start.py): requeue before any cell runs
             replay_early_signal(signal.getsignal(usr), warn=lambda line: print(line, file=sys.stderr, flush=True))
-            return super().__call__(*args, **kwargs)
+            self._install_composed(composed)
+            return super().__call__(sweep_overrides, job_dir_key, job_num, job_id, singleton_state)
         except TaskTimeLimit as exc:
             raise UncompletedJobError(str(exc)) from None
 
@@ -254,7 +288,7 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         ended = wait_for_array(list(by_id), lambda t: by_id[t].paths.result_pickle.exists(),
                                warn=lambda line: print(line, file=sys.stderr, flush=True))
         returns, failed = [], []
-        for job, (overrides, _, idx, _, _) in submitted:
+        for job, (overrides, _, idx, *_) in submitted:
             if job.job_id in ended:
                 failed.append((job.job_id, f"SLURM state {ended[job.job_id]}" + _last_line(job.paths.stderr),
                                self.cells_of(idx, overrides)))
@@ -272,7 +306,7 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         class's) with ``--dependency=afterany`` on every array, print how to follow the sweep, and
         return 0 (the exit status: nothing more to wait for here)."""
         arrays = sorted({job.job_id.split("_")[0] for job, _ in submitted}, key=int)
-        records = [(job.job_id, job_params) for job, job_params in submitted]
+        records = [(job.job_id, job_params[:5]) for job, job_params in submitted]  # not the tasks' configs
         report = Path(str(self.config.hydra.sweep.dir)) / DETACHED_REPORT
         executor.update_parameters(slurm_additional_parameters={
             **(self.params.get("additional_parameters") or {}), "dependency": "afterany:" + ":".join(arrays)},
