@@ -41,6 +41,9 @@ _EXPORTS = {
     "write_shipped": "shipped",
     "merge_with": "shipped",
     "compare_sweeps": "compare_sweeps",
+    "is_active_rows": "active",
+    "merge_active_with": "active",
+    "write_active_report": "active_page",
 }
 _SUBMODULES = {"leaderboard": "leaderboard"}
 

@@ -70,9 +70,11 @@ def _report(args) -> int:
         return _compare_sweeps(args)
     data = report.load(*args.dirs)
     args.own_rows = data  # the coverage line is about these dirs' grid, not the shipped rows'
+    active = report.is_active_rows(data)  # anytime curves (issue 53): their own page, docs/active.md
     if args.with_:  # rank these rows against shipped ones: refused under another protocol (reporting.merge_with)
-        data, notes = report.merge_with(data, report.load(*args.with_), new_name=" ".join(args.dirs),
-                                        shipped_name=" ".join(args.with_))
+        merge = report.merge_active_with if active else report.merge_with
+        data, notes = merge(data, report.load(*args.with_), new_name=" ".join(args.dirs),
+                            shipped_name=" ".join(args.with_))
         for line in notes:
             print(f"ccbench report: warning: {line}", file=sys.stderr)
         args.shipped_counts = (data.attrs.get("shipped_rows", 0), data.attrs.get("shipped_clashes", 0))
@@ -80,6 +82,8 @@ def _report(args) -> int:
         kept = report.drop_not_converged(data)
         print(f"--converged-only: {len(data) - len(kept)} non-converged trial(s) left out", file=sys.stderr)
         data = kept
+    if active and not args.leaderboard:
+        return _active(args, data)
     from ..reporting import leaderboard
 
     request = leaderboard.config_request(data)
@@ -118,6 +122,22 @@ def _report(args) -> int:
         print(f"ccbench report: warning: {line}", file=sys.stderr)
     if args.utility:
         _print_utility(data, args.utility, metrics, x, pool)
+    print("wrote:", ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+def _active(args, data) -> int:
+    """The active track's page and shipped rows (``ccbench.reporting.write_active_report``)."""
+    from pathlib import Path
+
+    from ..reporting import write_active_report, write_shipped
+
+    out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
+    command = "ccbench report " + " ".join([*map(str, args.dirs), f"--out {out}"]
+                                           + [f"--with {w}" for w in (args.with_ or [])])
+    paths = write_active_report(data, out, command=command, margin=args.margin, figures=not args.no_figures)
+    paths.update(write_shipped(data, out, dirs=[*args.dirs, *(args.with_ or [])]))
+    print(paths["md"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0
 

@@ -1,0 +1,260 @@
+"""The active track's page: ``ccbench report DIR --out reports/active`` on anytime rows (issue 53).
+
+Writes ``index.md`` and ``index.html`` (the same blocks; every text read from the rows escaped:
+:func:`md_text` in markdown, :func:`html.escape` in HTML), one figure per data set (``curves_<i>.png``:
+ARI against q, the mean over the trials with its 95 % bootstrap interval, one panel per oracle noise rate,
+top row on all points, bottom row on the points in no asked pair; file names are numbered, never made
+from a row's text) and ``active.parquet`` (the curves, areas, effects and costs in long form). The numbers
+are :mod:`.active`'s. The full track's cost is an **estimate** (:func:`estimate_core_hours`), printed
+apart from the measured core-hours and labelled so.
+"""
+
+from __future__ import annotations
+
+import html
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from . import active as act
+from ._format import md_text, method_colors
+from ._safe import output_dir, save_figure, write_table, write_text
+
+__all__ = ["write_active_report", "estimate_core_hours", "FULL_TRACK"]
+
+#: experiment=active's grid (conf/experiment/active.yaml): the 24 UCI sets with their sizes (points, as
+#: loaded with preprocess=standardize), 4 noise rates, 21 budgets (q = 0..200 by 10), 10 trials.
+FULL_TRACK = {
+    "points": {"soybean_small": 47, "zoo": 101, "promoters": 106, "iris_uci": 150, "hepatitis": 80, "wine_uci": 178,
+               "parkinsons": 195, "glass": 214, "spectf": 267, "ecoli": 336, "ionosphere": 351, "voting": 232,
+               "housing": 506, "wdbc": 569, "balance": 625, "credit": 653, "breast_cancer_wisconsin": 683,
+               "pima": 768, "yeast": 1484, "mfeat_fac": 2000, "mfeat_pix": 2000, "segmentation": 2310, "sick": 1947,
+               "splice": 3175},
+    "noise_rates": 4, "budgets": 21, "trials": 10,
+}
+
+
+def estimate_core_hours(frame: pd.DataFrame, track: dict = FULL_TRACK) -> tuple[float, pd.DataFrame]:
+    """An **estimate** (not a measurement) of the full track's core-hours for the entries in ``frame``.
+
+    Model: a curve's CPU time is proportional to the points ``n`` times the budgets scored; the rate of
+    an entry is the median over its ok rows of ``curve_cpu_time / (n_samples x budgets)``; the estimate is
+    ``sum over entries and data sets of rate x n_d x budgets x noise rates x trials``. It ignores that
+    a strategy's cost grows with the questions asked and that some refits grow faster than n (a
+    k-means-type fit is about linear in n; NPU's forest n log n), so it is a lower-side guess."""
+    ok = frame[frame["status"] == "ok"]
+    n_budgets = ok[[c for c in ok.columns if c.startswith("ari_all_q")]].notna().sum(axis=1).clip(lower=1)
+    rate = (ok["curve_cpu_time"] / (ok["n_samples"] * n_budgets)).groupby(ok["entry"]).median()
+    per_entry = rate * sum(track["points"].values()) * track["budgets"] * track["noise_rates"] * track["trials"] / 3600
+    return float(per_entry.sum()), per_entry.rename("core_hours").reset_index()
+
+
+def _ci(mean, lo, hi) -> str:
+    return "-" if not np.isfinite(mean) else f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
+
+
+def _sign(v: float) -> str:
+    return f"{v:+.3f}"
+
+
+def _headline(ranking: dict, margin: float) -> list[str]:
+    """One sentence per (reference, entry): the difference with its interval, the test, the verdict."""
+    table = ranking["effects"]
+    if table.empty:
+        return ["No pair of entries shares a data set: nothing to rank."]
+    out = []
+    for (kind, ref), rows in table.groupby(["reference", "reference_name"], sort=False):
+        for _, r in rows.sort_values("mean_diff", ascending=False).iterrows():
+            verdict = r["verdict"] if r["verdict"] != "tied" else "a tie (Holm p > 0.05)"
+            out.append(f"`{md_text(r['method'])}` vs `{md_text(ref)}` ({kind}): {_sign(r['mean_diff'])} AUC "
+                       f"[{_sign(r['ci_low'])}, {_sign(r['ci_high'])}] over {int(r['n_sets'])} data sets "
+                       f"({int(r['wins'])} wins, {int(r['losses'])} losses), Wilcoxon p = {r['p_wilcoxon']:.3g}, "
+                       f"Holm p = {r['p_holm']:.3g}, P(ahead/ROPE {margin:g}/behind) = {r['p_ahead']:.2f}/"
+                       f"{r['p_rope']:.2f}/{r['p_behind']:.2f}: **{verdict}**")
+    return out
+
+
+def _figures(curves: pd.DataFrame, out: Path) -> list[tuple[str, str]]:
+    """One PNG per data set; returns ``[(dataset, file name)]``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    colors = method_colors(sorted(curves["entry"].unique()))
+    made = []
+    for i, (dataset, rows) in enumerate(curves.groupby("dataset", sort=True)):
+        noises = sorted(rows["noise"].unique())
+        fig, axes = plt.subplots(2, len(noises), figsize=(4.2 * len(noises), 6.4), squeeze=False, sharey="row")
+        for c, noise in enumerate(noises):
+            for r, view in enumerate(("all", "unqueried")):
+                ax = axes[r][c]
+                for entry, line in rows[(rows["noise"] == noise) & (rows["view"] == view)].groupby("entry"):
+                    line = line.sort_values("q")
+                    ax.plot(line["q"], line["mean"], label=entry, color=colors.get(entry))
+                    ax.fill_between(line["q"], line["ci_low"], line["ci_high"], alpha=0.15, color=colors.get(entry))
+                ax.set_title(f"{dataset}, oracle noise {noise:.0%}, ARI on {view} points", fontsize=9)
+                ax.set_xlabel("questions asked q")
+                ax.set_ylabel("ARI (mean, 95 % CI)")
+        axes[0][0].legend(fontsize=7)
+        fig.tight_layout()
+        name = f"curves_{i:02d}.png"
+        save_figure(fig, out / name, out, dpi=90)
+        plt.close(fig)
+        made.append((dataset, name))
+    return made
+
+
+def _table(header: list[str], rows: list[list[str]]) -> dict:
+    return {"kind": "table", "header": header, "rows": rows}
+
+
+def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.DataFrame, costs: pd.DataFrame,
+            figures: list, margin: float, command: str) -> list[dict]:
+    """The page as blocks (heading, text, table, image); every value from the rows as plain text."""
+    datasets = sorted(frame["dataset"].unique())
+    noises = sorted(frame["noise"].unique())
+    budgets = act.budgets_of(frame)
+    trials = int(frame.groupby(["dataset", "noise", "entry"]).size().max()) if len(frame) else 0
+    hours = act.measured_core_hours(data)
+    estimate, per_entry = estimate_core_hours(frame)
+    blocks = [
+        {"kind": "h1", "text": "The active track: ARI against the number of questions asked"},
+        {"kind": "p", "text": f"Made by `{md_text(command)}`. What these rows are: {len(datasets)} data set(s) "
+                              f"({', '.join(md_text(d) for d in datasets)}), {frame['entry'].nunique()} entries "
+                              f"({', '.join(md_text(e) for e in sorted(frame['entry'].unique()))}), oracle noise "
+                              f"{', '.join(f'{n:.0%}' for n in noises)}, q = {budgets[0] if budgets else '-'}.."
+                              f"{budgets[-1] if budgets else '-'} ({len(budgets)} budgets), up to {trials} paired "
+                              f"trials per cell; {len(data)} rows in all."},
+        {"kind": "p", "text": f"**Measured**: {hours:.3f} core-hours ({hours * 3600:.0f} CPU seconds) inside the curves (the rows' "
+                              f"`curve_cpu_time`, process CPU time of the strategy, the oracle and the refits; the "
+                              f"harness's own start-up per job is not in it)."},
+        {"kind": "p", "text": f"**Estimate, not a measurement**: the full track (experiment=active: "
+                              f"{len(FULL_TRACK['points'])} UCI sets, {FULL_TRACK['noise_rates']} noise rates, "
+                              f"{FULL_TRACK['budgets']} budgets to q = 200, {FULL_TRACK['trials']} trials) for "
+                              f"these entries: about {estimate:.1f} core-hours, from each entry's CPU per point "
+                              f"and budget in these rows scaled linearly to the full grid (a lower-side guess: "
+                              f"costs that grow faster than n, or with q, are not modelled); entries not in these "
+                              f"rows (e.g. MPCK-means when left out) are not in it."},
+        {"kind": "h2", "text": "Headline: area under the curve (AUC, a mean ARI over q)"},
+        {"kind": "p", "text": "Each entry against `random/<method>` (the baseline every curve is read against) "
+                              "and against the best entry: the mean over data sets of the per-data-set paired "
+                              "difference with its 95 % bootstrap interval over the data sets, the Wilcoxon "
+                              "signed-rank test over the data sets with Holm over each reference's family, the "
+                              "Bayesian signed-rank posterior with ROPE "
+                              f"{margin:g}; a verdict changed by dropping one data set is *undetermined*. Not "
+                              "significant after Holm is called a tie. A failed curve scores 0; a cell with a "
+                              "skipped trial is missing."},
+        {"kind": "ul", "items": _headline(ranking, margin)},
+    ]
+    pb = ranking["p_best"].sort_values("mean", ascending=False)
+    blocks.append(_table(["entry", "mean AUC over data sets", "P(best)", "data sets"],
+                         [[md_text(r["method"]), f"{r['mean']:.3f}", "-" if not np.isfinite(r["p_best"]) else
+                           f"{r['p_best']:.2f}", str(int(r["n_sets"]))] for _, r in pb.iterrows()]))
+    blocks.append({"kind": "h2", "text": "AUC per data set and noise rate (mean over trials, 95 % bootstrap CI)"})
+    entries = sorted(aucs["entry"].unique())
+    rows = []
+    for (dataset, noise), cell in aucs.groupby(["dataset", "noise"], sort=True):
+        by = cell.set_index("entry")
+        rows.append([md_text(dataset), f"{noise:.0%}"] + [
+            _ci(by.loc[e, "mean"], by.loc[e, "ci_low"], by.loc[e, "ci_high"]) if e in by.index else "-"
+            for e in entries])
+    blocks.append(_table(["data set", "noise", *[md_text(e) for e in entries]], rows))
+    blocks.append({"kind": "h2", "text": "Curves"})
+    blocks.append({"kind": "p", "text": "ARI after q answers, mean over the ok trials with its 95 % bootstrap "
+                                        "interval; top: all points, bottom: the points in no asked pair."})
+    for dataset, name in figures:
+        blocks.append({"kind": "img", "src": name, "alt": f"curves on {dataset}"})
+    blocks.append({"kind": "h2", "text": "Costs (CPU seconds, this machine)"})
+    blocks.append(_table(["entry", "strategy per question (median)", "refit (median of the mean)",
+                          "curves in all", "trials", "full-track estimate (core-hours)"],
+                         [[md_text(r["entry"]), f"{r['strategy_cpu_per_query']:.4f}", f"{r['refit_cpu_mean']:.4f}",
+                           f"{r['curve_cpu_seconds']:.1f}", str(int(r["trials"])),
+                           f"{per_entry.set_index('entry')['core_hours'].get(r['entry'], np.nan):.2f}"]
+                          for _, r in costs.iterrows()]))
+    statuses = act.status_table(data)
+    blocks.append({"kind": "h2", "text": "Statuses"})
+    blocks.append(_table([md_text(c) for c in statuses.columns],
+                         [[md_text(v) for v in r] for r in statuses.itertuples(index=False)]))
+    failed = data[~data["status"].isin(["ok"])]
+    if len(failed):
+        first = failed.assign(entry=act.entry_labels(failed)).groupby(["entry", "status"])["error"].first()
+        blocks.append(_table(["entry", "status", "first message"],
+                             [[md_text(e), md_text(s), md_text(str(m).strip().splitlines()[-1] if m else "")]
+                              for (e, s), m in first.items()]))
+    return blocks
+
+
+def _markdown(blocks: list[dict]) -> str:
+    out = []
+    for b in blocks:
+        if b["kind"] == "h1":
+            out.append(f"# {b['text']}")
+        elif b["kind"] == "h2":
+            out.append(f"## {b['text']}")
+        elif b["kind"] == "p":
+            out.append(b["text"])
+        elif b["kind"] == "ul":
+            out.append("\n".join(f"- {item}" for item in b["items"]))
+        elif b["kind"] == "table":
+            out.append("\n".join(["| " + " | ".join(b["header"]) + " |", "|" + "---|" * len(b["header"])]
+                                 + ["| " + " | ".join(r) + " |" for r in b["rows"]]))
+        elif b["kind"] == "img":
+            out.append(f"![{md_text(b['alt'])}]({b['src']})")
+    return "\n\n".join(out) + "\n"
+
+
+def _inline(text: str) -> str:
+    """Markdown-escaped text (already :func:`md_text`) as HTML: entities undone once and escaped again
+    (so a row's ``<script>`` stays text), backticks and ``**`` as code and bold."""
+    import re
+
+    plain = html.unescape(text.replace("\\|", "|"))
+    escaped = html.escape(plain)
+    escaped = re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
+    return re.sub(r"\*\*([^*]*)\*\*", r"<b>\1</b>", escaped)
+
+
+def _html(blocks: list[dict]) -> str:
+    out = ["<!doctype html><html><head><meta charset='utf-8'><title>The active track</title>"
+           "<style>body{font-family:sans-serif;max-width:75em;margin:auto}table{border-collapse:collapse}"
+           "td,th{border:1px solid #ccc;padding:2px 6px;font-size:90%}img{max-width:100%}</style></head><body>"]
+    for b in blocks:
+        if b["kind"] in ("h1", "h2"):
+            out.append(f"<{b['kind']}>{_inline(b['text'])}</{b['kind']}>")
+        elif b["kind"] == "p":
+            out.append(f"<p>{_inline(b['text'])}</p>")
+        elif b["kind"] == "ul":
+            out.append("<ul>" + "".join(f"<li>{_inline(i)}</li>" for i in b["items"]) + "</ul>")
+        elif b["kind"] == "table":
+            out.append("<table><tr>" + "".join(f"<th>{_inline(h)}</th>" for h in b["header"]) + "</tr>"
+                       + "".join("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in b["rows"])
+                       + "</table>")
+        elif b["kind"] == "img":
+            out.append(f"<img src='{html.escape(b['src'], quote=True)}' alt='{html.escape(b['alt'], quote=True)}'>")
+    return "".join(out) + "</body></html>\n"
+
+
+def write_active_report(data: pd.DataFrame, out, *, command: str = "ccbench report", metric: str = act.METRIC,
+                        margin: float = 0.03, figures: bool = True) -> dict:
+    """Write the active track's page into ``out`` (module docstring); return {name: path}."""
+    out = output_dir(out)
+    out.mkdir(parents=True, exist_ok=True)
+    frame = act.active_frame(data)
+    if frame.empty:
+        raise ValueError("no anytime curve in these rows: every (strategy, method) pair was skipped")
+    ranking = act.effects(frame, metric, margin=margin)
+    aucs = act.auc_table(frame, metric)
+    curves = act.curve_frame(frame)
+    costs = act.cost_table(frame)
+    made = _figures(curves, out) if figures else []
+    command = str(command)
+    blocks = _blocks(data, frame, ranking, aucs, costs, made, margin, command)
+    paths = {"md": write_text(out / "index.md", _markdown(blocks), out),
+             "html": write_text(out / "index.html", _html(blocks), out)}
+    long = pd.concat([curves.assign(table="curves"), aucs.assign(table="auc"),
+                      ranking["effects"].assign(table="effects"), costs.assign(table="costs")], ignore_index=True)
+    paths["parquet"] = write_table(long, out / "active.parquet", out)
+    paths.update({f"figure_{i}": out / name for i, (_, name) in enumerate(made)})
+    return paths
