@@ -144,3 +144,23 @@ def test_a_task_pickled_without_configs_still_composes_its_cells(submitted, monk
     fn = _run_as_a_task(cloudpickle.dumps((fn, args[:5])), monkeypatch)
     assert fn.hydra_context.config_loader._loader.calls == before + 2  # its own cell and the packed one
     assert ran.read_text().split() == ["kmeans", "pck_means"]
+
+
+def test_the_quick_start_fits_each_unsupervised_method_once_per_trial(tmp_path):
+    """The quick start shares an unsupervised fit across its constraint budgets
+    (``share_unsupervised_fits``): k-means at 0 and 30 constraints, two trials, is fitted twice, not
+    four times (AP and k-means were fitted once per budget: 30 of the 120 fits were needed)."""
+    from hydra import compose, initialize_config_module
+
+    from ccbench.running.cli import with_default_experiment
+    from ccbench.running.harness import run_job
+
+    fitted = []
+    for n in (0, 30):
+        with initialize_config_module("ccbench_conf", version_base="1.3"):
+            cfg = compose("config", overrides=with_default_experiment(
+                ["n_trials=2"]) + ["method=kmeans", f"constraints.n_constraints={n}"])
+        rows = run_job(cfg, tmp_path / f"n{n}")
+        assert list(rows["status"]) == ["ok", "ok"]
+        fitted += list(~rows.get("fit_reused", False))
+    assert sum(fitted) == 2  # one fit per trial, re-scored under each budget
