@@ -102,6 +102,9 @@ FAMILIES = {
         Family("cobs", ("tests/test_cobs*.py",)),
         Family("cobras", ("tests/test_cobras*.py",)),  # COBRAS (issue 53): core.py, cobras.py
         Family("active", ("tests/test_active*.py",)),  # query strategies and the oracle (issue 53)
+        # the active track in the core (issue 53 item 4): the harness's anytime cells and the page's numbers
+        Family("active_track", ("tests/test_active_cells.py", "tests/test_active_report.py"),
+               paths=("ccbench/running/active_cells.py", "ccbench/reporting/active.py")),
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
         Family("leaderboard", ("tests/test_leaderboard.py", "tests/test_leaderboard_effects.py",
                                "tests/test_leaderboard_statements.py", "tests/test_budget_sensitivity.py"),
