@@ -126,3 +126,16 @@ def test_xing_not_converged_warning_states_the_objectives_factor_from_the_gap(mo
     gap = float(re.search(r"duality gap ([0-9.e+-]+) >", msg).group(1))
     factor = float(re.search(r"up to a factor ([0-9.e+-]+) above", msg).group(1))
     assert factor == pytest.approx((1 + gap) ** 2, rel=1e-3)
+
+
+def test_nnc_with_n_clusters_none_and_no_labeled_subset_is_refused():
+    # Draw 5: the guard ``k == 0`` -> ``k == -1``. n_clusters=None takes k from the labeled
+    # subsets; with none (no labels, no must-link) k = 0 and the fit must refuse, naming the
+    # fix, instead of returning one cluster silently.
+    from ccbench import Constraints
+    from ccbench_plugins.nnc.nnc import NearestNeighbourClustering
+
+    X = np.random.default_rng(0).normal(size=(8, 2))
+    for given in (None, Constraints(cannot_link=[(0, 1)], n_samples=8)):
+        with pytest.raises(ValueError, match="n_clusters=None needs labeled subsets"):
+            NearestNeighbourClustering(n_clusters=None).fit(X, constraints=given)

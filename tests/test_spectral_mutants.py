@@ -128,3 +128,14 @@ def test_lobpcg_route_on_a_graph_smaller_than_five_blocks_is_the_dense_one():
     _, V_l = core.spectral_clustering(W, k, n_init=2, rng=np.random.default_rng(0), eigen_solver="lobpcg")
     _, V_d = core.spectral_clustering(W, k, n_init=2, rng=np.random.default_rng(0), eigen_solver="dense")
     np.testing.assert_allclose(V_l @ V_l.T, V_d @ V_d.T, atol=1e-8)
+
+
+def test_normalized_laplacians_diagonal_gives_an_isolated_point_degree_one():
+    # Draw 2: the isolated-node guard deg == 0 -> 2 instead of 1. L itself does not show it
+    # (an isolated row of W is zero whatever its scale); the returned d = D^{-1/2} does.
+    W = np.zeros((4, 4))
+    W[0, 1] = W[1, 0] = 0.5
+    W[1, 2] = W[2, 1] = 0.25  # point 3 is isolated
+    L, d = core.normalized_laplacian(W, return_diag=True)
+    np.testing.assert_allclose(d, 1.0 / np.sqrt([0.5, 0.75, 0.25, 1.0]), rtol=1e-15)
+    np.testing.assert_allclose(L, np.eye(4) - d[:, None] * W * d[None, :], atol=1e-15)
