@@ -164,3 +164,17 @@ def test_the_quick_start_fits_each_unsupervised_method_once_per_trial(tmp_path):
         assert list(rows["status"]) == ["ok", "ok"]
         fitted += list(~rows.get("fit_reused", False))
     assert sum(fitted) == 2  # one fit per trial, re-scored under each budget
+
+
+def test_the_code_hash_of_a_method_imports_none_of_the_packages_its_module_imports():
+    """Hashing AP's implementation (every job does, in the process that runs it: a SLURM task's main
+    process fits nothing) reads its files and imports nothing: finding each module it imports by
+    name imported numba (the parent package of ``numba.x``) in a task that never fits there."""
+    code = ("import sys\nfrom ccbench import registry\nfrom ccbench.running import provenance\n"
+            "registry.get_method_spec('ap')  # the registry's own imports (plugin packages) come first\n"
+            "before = set(sys.modules)\ncode = provenance.cell_method_code('ap')\n"
+            "assert 'ccbench_plugins.affinity.ap' in code['code.method_files'], code\n"
+            "print(sorted({m.split('.')[0] for m in set(sys.modules) - before}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    new = set(eval(out))
+    assert not new & {"numba", "sklearn", "scipy", "pandas", "matplotlib", "cvxpy"}, sorted(new)

@@ -234,6 +234,11 @@ def _import_graph(root_module: str) -> dict[str, Path]:
         name = todo.pop()
         if name in seen:
             continue
+        if name.split(".")[0] != top and (not plain_root or "." in name):
+            # not ours whatever its file (see ours()): not looked up, because finding a submodule
+            # imports its package (numba, a second of a SLURM task's start-up, for nothing)
+            seen[name] = None
+            continue
         path = _module_file(name)
         if path is None or not ours(name, path):
             seen[name] = None
