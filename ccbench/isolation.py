@@ -5,7 +5,10 @@ process cannot stop it; a separate process can be killed. :class:`IsolatedRunner
 keeps one worker per job (spawned, so no thread pool is forked half-way) and
 replaces it after a kill or a crash. The cost is the worker's start-up (imports)
 once per job and pickling each trial's arrays, which is why isolation is opt-in
-(``trial_timeout``).
+(``trial_timeout``). In a process that a fork server forked (the joblib launcher's workers,
+whose server imported the harness once: :func:`_inherited_fork_server`), the worker is forked from
+that same single-threaded server instead: no new interpreter, no imports; spawned again if the
+server is gone.
 
 The limit is CPU time, not wall time: the parent reads the worker's CPU seconds (user + system,
 every thread of the process; Linux ``/proc/<pid>/stat``) while it waits, and kills the worker
@@ -127,8 +130,14 @@ def die_with(pid: int, interval: float = 1.0) -> None:
         return True
 
     def watch():
-        while alive():
-            time.sleep(interval)
+        try:  # Linux: a pidfd turns readable the moment the process ends
+            import select
+
+            fd = os.pidfd_open(pid)
+            select.select([fd], [], [])
+        except (AttributeError, OSError):  # elsewhere (or gone already): poll
+            while alive():
+                time.sleep(interval)
         os._exit(1)
 
     threading.Thread(target=watch, daemon=True, name=f"ccbench-watch-{pid}").start()
@@ -137,10 +146,12 @@ def die_with(pid: int, interval: float = 1.0) -> None:
 _WATCHED: set[int] = set()
 
 
-def _serve(conn, preload, parent_pid=None) -> None:
+def _serve(conn, preload, parent_pid=None, forked_by_server=False) -> None:
     import importlib
 
-    if parent_pid is not None:
+    if parent_pid is not None and forked_by_server:  # the server is its parent: watch the caller
+        die_with(parent_pid)
+    elif parent_pid is not None:
         _die_with_parent(parent_pid)
 
     for name in preload:  # imports are start-up, not part of any call's time limit
@@ -149,7 +160,7 @@ def _serve(conn, preload, parent_pid=None) -> None:
     while True:
         try:
             message = conn.recv()
-        except EOFError:
+        except (EOFError, OSError):  # the caller is gone
             return
         if message is None:
             return
@@ -159,13 +170,32 @@ def _serve(conn, preload, parent_pid=None) -> None:
             sys.path.extend(added)
             importlib.invalidate_caches()
         try:
-            conn.send((True, func(*args), None))
+            answer = (True, func(*args), None)
         except BaseException as exc:  # noqa: BLE001 - everything goes back to the parent
-            text = traceback.format_exc()
-            try:
-                conn.send((False, exc, text))
-            except Exception:  # noqa: BLE001 - an exception that does not pickle
-                conn.send((False, RuntimeError(text.strip().splitlines()[-1]), text))
+            answer = (False, exc, traceback.format_exc())
+        try:
+            _answer(conn, answer)
+        except OSError:  # the caller is gone: nobody to answer
+            return
+
+
+def _answer(conn, answer) -> None:
+    """Send ``(ok, value, traceback)`` to the caller; a value or an exception that does not pickle
+    is sent as the error that says so. ``OSError``: the caller is gone."""
+    ok, value, text = answer
+    try:
+        conn.send(answer)
+        return
+    except OSError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - did not pickle
+        failure, text = (exc, traceback.format_exc()) if ok else (RuntimeError(text.strip().splitlines()[-1]), text)
+    try:
+        conn.send((False, failure, text))
+    except OSError:
+        raise
+    except Exception:  # noqa: BLE001 - nor did the pickling error
+        conn.send((False, RuntimeError(text.strip().splitlines()[-1]), text))
 
 
 class IsolatedRunner:
@@ -190,32 +220,50 @@ class IsolatedRunner:
     POLL = 0.05
 
     def __init__(self, preload: tuple[str, ...] = ()):
-        self._ctx = mp.get_context("spawn")
+        self._ctx = _inherited_fork_server() or mp.get_context("spawn")
         self._preload = tuple(preload)
         self._proc = None
         self._conn = None
         self.last_cpu: float | None = None
         self.last_wall: float | None = None
+        self._finalizer = None
 
     def _start(self) -> None:
-        parent, child = self._ctx.Pipe()
-        import os
+        try:
+            self._launch()
+        except OSError:  # the fork server cannot be reached (killed from outside): spawn from now on
+            if self._ctx.get_start_method() != "forkserver":
+                raise
+            self._ctx = mp.get_context("spawn")
+            self._launch()
+        if not self._conn.poll(self.START_TIMEOUT) or self._conn.recv() != "ready":
+            self.close(kill=True)
+            raise WorkerDied(f"the worker process did not start within {self.START_TIMEOUT:g} s")
 
-        self._proc = self._ctx.Process(target=_serve, args=(child, self._preload, os.getpid()), daemon=True)
+    def _launch(self) -> None:
+        forked = self._ctx.get_start_method() == "forkserver"
+        parent, child = self._ctx.Pipe()
+        proc = self._ctx.Process(target=_serve, args=(child, self._preload, os.getpid(), forked), daemon=True)
         # The child re-applies the parent's *global* start method, which a library may have set
         # to one the child cannot resolve (joblib's "loky", inside Hydra's joblib launcher):
         # spawn is the global default while the worker starts, then the old one is put back.
         previous = mp.get_start_method(allow_none=True)
         mp.set_start_method("spawn", force=True)
         try:
-            self._proc.start()
+            proc.start()
+        except BaseException:
+            parent.close()
+            raise
         finally:
+            child.close()
             mp.set_start_method(previous, force=True)
-        child.close()
-        self._conn = parent
-        if not parent.poll(self.START_TIMEOUT) or parent.recv() != "ready":
-            self.close(kill=True)
-            raise WorkerDied(f"the worker process did not start within {self.START_TIMEOUT:g} s")
+        self._proc, self._conn = proc, parent
+        if forked and self._finalizer is None:
+            # a process forked by the fork server ends without running atexit (multiprocessing's
+            # finalizers run): stop the trial worker then, not a second later (die_with)
+            from multiprocessing import util
+
+            self._finalizer = util.Finalize(None, self.close, exitpriority=10)
 
     def _wait(self, timeout: float, wall_timeout: float, cpu0: float | None, tic: float) -> str | None:
         """Wait for the answer; None when it came, else why the call must be killed."""
@@ -298,6 +346,25 @@ class IsolatedRunner:
             self._proc.join()
         self._conn.close()
         self._proc = self._conn = None
+
+
+def _inherited_fork_server():
+    """The ``forkserver`` context of the fork server this process was forked from, or None.
+
+    A launcher's worker forked from a fork server that preloaded the harness
+    (:mod:`hydra_plugins.ccbench_sweeper.joblib_launcher`) forks its trial worker from the same
+    server: a fork of a single-threaded process that imported everything already, not a new
+    interpreter importing it all again. multiprocessing leaves the server's address and its "alive"
+    pipe in such a process but not its pid, so its ``ensure_running`` would start a server of its
+    own: here it only checks the resource tracker (the server is alive while this process is)."""
+    from multiprocessing import forkserver, resource_tracker
+
+    server = getattr(forkserver, "_forkserver", None)
+    if (server is None or getattr(server, "_inherited_fds", None) is None
+            or not getattr(server, "_forkserver_address", None) or getattr(server, "_forkserver_alive_fd", None) is None):
+        return None
+    server.ensure_running = resource_tracker.ensure_running
+    return mp.get_context("forkserver")
 
 
 def descends_from(pid: int) -> bool:

@@ -54,9 +54,12 @@ class Held(ConstrainedClusterer):
         self.labels_ = np.arange(len(X)) % 3
         return self
 
-def load_doomed(die=False, **options):
+def load_doomed(die=False, tag="", log=None, **options):
     if die:  # runs in the joblib worker itself (data are loaded outside the isolated fit)
         os._exit(3)
+    if log:  # "<tag> <pid>": the joblib worker running the job (its fits run in another process)
+        with open(log, "a") as f:
+            f.write(f"{tag} {os.getpid()}\\n")
     return load_dataset("iris")
 
 @hookimpl
@@ -121,15 +124,20 @@ def _lines(log: Path) -> list[list[str]]:
 
 
 def test_a_killed_joblib_worker_is_named_an_error_row_and_the_sweep_resumes(plugin, tmp_path):
-    sweep, log, release = tmp_path / "sweep", tmp_path / "fits.log", tmp_path / "release"
-    cmd, env = _command(plugin, sweep, "dataset=iris", "method.tag=a,b", "n_trials=3", f"method.log={log}",
-                        f"method.release={release}")
+    sweep, log, loads, release = tmp_path / "sweep", tmp_path / "fits.log", tmp_path / "loads.log", tmp_path / "release"
+    cmd, env = _command(plugin, sweep, "dataset=doomed_iris", "dataset.tag=a,b", f"dataset.log={loads}", "n_trials=3",
+                        f"method.log={log}", f"method.release={release}")
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
-    try:  # both jobs are fitting their first trial, each in its own worker
-        _wait_for(lambda: len({line[0] for line in _lines(log)}) == 2, "both jobs to start fitting", proc)
-        tag, _, worker = _lines(log)[0]
-        os.kill(int(worker), signal.SIGKILL)
+    try:  # both jobs are fitting their first trial, each job in its own joblib worker
+
+        def workers():
+            return {int(pid): tag for tag, pid in _lines(loads) if int(pid) != proc.pid}
+
+        _wait_for(lambda: len(set(workers().values())) == 2 and len(_lines(log)) == 2, "both jobs to start fitting",
+                  proc)
+        worker, tag = next(iter(workers().items()))
+        os.kill(worker, signal.SIGKILL)
         release.touch()
         _, err = proc.communicate(timeout=HANG)
     finally:
@@ -141,10 +149,10 @@ def test_a_killed_joblib_worker_is_named_an_error_row_and_the_sweep_resumes(plug
         err[-3000:]
     named = [line for line in err.splitlines() if f"worker (pid {worker})" in line]
     assert len(named) == 1, err[-3000:]  # one clear line: the job, the cause, what was recorded
-    assert f"method.tag={tag}" in named[0] and "killed by signal 9 (SIGKILL" in named[0], named[0]
+    assert f"dataset.tag={tag}" in named[0] and "killed by signal 9 (SIGKILL" in named[0], named[0]
     assert "error row for trial 0" in named[0], named[0]
     rows = _rows(sweep)
-    lost, other = rows[rows["method.tag"] == tag], rows[rows["method.tag"] != tag]
+    lost, other = rows[rows["dataset.tag"] == tag], rows[rows["dataset.tag"] != tag]
     assert lost["status"].tolist() == ["error"] and lost["trial"].tolist() == [0]
     assert lost["error"].iloc[0].startswith("WorkerDied: ") and "signal 9" in lost["error"].iloc[0]
     assert other["status"].tolist() == ["ok"] * 3  # the other job, stopped by joblib with it, ran again
