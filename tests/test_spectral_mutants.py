@@ -139,3 +139,23 @@ def test_normalized_laplacians_diagonal_gives_an_isolated_point_degree_one():
     L, d = core.normalized_laplacian(W, return_diag=True)
     np.testing.assert_allclose(d, 1.0 / np.sqrt([0.5, 0.75, 0.25, 1.0]), rtol=1e-15)
     np.testing.assert_allclose(L, np.eye(4) - d[:, None] * W * d[None, :], atol=1e-15)
+
+
+def test_leading_eigenvectors_of_a_matrix_barely_larger_than_k():
+    # Draw 17: the block width min(n - 1, k + 5) -> min(n / 1, k + 5), a float width when n <= k + 5.
+    # The k leading eigenvectors of a small symmetric matrix are LAPACK's, up to sign.
+    rng = np.random.default_rng(6)
+    A = rng.normal(size=(6, 6))
+    M = A + A.T
+    for k in (1, 3):
+        V = lr.leading_eigenvectors(M, k)
+        _, U = np.linalg.eigh(M)
+        np.testing.assert_allclose(np.abs(V.T @ U[:, ::-1][:, :k]), np.eye(k), atol=1e-8)
+
+
+def test_spreading_on_an_empty_graph_is_converged_at_once():
+    # Draw 18: the change of an empty F read as 1 instead of 0. Nothing to propagate: F is empty
+    # after one step, which already meets any tol.
+    F, n_iter, converged = core.propagate_spreading(sparse.csr_matrix((0, 0)), sparse.csr_matrix((0, 0)),
+                                                    mu=0.2, tol=1e-10, max_iter=50)
+    assert F.shape == (0, 0) and (n_iter, converged) == (1, True)

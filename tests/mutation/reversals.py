@@ -20,6 +20,7 @@ against the broken copy and must FAIL; an unbroken copy is run first and must pa
     python tests/mutation/reversals.py --out table.md  # also write the table
     python tests/mutation/reversals.py --head          # the committed tree (while run.py mutates the checkout)
     python tests/mutation/reversals.py --issue 54 --suite --head 0b600ae  # that commit's whole suite per break
+    python tests/mutation/reversals.py --tag seed20261130   # the second round of issue 54 only
 
 Exit status 1 when a break survives (a test passed on it), when a break's text is no longer in
 the source (STALE: the site was edited; update ``BREAKS``), or when the unbroken copy fails.
@@ -60,6 +61,7 @@ class Break:
     new: str
     tests: list[str]
     issue: int = 41  # the issue that named the break (``--issue`` selects them)
+    tag: str = ""  # a round of an issue (``--tag`` selects them), e.g. "seed20261130"
 
     @property
     def path(self) -> str:
@@ -353,6 +355,82 @@ ISSUE54_BREAKS: list[Break] = [
 ]
 BREAKS += ISSUE54_BREAKS
 
+# Issue 54, item 20, second round (mutation seed 20261130): the two classes sampling misses, hunted
+# again across nnc and spectral at sites no break above covers: (a) a choice among candidates
+# reversed or reduced to the first/last candidate, (b) a learned quantity or its status dropped
+# before the next step or the fitted attribute.
+NMUT, SMUT = "tests/test_nnc_mutants.py", "tests/test_spectral_mutants.py"
+_R2 = "seed20261130"
+ISSUE54_ROUND2: list[Break] = [
+    # ---- (a) choices
+    Break("plugins/nnc/_kernels.py:dmax_assign", "choice", "a point joins the subset of LARGEST dMax (the worst group)",
+          "            if m < bi:\n                bi = m\n                ai = g",
+          "            if g == 0 or m > bi:\n                bi = m\n                ai = g",
+          ["tests/test_nnc.py::test_nnc_matches_direct_dmax_assignment"], 54, _R2),
+    Break("plugins/nnc/metric_learning.py:learn_lp_diag", "choice",
+          "the LP vertex kept, not the least-norm optimum (the tie-break's answer dropped)",
+          "    w = _min_norm_on_face(Dc, float(res.x[-1]), res.x[:-1], dml=Dm)", "    w = res.x[:-1]",
+          ["tests/test_nnc_audit.py::test_lp_tie_break_is_the_least_norm_optimum_of_an_independent_qp",
+           "tests/test_nnc_audit.py::test_lp_tie_break_splits_interchangeable_features_evenly"], 54, _R2),
+    Break("plugins/nnc/metric_learning.py:_xing_newton", "choice",
+          "Newton's line search result not taken (the start a = 1 kept every iteration)",
+          "        a = best_a\n", "        a = a\n",
+          [f"{NREV}::test_xing_newton_keeps_only_steps_that_lower_g",
+           f"{NMUT}::test_xing_newton_gives_a_feature_varied_only_inside_must_links_zero_weight"], 54, _R2),
+    Break("plugins/spectral/lowrank.py:zolotarev_shifts", "choice",
+          "the last candidate set kept (63 shifts), not the smallest J that meets tol",
+          "        if rho**2 <= tol:\n            return q", "        if False:\n            return q",
+          [f"{SMUT}::test_zolotarev_shifts_known_answers"], 54, _R2),
+    Break("plugins/spectral/core.py:propagation_route", "choice",
+          "auto's route reversed (the dense eigenbasis for large n, the low-rank one for small)",
+          'return "lowrank" if large and n_constrained <= max_share * n_samples else "eig"',
+          'return "eig" if large and n_constrained <= max_share * n_samples else "lowrank"',
+          ["tests/test_spectral_lowrank.py::test_auto_propagates_low_rank_from_lowrank_min_n_but_embeds_densely_up_to_dense_max_n"],
+          54, _R2),
+    # ---- (b) a learned quantity (or its status) not passed on
+    Break("plugins/nnc/metric_learning.py:_xing_bounded", "passed on",
+          "L-BFGS-B's point not passed on (every restart starts again from the uniform b)",
+          "            b = np.clip(res.x, 0.0, None)", "            b = b",
+          [f"{NMUT}::test_xing_bounded_starts_from_the_uniform_point_on_gs_optimal_scale",
+           "tests/test_nnc_audit.py::test_xing_bounded_program_reaches_the_optimum_on_badly_scaled_features[7]"],
+          54, _R2),
+    Break("plugins/nnc/metric_learning.py:learn_xing_diag", "passed on", "eq. 13's scaling of a dropped",
+          "    a = a / h**2  # eq. 13", "    a = a  # eq. 13",
+          ["tests/test_nnc_audit.py::test_xing_bounded_program_reaches_the_optimum_on_badly_scaled_features[7]",
+           f"{NMUT}::test_xing_newton_gives_a_feature_varied_only_inside_must_links_zero_weight"], 54, _R2),
+    Break("plugins/nnc/metric_learning.py:learn_metric", "passed on", "the solver's convergence not passed on (True)",
+          "return LearnedMetric(kind, w, status, split, dropped, converged)",
+          "return LearnedMetric(kind, w, status, split, dropped)",
+          ["tests/test_nnc_audit.py::test_xing_gap_certifies_and_a_short_solve_says_so",
+           f"{NMUT}::test_xing_not_converged_warning_states_the_objectives_factor_from_the_gap"], 54, _R2),
+    Break("plugins/nnc/metric_learning.py:learn_metric", "passed on", "the dropped-pair count not passed on (0)",
+          "return LearnedMetric(kind, w, status, split, dropped, converged)",
+          "return LearnedMetric(kind, w, status, split, 0, converged)",
+          ["tests/test_nnc.py::test_identical_cannot_link_points_are_dropped_and_no_pairs_is_an_error",
+           "tests/test_nnc_audit.py::test_dropped_cannot_links_are_counted"], 54, _R2),
+    Break("plugins/nnc/core.py:fit_metric", "passed on", "the metric's convergence not passed on to converged_ (True)",
+          "estimator.converged_ = bool(learned.converged)", "estimator.converged_ = True",
+          ["tests/test_nnc_audit.py::test_xing_gap_certifies_and_a_short_solve_says_so"], 54, _R2),
+    Break("plugins/nnc/xing_kmeans.py:_MetricKMeans.fit", "passed on",
+          "the metric's convergence dropped from the baseline's converged_ (the delegate's only)",
+          "self.converged_ = bool(self.converged_ and inner.converged_)", "self.converged_ = bool(inner.converged_)",
+          ["tests/test_nnc_audit.py::test_xing_gap_certifies_and_a_short_solve_says_so"], 54, _R2),
+    Break("plugins/spectral/core.py:spectral_clustering", "passed on", "the k-means seed drawn from rng not passed on (0)",
+          "km = KMeans(n_clusters, n_init=n_init, random_state=seed)", "km = KMeans(n_clusters, n_init=n_init, random_state=0)",
+          [f"{SPAR}::test_changing_a_parameter_changes_the_fit[{m}-random_state]" for m in SPECTRAL_METHODS], 54, _R2),
+    Break("plugins/spectral/core.py:spectral_clustering", "passed on", "the rows' unit scaling dropped before k-means",
+          "    V = V / norms\n", "    V = V\n",
+          ["tests/test_spectral_guards.py::test_embedding_is_row_normalised_leading_eigenvectors_of_D_half_W_D_half"],
+          54, _R2),
+    Break("plugins/spectral/srcp.py:SRCP._affinity", "passed on", "the low-rank factors of F not kept (propagated_factors_ None)",
+          "            self.propagated_factors_ = (Z, C)", "            self.propagated_factors_ = None",
+          ["tests/test_spectral_lowrank.py::test_lowrank_solver_gives_the_eig_solvers_clustering[srcp]"], 54, _R2),
+    Break("plugins/spectral/e2cp.py:E2CP._affinity", "passed on", "the low-rank factors of F not kept (propagated_factors_ None)",
+          "            self.propagated_factors_ = (Z, C)", "            self.propagated_factors_ = None",
+          ["tests/test_spectral_lowrank.py::test_lowrank_solver_gives_the_eig_solvers_clustering[e2cp]"], 54, _R2),
+]
+BREAKS += ISSUE54_ROUND2
+
 COPIED = ("ccbench", "plugins", "conf", "tests", "pyproject.toml")
 #: import name -> directory of the copy (the editable install's mapping, mirrored)
 PACKAGES = {"ccbench": "ccbench", "ccbench_plugins": "plugins", "ccbench_conf": "conf"}
@@ -437,6 +515,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="*", default=None, help="families (plugins/<family>/) to check")
     ap.add_argument("--issue", type=int, default=None, help="only the breaks this issue named (41, 54)")
+    ap.add_argument("--tag", default=None, help="only the breaks of this round (e.g. seed20261130)")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--timeout", type=float, default=600.0)
@@ -448,7 +527,7 @@ def main(argv=None) -> int:
                          "runs; with --suite and an older REV, which breaks that commit's suite noticed")
     args = ap.parse_args(argv)
     breaks = [b for b in BREAKS if (args.only is None or b.path.split("/")[1] in args.only)
-              and (args.issue is None or b.issue == args.issue)]
+              and (args.issue is None or b.issue == args.issue) and (args.tag is None or b.tag == args.tag)]
     stale = []
     def source(path):
         if args.head:

@@ -459,14 +459,40 @@ def _first_failure(tail: str) -> str:
 # -- reporting -------------------------------------------------------------------------------
 
 
+def find_equivalent(row: dict):
+    """The entry of ``equivalents.py`` proving a survivor equivalent, or None."""
+    import importlib.util
+
+    name = "ccbench_mutation_equivalents"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, HERE / "equivalents.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # its dataclass looks its module up
+        spec.loader.exec_module(module)
+    return sys.modules[name].find(row)
+
+
 def summarise(results) -> dict:
+    """Counts, the kill rate (killed + timeout) / run, and the rate without the survivors that
+    ``equivalents.py`` proves equivalent (``rate_without_equivalents``, from run - equivalent)."""
     counts = {k: sum(r["outcome"] == k for r in results) for k in ("killed", "survived", "timeout",
                                                                    "incompetent", "no-op")}
     tested = counts["killed"] + counts["survived"] + counts["timeout"]
     detected = counts["killed"] + counts["timeout"]
     rate = detected / tested if tested else float("nan")
     lo, hi = wilson_interval(detected, tested)
-    return dict(counts, run=tested, rate=rate, ci95=(lo, hi))
+    equivalent = sum(r["outcome"] == "survived" and find_equivalent(r) is not None for r in results)
+    rest = tested - equivalent
+    return dict(counts, run=tested, rate=rate, ci95=(lo, hi), equivalent=equivalent,
+                rate_without_equivalents=detected / rest if rest else float("nan"),
+                ci95_without_equivalents=wilson_interval(detected, rest))
+
+
+def equivalents_line(s: dict) -> str:
+    lo, hi = s["ci95_without_equivalents"]
+    return (f"without the {s['equivalent']} proven equivalent mutant(s) (tests/mutation/equivalents.py): "
+            f"{s['killed'] + s['timeout']}/{s['run'] - s['equivalent']} = {100 * s['rate_without_equivalents']:.0f}% "
+            f"({100 * lo:.0f}-{100 * hi:.0f}%)")
 
 
 def wilson_interval(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
@@ -494,11 +520,15 @@ def write_report(out_dir: Path, family: str, meta: dict, results, summary) -> Pa
     (out_dir / f"{family}.json").write_text(json.dumps(dict(meta, summary=summary, mutants=results), indent=1))
     lines = [f"# Mutation testing: {family}", ""]
     lines += [f"- {k}: {v}" for k, v in meta.items()]
-    lines += ["", TABLE_HEAD, table_row(family, summary), ""]
+    lines += ["", TABLE_HEAD, table_row(family, summary), "", equivalents_line(summary), ""]
     survivors = [r for r in results if r["outcome"] == "survived"]
     lines += [f"## Survivors ({len(survivors)}): each is a change no test of the family notices", ""]
     for r in survivors:
-        lines += [f"### {r['path']}:{r['line']} `{r['operator']}`", "", "```diff", r["diff"], "```", ""]
+        lines += [f"### {r['path']}:{r['line']} `{r['operator']}`" + (f" (draw {r['draw']})" if "draw" in r else ""),
+                  "", "```diff", r["diff"], "```", ""]
+        proof = find_equivalent(r)
+        if proof is not None:
+            lines += [f"Equivalent (equivalents.py): {proof.why}.", ""]
     timeouts = [r for r in results if r["outcome"] == "timeout"]
     if timeouts:
         lines += [f"## Timeouts ({len(timeouts)})", ""]
@@ -645,6 +675,8 @@ def main(argv=None) -> int:
         print("\n" + TABLE_HEAD)
         for name, s in summaries.items():
             print(table_row(name, s))
+        for name, s in summaries.items():
+            print(f"{name}: {equivalents_line(s)}")
     return 0
 
 

@@ -34,7 +34,7 @@ def main(argv=None) -> int:
     if not files:
         raise SystemExit(f"no <family>.json in {args.dir}")
     head, rule = run.TABLE_HEAD.splitlines()
-    print(f"{head} seed | commit |\n{rule}---|---|")
+    print(f"{head} seed | commit | without proven equivalents |\n{rule}---|---|---|")
     for f in files:
         data = json.loads(f.read_text())
         mutants = data["mutants"]
@@ -42,8 +42,9 @@ def main(argv=None) -> int:
             if any("draw" not in m for m in mutants):
                 raise SystemExit(f"{f} records no draw order; --first needs a newer run")
             mutants = [m for m in mutants if m["draw"] <= args.first]
-        row = run.table_row(data["family"], run.summarise(mutants))
-        print(f"{row} {data['seed']} | {data['commit']} |")
+        s = run.summarise(mutants)
+        adjusted = f"{100 * s['rate_without_equivalents']:.0f}% ({s['equivalent']} left out)"
+        print(f"{run.table_row(data['family'], s)} {data['seed']} | {data['commit']} | {adjusted} |")
     return 0
 
 
