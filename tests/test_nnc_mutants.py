@@ -139,3 +139,21 @@ def test_nnc_with_n_clusters_none_and_no_labeled_subset_is_refused():
     for given in (None, Constraints(cannot_link=[(0, 1)], n_samples=8)):
         with pytest.raises(ValueError, match="n_clusters=None needs labeled subsets"):
             NearestNeighbourClustering(n_clusters=None).fit(X, constraints=given)
+
+
+def test_the_repair_never_moves_a_farthest_point_centre_out_of_its_cluster():
+    # Draw 23: centres no longer counted as fixed in enforce_cannot_links. Centres are
+    # representatives (placed from the start): a free point may not take a centre's cluster when
+    # it is cannot-linked to the centre. Here q (index 1) duplicates the labeled s and is
+    # cannot-linked to both s and the centre at x = 1: with the centre fixed, q has only the far
+    # cluster left; unfixed, q takes the centre's cluster first and the centre is pushed into S0.
+    from ccbench import Constraints
+    from ccbench_plugins.nnc.nnc import NearestNeighbourClustering
+
+    X = np.array([[0.0], [0.0], [1.0], [10.0]])
+    cons = Constraints(cannot_link=[(0, 1), (1, 2)], labels=[0, -1, -1, -1], n_samples=4)
+    est = NearestNeighbourClustering(n_clusters=3).fit(X, constraints=cons)
+    np.testing.assert_array_equal(est.cluster_centers_indices_, [3, 2])
+    # each centre labels its own cluster (clusters 1, 2 after the one labeled subset)
+    np.testing.assert_array_equal(est.labels_[est.cluster_centers_indices_], [1, 2])
+    np.testing.assert_array_equal(est.labels_, [0, 1, 2, 1])

@@ -43,6 +43,14 @@ EQUIVALENTS: list[Equivalent] = [
         "so part[a] >= 0 and part[b] >= 0 are the same test: `same` is unchanged element by element",
         "seed 20261130 draw 17"),
     Equivalent(
+        "plugins/nnc/_kernels.py", "core/ReplaceTrueWithFalse",
+        "@njit(cache=True)",
+        "@njit(cache=False)",
+        "numba's cache flag only decides whether the compiled code is kept on disk for the next process; "
+        "the function compiled, and every result, is the same (and with NUMBA_DISABLE_JIT=1, as the nnc "
+        "family runs, njit returns the Python function itself)",
+        "seed 20261130 draw 20"),
+    Equivalent(
         "plugins/nnc/metric_learning.py", "core/AddNot",
         "if eq is None and len(Ae) == 0:",
         "if not eq is None and len(Ae) == 0:",
@@ -73,6 +81,15 @@ EQUIVALENTS: list[Equivalent] = [
         "them >= 0: the bound s >= 0 is implied and the program (its optimum and optimal set) is the same",
         "seed 20261129 draw 23"),
     # ---------------------------------------------------------------- spectral
+    Equivalent(
+        "plugins/spectral/lowrank.py", "core/NumberReplacer",
+        "if idx.size == 0:",
+        "if idx.size == -1:",
+        "the early return of no constrained point is a shortcut: with idx empty every array of the general "
+        "route has 0 columns (B is n x 0; solve_shifted returns at once as np.all of no residual is True; "
+        "solve_multishift retires every shift after one step for the same reason), so Z is n x 0 and C is "
+        "0 x 0, the very factors of the shortcut (both routes, srcp and e2cp; checked by running them)",
+        "seed 20261130 draw 11"),
     Equivalent(
         "plugins/spectral/lowrank.py", "core/NumberReplacer",
         "X0[:, 0] = np.sqrt(np.maximum(deg, 0))",
