@@ -1,17 +1,19 @@
 """The leaderboard's wall time on many cores, projected from a sweep's measured per-cell times.
 
     python tests/benchmarks/project_cores.py SWEEP_DIR_OR_SHIPPED_FOLDER [--cores 100 1000] [--max-tasks 1000]
-        [--task-fixed 28] [--cell-fixed 1] [--experiment leaderboard]
+        [--task-fixed TASK_FIXED_S] [--cell-fixed CELL_FIXED_S] [--array-parallelism P] [--experiment leaderboard]
 
 An extrapolation, not a measurement: each cell's time is the sum of its trials' measured
 ``trial_wall_time`` (``fit_time`` plus ``tune_time`` in rows from before it was recorded; on the machine that ran the sweep, one core per job) plus ``--cell-fixed``
 seconds of harness work per cell; the cells are packed as ``hydra.sweeper.max_tasks`` packs them
 (consecutive cells of the experiment's grid, ``ceil(n / max_tasks)`` to a task); each task costs
-``--task-fixed`` seconds before its first cell (SLURM's start-up and the imports, measured on the
-test cluster: docs/harness.md); tasks start in index order as cores free up, as an array with
-``array_parallelism`` at least the core count runs. Prints, per core count, the projected wall
+``--task-fixed`` seconds before its first cell (SLURM's start-up and the task's own: see
+:data:`TASK_FIXED_S` and :data:`CELL_FIXED_S` for what was measured); tasks start in index order as
+a core frees up, at most ``--array-parallelism`` at once (SLURM's ``%P`` of the array: with
+``hydra.launcher.array_parallelism=100`` a thousand cores run 100 tasks at a time; by default as
+many as the cores). Prints, per core count, the projected wall
 time with packing and with one cell per task (batches of ``max_tasks`` one after another, since
-one array cannot hold more), and the lower bounds (total work / cores; the longest task).
+one array cannot hold more), and the lower bounds (total work / the cores running tasks; the longest task).
 Cells of the grid without rows (a sweep still running) are listed and left out, or, with
 ``--extrapolate``, predicted (a second extrapolation, reported apart): per (supervision, method),
 a power law ``t = a n^b`` in the data set's size fitted to the measured cells (``b`` in [0, 3];
@@ -31,6 +33,16 @@ import pyarrow.parquet as pq
 import yaml
 
 GRID_KEYS = ("dataset", "supervision", "method")
+
+#: Seconds a task costs before its first cell: SLURM's own start-up (scheduling, the step daemon, the
+#: job's environment: about 24 s on the loaded one-node test cluster, docs/harness.md) plus the task's
+#: CPU to its first trial, measured by ``tests/benchmarks/task_startup.py`` on a packed leaderboard
+#: task (unpickling, imports, the ``trial_timeout`` worker's start; its cells' configs shipped, not
+#: composed): see docs/harness.md, "Several cells per task", for the figures and the load.
+TASK_FIXED_S = 30.0
+#: Seconds of harness work a cell costs beside its trials' ``trial_wall_time`` (Hydra's job, the
+#: results store, scoring in the task's process), measured by the same script's ``--full`` run.
+CELL_FIXED_S = 0.4
 
 
 def _grid(experiment: str) -> list[tuple[str, ...]]:
@@ -109,24 +121,27 @@ def _sizes(names) -> dict:
 
 
 def makespan(task_times: list[float], cores: int) -> float:
-    """Wall time of tasks started in index order, each on the first core to free up."""
+    """Wall time of tasks started in index order, each on the first of ``cores`` slots to free up."""
     free = [0.0] * min(cores, len(task_times))
     for t in task_times:
         heapq.heapreplace(free, free[0] + t)
     return max(free)
 
 
-def project(cells: list[float | None], cores: int, max_tasks: int, task_fixed: float, cell_fixed: float) -> dict:
+def project(cells: list[float | None], cores: int, max_tasks: int, task_fixed: float, cell_fixed: float,
+            array_parallelism: int | None = None) -> dict:
     """``cells``: the grid's cells in sweep order, each its measured seconds, or None (not measured:
-    it keeps its place in the packing and costs nothing)."""
+    it keeps its place in the packing and costs nothing). ``array_parallelism``: at most that many
+    tasks run at once whatever the cores (``None``: as many as the cores); ``slots`` is the lesser."""
+    slots = cores if array_parallelism is None else max(1, min(cores, int(array_parallelism)))
     per_task = max(1, math.ceil(len(cells) / max_tasks))
     packed = [task_fixed + sum(c + cell_fixed for c in cells[i:i + per_task] if c is not None)
               for i in range(0, len(cells), per_task)]
     single = [task_fixed + cell_fixed + c for c in cells if c is not None]
     batches = [single[i:i + max_tasks] for i in range(0, len(single), max_tasks)]
-    return {"cores": cores, "tasks": len(packed), "cells_per_task": per_task,
-            "packed_s": makespan(packed, cores), "unpacked_s": sum(makespan(b, cores) for b in batches),
-            "bound_work_s": sum(packed) / cores, "bound_longest_s": max(packed)}
+    return {"cores": cores, "slots": slots, "tasks": len(packed), "cells_per_task": per_task,
+            "packed_s": makespan(packed, slots), "unpacked_s": sum(makespan(b, slots) for b in batches),
+            "bound_work_s": sum(packed) / slots, "bound_longest_s": max(packed)}
 
 
 def _hms(seconds: float) -> str:
@@ -138,8 +153,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("sweep", type=Path)
     parser.add_argument("--cores", type=int, nargs="+", default=[100, 1000])
     parser.add_argument("--max-tasks", type=int, default=1000)
-    parser.add_argument("--task-fixed", type=float, default=28.0)
-    parser.add_argument("--cell-fixed", type=float, default=1.0)
+    parser.add_argument("--task-fixed", type=float, default=TASK_FIXED_S)
+    parser.add_argument("--cell-fixed", type=float, default=CELL_FIXED_S)
+    parser.add_argument("--array-parallelism", type=int, default=None,
+                        help="hydra.launcher.array_parallelism: tasks at once (default: as many as the cores)")
     parser.add_argument("--experiment", default="leaderboard")
     parser.add_argument("--extrapolate", action="store_true", help="predict the unmeasured cells")
     parser.add_argument("--n-trials", type=int, default=10)
@@ -169,7 +186,10 @@ def main(argv: list[str] | None = None) -> None:
     print("| cores | tasks (cells each) | packed | one cell per task | bound: work / cores | bound: longest task |")
     print("|---|---|---|---|---|---|")
     for cores in args.cores:
-        p = project(cells, cores, args.max_tasks, args.task_fixed, args.cell_fixed)
+        p = project(cells, cores, args.max_tasks, args.task_fixed, args.cell_fixed, args.array_parallelism)
+        if p["slots"] < cores:
+            print(f"(array_parallelism={p['slots']:,}: {p['slots']:,} of the {cores:,} cores run tasks; set "
+                  f"hydra.launcher.array_parallelism={cores} to use them all)")
         print(f"| {cores:,} | {p['tasks']:,} ({p['cells_per_task']}) | {_hms(p['packed_s'])} | {_hms(p['unpacked_s'])} "
               f"| {_hms(p['bound_work_s'])} | {_hms(p['bound_longest_s'])} |")
 
