@@ -5,7 +5,9 @@ cells printed; an exception (status ``error``) is a failure of the run and exits
 The sweeps run through the real command in a subprocess (Hydra's exit path is part of what is tested);
 the method sleeps or raises on request, so the timeouts are the harness's CPU kill at ``trial_timeout``
 (a sleeping trial spends no CPU: the kill falls back on wall time after a multiple of it) and nothing
-depends on the machine's speed.
+depends on the machine's speed. ``trial_timeout=0.5``: each timeout costs its wall-clock backstop, 3 x 0.5 s
+(3 s at the former 1 s, issue 56); a trial that must pass uses 0.04 s of CPU (measured: the first call in a
+new worker, at load 25), so the limit is 12 times what it needs.
 """
 
 from __future__ import annotations
@@ -67,7 +69,7 @@ def _statuses(sweep) -> list[str]:
 
 def test_timeouts_alone_exit_0_and_are_counted_with_their_cells(plugin_dir, tmp_path):
     sweep = tmp_path / "sweep"
-    proc = _sweep(plugin_dir, sweep, "method.seconds=0,4", "trial_timeout=1")
+    proc = _sweep(plugin_dir, sweep, "method.seconds=0,4", "trial_timeout=0.5")
     assert _statuses(sweep) == ["ok", "ok", "timeout", "timeout"]
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "2 trial(s) reached their budget (status timeout" in proc.stderr
@@ -79,7 +81,7 @@ def test_timeouts_alone_exit_0_and_are_counted_with_their_cells(plugin_dir, tmp_
 
 def test_an_error_exits_1_with_its_cause_and_timeouts_beside_it_are_still_counted(plugin_dir, tmp_path):
     sweep = tmp_path / "sweep"
-    proc = _sweep(plugin_dir, sweep, "method.seconds=4", "method.fail=true,false", "trial_timeout=1")
+    proc = _sweep(plugin_dir, sweep, "method.seconds=4", "method.fail=true,false", "trial_timeout=0.5")
     assert _statuses(sweep) == ["error", "error", "timeout", "timeout"]
     assert proc.returncode == 1, proc.stderr[-3000:]
     assert "2 trial(s) failed (status error)" in proc.stderr
