@@ -134,3 +134,77 @@ def local_search(mean, size, lab, k, indptr, nbr, tol, max_rounds):
         if not improved:
             break
     return n_moves, n_swaps, rounds
+
+
+@njit(cache=True)
+def kempe_pass(mean, size, lab, k, indptr, nbr, tol):
+    """One pass of Kempe-chain interchanges (see
+    :func:`ccbench_plugins.kmeans.local_search.kempe_numpy`, the same rules): each unit with a
+    cannot-link, in index order, takes the first improving interchange over clusters ``b`` in
+    order. ``lab`` is changed in place; returns the number of interchanges made."""
+    n, d = mean.shape
+    S = np.zeros((k, d))
+    W = np.zeros(k)
+    for u in range(n):
+        W[lab[u]] += size[u]
+        for t in range(d):
+            S[lab[u], t] += size[u] * mean[u, t]
+    stamp = np.zeros(n, dtype=np.int64)
+    chain = np.empty(n, dtype=np.int64)
+    dS = np.empty(d)
+    mark = 0
+    made = 0
+    for u in range(n):
+        if indptr[u] == indptr[u + 1]:
+            continue
+        a = lab[u]
+        for b in range(k):
+            if b == a:
+                continue
+            mark += 1
+            stamp[u] = mark
+            chain[0] = u
+            length = 1
+            i = 0
+            while i < length:  # breadth-first over cannot-links inside clusters a and b
+                x = chain[i]
+                i += 1
+                for e in range(indptr[x], indptr[x + 1]):
+                    y = nbr[e]
+                    if stamp[y] != mark and (lab[y] == a or lab[y] == b):
+                        stamp[y] = mark
+                        chain[length] = y
+                        length += 1
+            dS[:] = 0.0
+            dW = 0.0
+            for i in range(length):
+                x = chain[i]
+                sign = 1.0 if lab[x] == a else -1.0
+                dW += sign * size[x]
+                for t in range(d):
+                    dS[t] += sign * size[x] * mean[x, t]
+            wa = W[a] - dW
+            wb = W[b] + dW
+            if wa <= 0 or wb <= 0:
+                continue
+            new_a = 0.0
+            new_b = 0.0
+            old_a = 0.0
+            old_b = 0.0
+            for t in range(d):
+                new_a += (S[a, t] - dS[t]) ** 2
+                new_b += (S[b, t] + dS[t]) ** 2
+                old_a += S[a, t] ** 2
+                old_b += S[b, t] ** 2
+            if new_a / wa + new_b / wb - old_a / W[a] - old_b / W[b] > tol:
+                for i in range(length):
+                    x = chain[i]
+                    lab[x] = b if lab[x] == a else a
+                for t in range(d):
+                    S[a, t] -= dS[t]
+                    S[b, t] += dS[t]
+                W[a] = wa
+                W[b] = wb
+                made += 1
+                break
+    return made
