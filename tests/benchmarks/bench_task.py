@@ -7,12 +7,19 @@ a fresh process (its wall time; the process is one core's work); with
 ``hydra.sweeper.cells_per_task`` it is paid once per task, not once per cell. SLURM's own
 start-up (scheduling, the step daemon, the prolog) comes on top: docs/harness.md, "Several
 cells per task", gives both, measured on the test cluster.
+
+``LeaderboardTask.track_task_startup_cpu`` is the whole of it for a real task: a packed leaderboard
+task pickled by the SLURM launcher (to a stand-in ``sbatch``), run in a fresh interpreter as a node
+runs it, stopped at its first trial: the CPU seconds of the task and of its ``trial_timeout`` worker
+(``tests/benchmarks/task_startup.py``).
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 #: what a task imports before its first trial: submitit's entry point, the launcher (which
 #: unpickles into Hydra and the ccbench sweeper), the harness and every plugin's methods
@@ -39,3 +46,32 @@ class TaskStartup:
 
     def time_task_imports(self):
         subprocess.run([sys.executable, "-c", _TASK_IMPORTS], check=True, capture_output=True)
+
+
+class LeaderboardTask:
+    """A packed leaderboard task's CPU to its first trial (``task_startup.py``): its process and its
+    ``trial_timeout`` worker, each sample a fresh interpreter. The task (7 cells of soybean_small at
+    ``supervision=pairs_mid``) is made once by the real launcher."""
+
+    number = 1
+    repeat = 5
+    warmup_time = 0
+    timeout = 900
+
+    def setup_cache(self):
+        from .common import SMOKE
+        from .task_startup import make_task, run_task
+
+        # the CI smoke run proves it runs: two cells to submit, not seven
+        folder, job_id = make_task(Path(tempfile.mkdtemp(prefix="ccbench-task-")), cells=2 if SMOKE else 7)
+        run_task(folder, job_id)  # the OS file cache and numba's cache warm
+        return str(folder), job_id
+
+    def track_task_startup_cpu(self, task):
+        from .task_startup import run_task
+
+        folder, job_id = task
+        first = next(e for e in run_task(Path(folder), job_id) if e["event"] == "first_trial")
+        return first["main_cpu"] + first["worker_cpu"]
+
+    track_task_startup_cpu.unit = "s"
