@@ -59,8 +59,9 @@ def test_xing_objective_is_infinite_where_no_cannot_link_pair_is_separated():
             g, grad = ml._xing_b_objective(b, D)
             assert g == np.inf
             assert np.all(np.isfinite(grad))
-        g, _ = ml._xing_b_objective(np.array([0.25, 0.0]), D)
-    assert g == pytest.approx(0.25 - np.log(np.sqrt(0.25) + np.sqrt(0.5)))
+        for b0 in (0.25, 4.0):  # g = sum(b) - log h by hand, h = sqrt(b0) + sqrt(2 b0)
+            g, _ = ml._xing_b_objective(np.array([b0, 0.0]), D)
+            assert g == pytest.approx(b0 - np.log(np.sqrt(b0) + np.sqrt(2 * b0)), rel=1e-12)
 
 
 def _spy_minimize(monkeypatch, replies=()):
