@@ -254,8 +254,8 @@ def _stop_fork_server(wait: float = 10.0) -> None:
 
     global _server_env
     executor = reusable_executor._executor
-    if executor is not None:
-        executor.shutdown(wait=True)
+    if executor is not None:  # idle at a sweep's end; after Ctrl-C its jobs must not hold the exit
+        executor.shutdown(wait=True, kill_workers=True)
     server = forkserver._forkserver
     pid, server._forkserver_pid = server._forkserver_pid, None
     if server._forkserver_alive_fd is not None:
