@@ -156,7 +156,7 @@ def test_the_smoke_experiment_runs_and_reports(tmp_path):
     written. Run with `pytest -m slow tests/test_active_cells.py`."""
     env = {**os.environ, "CCBENCH_DATA_DIR": os.environ.get("CCBENCH_DATA_DIR", "/work/shared/datasets")}
     sweep = tmp_path / "sweep"
-    done = subprocess.run([sys.executable, "-m", "ccbench", "experiment=active_smoke", f"hydra.sweep.dir={sweep}"],
+    done = subprocess.run([sys.executable, "-m", "ccbench.running.cli", "experiment=active_smoke", f"hydra.sweep.dir={sweep}"],
                           cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     rows = pd.concat([pd.read_parquet(p) for p in sweep.glob("*/results.parquet")], ignore_index=True)
