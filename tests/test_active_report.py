@@ -63,13 +63,13 @@ def test_a_failed_curve_scores_zero_and_a_skipped_only_pair_is_no_entry():
 
 def test_the_page_escapes_a_strangers_text_and_names_its_figures_itself(tmp_path):
     rows = _rows({("random", "pck_means"): 0.5, ("<script>alert(1)</script>", "pck_means"): 0.6},
-                 datasets=("../../etc/passwd", "<b>x</b>|y"))
+                 datasets=("../../etc/<b>x</b>|y",))  # one figure: matplotlib is this test's cost
     rows.loc[0, ["status", "error"]] = ["error", "<img src=x onerror=alert(1)>"]
     paths = write_active_report(rows, tmp_path / "page", figures=True)
     page, md = paths["html"].read_text(), paths["md"].read_text()
     assert "<script>" not in page and "&lt;script&gt;" in page and "<img src=x" not in page
     assert "<script>" not in md and "<b>x</b>" not in md
-    assert sorted(p.name for p in (tmp_path / "page").glob("*.png")) == ["curves_00.png", "curves_01.png"]
+    assert sorted(p.name for p in (tmp_path / "page").glob("*.png")) == ["curves_00.png"]
     assert not (tmp_path / "etc").exists()
 
 
