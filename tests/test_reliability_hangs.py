@@ -296,17 +296,40 @@ def test_a_fit_that_ends_its_joblib_worker_is_an_error_row(joblib_plugin, tmp_pa
     assert fine["status"].tolist() == ["ok", "ok"]
 
 
-def test_joblib_workers_die_with_the_main_process(joblib_plugin, tmp_path):
+def _descendants(pid: int) -> set[int]:
+    """Every process under ``pid`` now (Linux /proc)."""
+    parent = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as fh:
+                    parent[int(entry)] = int(fh.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
+                pass
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {child for child, ppid in parent.items() if ppid in frontier} - found
+        found |= frontier
+    return found
+
+
+# every process under the killed main process ends: the job workers, their trial workers and the fork
+# server they are forked from (a sweep with trial_timeout, killed while an intermediate version of the
+# fork-server launcher ran, left an idle job worker, its trial worker and the server running)
+@pytest.mark.parametrize("timeout", [[], ["trial_timeout=60"]], ids=["no_trial_timeout", "trial_timeout"])
+def test_joblib_workers_die_with_the_main_process(joblib_plugin, tmp_path, timeout):
     sweep, log = tmp_path / "sweep", tmp_path / "fits.log"
     cmd, env = _joblib_sweep(joblib_plugin, sweep, "method.seconds=0.5", f"method.log={log}",
-                             "n_trials=40", "seed=0,1")
+                             "n_trials=40", "seed=0,1", *timeout)
     main = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 2, "the first fits")
+        under_main = _descendants(main.pid)  # the workers, their trial workers, the fork server
     finally:
         main.kill()
         main.wait(timeout=HANG)
     pids = {int(p) for line in log.read_text().splitlines() for p in line.split()} - {main.pid}
+    pids |= under_main
 
     def all_gone():
         gone = True
