@@ -244,10 +244,15 @@ class CCBenchSlurmLauncher(SlurmLauncher):
         cache = getattr(self.hydra_context.config_loader, "_composed", None)
         if not composed or cache is None:
             return
+        import copy
+
         masters = {id(self.config)} | {id(getattr(self.task_function, "config", self.config))}
         for overrides, config in composed.items():
+            # a copy: running a cell makes its config read-only (HydraConfig), and submitit pickles the
+            # task's arguments, ``composed`` included, again when it requeues the task; the requeued task
+            # could then not set hydra.job.id ("object_type=JobConf", test_a_requeued_task_finishes)
             for master in masters:
-                cache[(master, tuple(overrides))] = config
+                cache[(master, tuple(overrides))] = copy.deepcopy(config)
 
     def __call__(self, sweep_overrides: List[str], job_dir_key: str, job_num: int, job_id: str,
                  singleton_state: Dict[type, Singleton], composed: Optional[Dict[tuple, Any]] = None) -> JobReturn:
