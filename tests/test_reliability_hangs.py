@@ -313,14 +313,31 @@ def _descendants(pid: int) -> set[int]:
     return found
 
 
+def _describe(pids) -> str:
+    """What each live process of ``pids`` is: pid, parent, state, command line."""
+    out = []
+    for pid in sorted(pids):
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{pid}/cmdline", "rb") as fh:
+                cmd = fh.read().replace(b"\0", b" ").decode(errors="replace")[:200]
+        except OSError:
+            continue
+        out.append(f"pid {pid} (parent {fields[1]}, state {fields[0]}): {cmd}")
+    return "; ".join(out) or "none"
+
+
 # every process under the killed main process ends: the job workers, their trial workers and the fork
 # server they are forked from (a sweep with trial_timeout, killed while an intermediate version of the
-# fork-server launcher ran, left an idle job worker, its trial worker and the server running)
-@pytest.mark.parametrize("timeout", [[], ["trial_timeout=60"]], ids=["no_trial_timeout", "trial_timeout"])
-def test_joblib_workers_die_with_the_main_process(joblib_plugin, tmp_path, timeout):
+# fork-server launcher ran, left an idle job worker, its trial worker and the server running). Busy workers
+# failed with trial_timeout while it kept the harness from arming die_with; an idle worker (two workers,
+# one job) failed until every fork of the server armed it.
+@pytest.mark.parametrize("extra", [["seed=0,1"], ["seed=0,1", "trial_timeout=60"], ["seed=0"]],
+                         ids=["busy_workers", "busy_workers_trial_timeout", "an_idle_worker"])
+def test_joblib_workers_die_with_the_main_process(joblib_plugin, tmp_path, extra):
     sweep, log = tmp_path / "sweep", tmp_path / "fits.log"
-    cmd, env = _joblib_sweep(joblib_plugin, sweep, "method.seconds=0.5", f"method.log={log}",
-                             "n_trials=40", "seed=0,1", *timeout)
+    cmd, env = _joblib_sweep(joblib_plugin, sweep, "method.seconds=0.5", f"method.log={log}", "n_trials=40", *extra)
     main = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait_for(lambda: log.exists() and len(log.read_text().splitlines()) >= 2, "the first fits")
@@ -343,6 +360,8 @@ def test_joblib_workers_die_with_the_main_process(joblib_plugin, tmp_path, timeo
 
     try:
         _wait_for(all_gone, "the workers to end with the main process", timeout=60)
+    except AssertionError as exc:
+        raise AssertionError(f"{exc}; still running: {_describe(pids)}") from None
     finally:
         for pid in pids:  # the code before the fix: end what the test started
             try:

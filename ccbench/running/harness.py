@@ -309,7 +309,8 @@ def _setup(cell: dict) -> dict:
     ds = load_dataset(cell["dataset"]["name"], **protocol.group_params(cell["dataset"]))
     # a launcher's worker (joblib) fits in a worker of its own even without trial_timeout: a fit
     # that kills its process (os._exit, a crash in C) costs one error row, not the sweep
-    runner = _worker() if cell.get("trial_timeout") or _in_launcher_worker() else None
+    in_launcher_worker = _in_launcher_worker()  # first: it arms die_with, which trial_timeout must not skip
+    runner = _worker() if cell.get("trial_timeout") or in_launcher_worker else None
     return {"spec": spec, "metrics": metrics, "dataset": ds, "runner": runner}
 
 

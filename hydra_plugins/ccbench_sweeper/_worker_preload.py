@@ -33,4 +33,17 @@ def _preload() -> None:
             pass
 
 
+def _end_with_the_sweep() -> None:
+    """Every process forked from this server ends with the sweep's main process (the server's
+    parent), idle or busy: a job worker arms :func:`ccbench.isolation.die_with` when its first job
+    starts, and one killed before that (a pool with more workers than jobs) kept the server and
+    itself running after the sweep was killed. A hook, not a thread here: the server forks, so it
+    stays single-threaded."""
+    from ccbench.isolation import die_with
+
+    main = os.getppid()
+    os.register_at_fork(after_in_child=lambda: die_with(main))
+
+
 _preload()
+_end_with_the_sweep()
