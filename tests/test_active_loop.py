@@ -26,7 +26,7 @@ def _builtin(name):
     return spec.strategy(n_clusters=3) if spec.needs_n_clusters else spec.strategy()
 
 
-STRATEGIES = ["random", "explore_consolidate", "min_max", "npu"]
+STRATEGIES = ["random", "explore_consolidate", "min_max", "npu", "cobra"]
 
 
 @pytest.mark.parametrize("name", STRATEGIES)

@@ -53,6 +53,13 @@ def ccbench_query_strategies() -> list[QueryStrategySpec]:
                     "similarity from the current partition",
             paper="Xiong, Azimi & Fern, IEEE TKDE 2014",
         ),
+        QueryStrategySpec(
+            name="cobra",
+            strategy=f"{__name__}.cobra:COBRA",
+            summary="COBRA's queries: representatives of k-means super-instances, closest centroids first, "
+                    "pairs implied by the answers (must-link transitivity, entailed cannot-links) skipped",
+            paper="Van Craenendonck, Dumancic & Blockeel, IJCAI 2017",
+        ),
     ]
 
 

@@ -38,6 +38,7 @@ VARIANTS = {
     "min_max": ("min_max", {}),
     "npu_forest": ("npu", {"similarity": "forest"}),
     "npu_rbf": ("npu", {"similarity": "rbf"}),
+    "cobra": ("cobra", {}),
 }
 N_QUERIES = 50
 N_FEATURES = 10
