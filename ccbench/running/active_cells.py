@@ -29,7 +29,8 @@ asks itself, its one run's CPU divided by the budgets after q = 0); ``curve_cpu_
 CPU seconds, this process's). Status: ``ok`` when every budget's row is; ``skipped`` when the method
 and the strategy do not go together (a method that asks its own questions under a strategy, or the
 reverse: nothing to measure); else ``error`` with the first failing budget's cause; the ARIs of the
-budgets before it are kept, the areas are NaN. Nothing fails silently.
+budgets before it are kept, the areas are NaN; ``timeout`` when the curve passed ``trial_timeout`` (it
+then runs in the harness's trial worker: :func:`run_curve`). Nothing fails silently.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from .. import registry
 from . import protocol
 
 __all__ = ["ACTIVE_SCHEME", "CURVE_FUNCTION", "SELF_ASKING", "is_active", "curve_seed", "oracle_options",
-           "curve_budgets", "run_curve", "curve_columns"]
+           "curve_budgets", "run_curve", "curve_in_worker", "curve_columns"]
 
 #: The constraint scheme of an anytime cell (``ccbench_plugins.active``).
 ACTIVE_SCHEME = "active_queries"
@@ -95,8 +96,45 @@ def _cpu() -> float:
     return time.process_time()
 
 
-def run_curve(cell: dict, dataset, trial: int) -> dict:
-    """One trial of an anytime cell as the row fields above (module docstring); never raises."""
+def run_curve(cell: dict, dataset, trial: int, runner=None) -> dict:
+    """One trial of an anytime cell as the row fields above (module docstring); never raises.
+
+    With ``runner`` (the harness's trial worker, :class:`ccbench.isolation.IsolatedRunner`: the cell sets
+    ``trial_timeout``, or the job runs in a launcher's worker) the whole curve runs in that worker process,
+    as a method's fit does: ``trial_timeout`` limits the curve's CPU seconds (the strategy's questions and
+    every refit together), and a curve killed at the limit is a ``timeout`` row (its budgets' ARIs are
+    lost with the worker), one that kills its process an ``error`` row; the row gets the call's
+    ``trial_cpu_time`` and ``trial_wall_time``. Without it the curve runs in this process.
+    """
+    if runner is None:
+        return _curve_row(cell, dataset.X, dataset.y, trial)
+    from ..isolation import TrialTimeout, WorkerDied
+
+    timeout = float(cell["trial_timeout"]) if cell.get("trial_timeout") else None
+    out = {"trial_seed": curve_seed(cell, trial)}
+    try:
+        out.update(runner.call(curve_in_worker, cell, dataset.X, dataset.y, trial, timeout=timeout))
+    except TrialTimeout as exc:
+        out.update(status="timeout", error=f"TrialTimeout: {exc} (the curve of trial {trial}: its questions and "
+                                           f"refits share the limit)")
+    except WorkerDied as exc:  # the curve ended its process: this trial's error, the sweep goes on
+        out.update(status="error", error=f"WorkerDied: {exc} during the curve of trial {trial}")
+    except Exception as exc:  # e.g. the cell or the data could not be sent to the worker
+        out.update(status="error", error=getattr(exc, "worker_traceback", None)
+                   or traceback.format_exc()[-_ERROR_TAIL:])
+    finally:
+        out.update(trial_cpu_time=runner.last_cpu, trial_wall_time=runner.last_wall)
+    return out
+
+
+def curve_in_worker(cell: dict, X, y, trial: int) -> dict:
+    """:func:`run_curve`'s work in the trial worker: the cell's plugins loaded there first (a plugin
+    loaded with ``plugins=[...]`` in the harness's process is not registered in the worker's)."""
+    registry.load_plugins(cell.get("plugins") or [])
+    return _curve_row(cell, X, y, trial)
+
+
+def _curve_row(cell: dict, X, y, trial: int) -> dict:
     seed = curve_seed(cell, trial)
     out = {"trial_seed": seed}
     start = _cpu()
@@ -110,7 +148,7 @@ def run_curve(cell: dict, dataset, trial: int) -> dict:
         if reason is not None:
             return {**out, "status": "skipped", "error": reason}
         curve = registry.lazy_function(CURVE_FUNCTION)(
-            dataset.X, dataset.y, strategy=None if strategy == SELF_ASKING else strategy, method=method,
+            X, y, strategy=None if strategy == SELF_ASKING else strategy, method=method,
             budgets=budgets, oracle_kwargs=oracle, seed=seed, method_params=params)
     except Exception:  # a bad budget, rate or strategy name: the trial's recorded error
         return {**out, "status": "error", "error": traceback.format_exc()[-_ERROR_TAIL:],

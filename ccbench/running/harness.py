@@ -352,7 +352,7 @@ def _run_trial(cell: dict, setup: dict, t: int) -> dict:
         "error": None,
     }
     if active_cells.is_active(cell):  # an anytime cell: one curve per trial, asked by the active plugin
-        return {**row, **active_cells.run_curve(cell, ds, t)}
+        return {**row, **active_cells.run_curve(cell, ds, t, setup.get("runner"))}
     try:
         rng, method_seed = protocol.trial_streams(seed)
         cons, _ = protocol.draw_supervision(ds.y, cell["constraints"], cell["noise"], rng)
