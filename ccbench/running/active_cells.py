@@ -35,16 +35,19 @@ then runs in the harness's trial worker: :func:`run_curve`). Nothing fails silen
 
 from __future__ import annotations
 
+import json
 import time
 import traceback
+import types
 
 import numpy as np
 
 from .. import registry
-from . import protocol
+from . import protocol, provenance
 
 __all__ = ["ACTIVE_SCHEME", "CURVE_FUNCTION", "SELF_ASKING", "is_active", "curve_seed", "oracle_options",
-           "curve_budgets", "run_curve", "curve_in_worker", "curve_columns"]
+           "curve_budgets", "run_curve", "curve_in_worker", "curve_columns", "curve_inputs",
+           "with_curve_inputs"]
 
 #: The constraint scheme of an anytime cell (``ccbench_plugins.active``).
 ACTIVE_SCHEME = "active_queries"
@@ -156,6 +159,41 @@ def _curve_row(cell: dict, X, y, trial: int) -> dict:
     out.update(_summary(curve, budgets, registry.lazy_function(_AREA_FUNCTION)))
     out["curve_cpu_time"] = _cpu() - start
     return out
+
+
+def curve_inputs(cell: dict) -> dict[str, str]:
+    """The code of an anytime row besides its method's (``code.inputs`` entries, module docstring):
+    ``curve``, the hash of the plugin's curve (:data:`CURVE_FUNCTION`'s module, the oracle and the
+    budgets' rule, with the modules of their package they import), and ``strategy:<name>``, the hash of
+    the query strategy's module and those of its package it imports (none for ``cobras``: the method's
+    own hash covers it). A strategy that is not registered adds nothing (the trial records that error)."""
+    out = {"curve": _modules_hash(CURVE_FUNCTION.partition(":")[0], _BUDGETS_FUNCTION.partition(":")[0])}
+    strategy = cell["constraints"].get("strategy", "random")
+    if strategy != SELF_ASKING:
+        try:
+            spec = registry.get_query_strategy_spec(strategy)
+        except Exception:  # noqa: BLE001 - an unknown strategy is the trial's recorded error
+            return out
+        module = spec.strategy.partition(":")[0] if isinstance(spec.strategy, str) else spec.strategy.__module__
+        out[f"strategy:{strategy}"] = _modules_hash(module)
+    return out
+
+
+def with_curve_inputs(cell: dict, code: dict) -> dict:
+    """``code`` (the harness's ``code.*`` of the cell's method) with :func:`curve_inputs` added to its
+    ``code.inputs``: a row is then stale when the strategy's or the curve's code changes, as when the
+    method's does (:mod:`ccbench.running._resume`). A row recorded before these inputs existed lacks them:
+    it is kept, reported as untracked, not re-run."""
+    inputs = json.loads(code.get(provenance.INPUTS) or "{}")
+    inputs.update(curve_inputs(cell))
+    return {**code, provenance.INPUTS: json.dumps(dict(sorted(inputs.items())), sort_keys=True)}
+
+
+def _modules_hash(root: str, *also: str) -> str:
+    """The hash :func:`ccbench.running.provenance.method_code` gives modules ``root`` and ``also`` and the
+    modules of their own package they import (the same rule as a method's code)."""
+    shim = types.SimpleNamespace(estimator=types.SimpleNamespace(__module__=root), uses=())
+    return provenance.method_code(shim, also=also)[provenance.METHOD_HASH]
 
 
 def _asks_its_own_questions(method: str) -> bool:

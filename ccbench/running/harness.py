@@ -292,9 +292,11 @@ def _method_code(cell: dict) -> tuple[dict | None, str | None]:
         # a tuned cell's numbers depend on the tuner's code too (part of the method hash); its grid,
         # the method a from_method cell takes k from and the metrics' code are code.inputs
         name, tune = cell["method"]["name"], cell.get("tune", "none")
-        return {**provenance.cell_method_code(name, tune),
+        code = {**provenance.cell_method_code(name, tune),
                 **provenance.cell_inputs(name, tune, provenance.from_method_of(cell["method"].get("n_clusters")),
-                                         _metric_names(cell))}, None
+                                         _metric_names(cell))}
+        # an anytime row depends on its query strategy's and the curve's code too (code.inputs)
+        return (active_cells.with_curve_inputs(cell, code) if active_cells.is_active(cell) else code), None
     except Exception:  # an unknown method or a broken plugin: every trial says why
         return None, _error_text()
 
