@@ -2,9 +2,17 @@
 Van Wolputte & Blockeel, IDA 2018), and the scheme ``oracle_labels`` its provisional harness route needs.
 
 Loaded on request (``plugins: [ccbench_plugins.cobras]``; the method and scheme configs with
-``'hydra.searchpath=[pkg://ccbench_plugins.cobras.conf]'``), not an entry point yet: until issue 53's
-anytime protocol hands a method an oracle, COBRAS in the harness asks the exact oracle of the labels
-the scheme ``oracle_labels`` reveals (all of them), at most ``max_questions`` times. The algorithm is
+``'hydra.searchpath=[pkg://ccbench_plugins.cobras.conf]'``), not an entry point. The anytime protocol
+now hands it an oracle (``constraints=active_queries``, ``constraints.strategy=cobras``;
+docs/active.md), but COBRAS cannot fit without one: every built-in method (an entry point) runs
+scikit-learn's estimator checks and ccbench's hostile cases, which call ``fit(X)`` with no oracle
+(``tests/test_estimator_checks.py``, ``tests/test_hostile.py``, ``ccbench check-plugin``); COBRAS fails
+24 of the estimator checks and 3 hostile cases with ``InsufficientSupervisionError`` (measured
+2026-11-29 with ``ccbench check-plugin cobras --plugin ccbench_plugins.cobras``). Registering it needs a
+decision first: an oracle-only method's expected failures, or a fit without an oracle. Outside the
+anytime protocol it asks the exact oracle of the labels the scheme ``oracle_labels`` reveals (all of
+them), at most ``max_questions`` times. The package ships in the distribution (pyproject's package
+list) like the other plugins. The algorithm is
 in :mod:`.core`, the estimator in :mod:`.cobras`.
 """
 
