@@ -8,7 +8,13 @@ once per job and pickling each trial's arrays, which is why isolation is opt-in
 (``trial_timeout``). In a process that a fork server forked (the joblib launcher's workers,
 whose server imported the harness once: :func:`_inherited_fork_server`), the worker is forked from
 that same single-threaded server instead: no new interpreter, no imports; spawned again if the
-server is gone.
+server is gone. Elsewhere (a SLURM task, a local sweep's process) the worker is *forked from this
+process* when that is safe (:func:`fork_is_safe`: called from the main thread, no Python thread but
+ccbench's own watchers, no native thread but OpenBLAS's pool, which is fork-safe): the worker starts
+with everything this process imported (a SLURM task spent 2-2.5 s of CPU importing the scientific
+stack a second time in its spawned worker), and the handlers this process installed for signals
+(submitit's preemption handler) are reset in it, as in a fresh interpreter. Otherwise (an OpenMP or
+numba thread pool started by a fit in this process, a thread of some library) it is spawned.
 
 The limit is CPU time, not wall time: the parent reads the worker's CPU seconds (user + system,
 every thread of the process; Linux ``/proc/<pid>/stat``) while it waits, and kills the worker
@@ -31,8 +37,10 @@ import os
 import sys
 import time
 import traceback
+import warnings
 
-__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "process_wait_seconds", "die_with", "descends_from"]
+__all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "process_wait_seconds", "die_with",
+           "descends_from", "fork_is_safe"]
 
 
 class TrialTimeout(Exception):
@@ -146,9 +154,11 @@ def die_with(pid: int, interval: float = 1.0) -> None:
 _WATCHED: set[int] = set()
 
 
-def _serve(conn, preload, parent_pid=None, forked_by_server=False) -> None:
+def _serve(conn, preload, parent_pid=None, forked_by_server=False, forked_from=None) -> None:
     import importlib
 
+    if forked_from is not None:  # forked from the caller (:func:`fork_is_safe`): a fresh process's state
+        _forked_child_state(forked_from)
     if parent_pid is not None and forked_by_server:  # the server is its parent: watch the caller
         die_with(parent_pid)
     elif parent_pid is not None:
@@ -179,6 +189,116 @@ def _serve(conn, preload, parent_pid=None, forked_by_server=False) -> None:
             return
 
 
+#: the threads ccbench starts that may run while the process forks: each waits in one system call
+#: (``select`` on a pidfd, ``sleep``) holding no lock, and none is needed in the child
+_OWN_THREADS = ("ccbench-watch-", "ccbench-parent-watch")
+
+
+#: native threads known by name whose library makes them safe across ``fork`` (Linux ``comm``):
+#: jemalloc's background thread (pyarrow's allocator: jemalloc takes its locks around ``fork``)
+_FORK_SAFE_NATIVE = frozenset({"jemalloc_bg_thd"})
+
+
+def _native_threads() -> int | None:
+    """The number of threads of this process not in ``_FORK_SAFE_NATIVE`` (Linux
+    ``/proc/self/task/*/comm``), None where unreadable."""
+    try:
+        tasks = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    count = 0
+    for task in tasks:
+        try:
+            with open(f"/proc/self/task/{task}/comm") as fh:
+                count += fh.read().strip() not in _FORK_SAFE_NATIVE
+        except OSError:  # a thread that ended meanwhile
+            continue
+    return count
+
+
+def _openblas_pool_threads() -> int | None:
+    """Threads of the OpenBLAS pools loaded in this process (each pool has ``num_threads - 1``
+    workers; the caller's thread is the last), as threadpoolctl reports them; None when another
+    native pool (OpenMP, MKL, BLIS) may have threads, or threadpoolctl is missing."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    pools = 0
+    for lib in threadpool_info():
+        if lib.get("internal_api") == "openblas" and lib.get("threading_layer") in ("pthreads", None):
+            pools += max(int(lib.get("num_threads") or 1) - 1, 0)
+        elif lib.get("user_api") == "blas":  # MKL, BLIS, OpenBLAS built on OpenMP: not counted here
+            return None
+    return pools
+
+
+def fork_is_safe() -> bool:
+    """Whether a child forked from this process now can be trusted to run a fit.
+
+    A fork copies one thread: a lock another thread held stays locked in the child, and a thread
+    pool's bookkeeping names threads that no longer exist (GNU OpenMP's, numba's: the child's next
+    parallel region hangs). Safe when (1) this is the main thread (the child's parent-death signal
+    follows the thread that forked it), (2) every other Python thread is one of ccbench's watchers
+    (``_OWN_THREADS``: blocked in a system call, holding nothing), and (3) every other native thread
+    is accounted for by (2), by an OpenBLAS pool (pthreads; OpenBLAS shuts its pool down around
+    ``fork``) or by name (``_FORK_SAFE_NATIVE``: pyarrow's jemalloc thread): counted,
+    ``/proc/self/task`` against :func:`threading.enumerate` plus the pools' sizes, so an OpenMP pool
+    that a fit in this process started (k-means), numba's, or any library's thread makes the count
+    exceed it and the worker is spawned instead. An OpenBLAS pool is up (its size) or down (none:
+    OpenBLAS stops it around each fork and starts it again at the next BLAS call), so the count may
+    be below the sum; what it cannot tell (an OpenMP pool started while an OpenBLAS pool was down)
+    takes a fit in this process, after which the harness forks no more (``IsolatedRunner.fork``).
+    Linux only."""
+    import threading
+
+    if "fork" not in mp.get_all_start_methods() or threading.current_thread() is not threading.main_thread():
+        return False
+    python = threading.enumerate()
+    if any(t is not threading.main_thread() and not t.name.startswith(_OWN_THREADS) for t in python):
+        return False
+    native = _native_threads()
+    if native is None or native < len(python):
+        return False
+    if native == len(python):
+        return True
+    pools = _openblas_pool_threads()
+    return pools is not None and native <= len(python) + pools
+
+
+def _handled_signals() -> list:
+    """The signals this process handles in Python (submitit's preemption and ``SIGTERM`` handlers,
+    ``_task_start``'s recorder): a forked child must not run them."""
+    import signal
+
+    handled = []
+    for signum in signal.valid_signals():
+        try:
+            handler = signal.getsignal(signum)
+        except (OSError, ValueError):
+            continue
+        if callable(handler) and handler is not signal.default_int_handler:
+            handled.append(signum)
+    return handled
+
+
+def _forked_child_state(forked_from) -> None:
+    """In a worker forked from its caller, before anything else: the caller's end of the pipe closed
+    (the worker sees the caller go), no watcher of the caller's (they did not survive the fork), and
+    the caller's Python signal handlers replaced by the defaults a spawned worker has: a preemption
+    signal that reaches the worker must not requeue the task a second time from here. The caller
+    blocked those signals around the fork (:meth:`IsolatedRunner._launch`); one that came meanwhile
+    is delivered, with its default action, when they are unblocked here."""
+    import signal
+
+    inherited_end, mask = forked_from
+    inherited_end.close()
+    _WATCHED.clear()
+    for signum in _handled_signals():
+        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+
 def _answer(conn, answer) -> None:
     """Send ``(ok, value, traceback)`` to the caller; a value or an exception that does not pickle
     is sent as the error that says so. ``OSError``: the caller is gone."""
@@ -202,7 +322,10 @@ class IsolatedRunner:
     """Call picklable functions in a worker process with a time limit.
 
     ``preload`` names modules the worker imports before it reports ready, so
-    their import time does not count against a call's limit.
+    their import time does not count against a call's limit. ``fork`` (default True; an attribute,
+    set False once this process runs fits itself): fork the worker from this process when
+    :func:`fork_is_safe` (else spawn it); ``start_method`` says how the current worker was started
+    (``fork``, ``forkserver`` or ``spawn``).
 
     >>> runner = IsolatedRunner()  # doctest: +SKIP
     >>> runner.call(pow, 2, 10, timeout=30)  # doctest: +SKIP
@@ -219,8 +342,11 @@ class IsolatedRunner:
     #: Seconds between two reads of the worker's CPU time while a call runs.
     POLL = 0.05
 
-    def __init__(self, preload: tuple[str, ...] = ()):
-        self._ctx = _inherited_fork_server() or mp.get_context("spawn")
+    def __init__(self, preload: tuple[str, ...] = (), fork: bool = True):
+        self._server = _inherited_fork_server()
+        self.fork = fork
+        self._ctx = None
+        self.start_method: str | None = None
         self._preload = tuple(preload)
         self._proc = None
         self._conn = None
@@ -228,12 +354,21 @@ class IsolatedRunner:
         self.last_wall: float | None = None
         self._finalizer = None
 
+    def _context(self):
+        """How to start the next worker: from the fork server this process came from, else forked from
+        this process when that is safe now (threads come and go), else spawned."""
+        if self._server is not None:
+            return self._server
+        return mp.get_context("fork") if self.fork and fork_is_safe() else mp.get_context("spawn")
+
     def _start(self) -> None:
+        self._ctx = self._context()
         try:
             self._launch()
         except OSError:  # the fork server cannot be reached (killed from outside): spawn from now on
             if self._ctx.get_start_method() != "forkserver":
                 raise
+            self._server = None
             self._ctx = mp.get_context("spawn")
             self._launch()
         if not self._conn.poll(self.START_TIMEOUT) or self._conn.recv() != "ready":
@@ -241,23 +376,37 @@ class IsolatedRunner:
             raise WorkerDied(f"the worker process did not start within {self.START_TIMEOUT:g} s")
 
     def _launch(self) -> None:
-        forked = self._ctx.get_start_method() == "forkserver"
+        import signal
+
+        method = self._ctx.get_start_method()
+        forked = method == "forkserver"
         parent, child = self._ctx.Pipe()
-        proc = self._ctx.Process(target=_serve, args=(child, self._preload, os.getpid(), forked), daemon=True)
+        handled = _handled_signals() if method == "fork" else []
+        # forked: the handlers this process installed must not run in the child before it resets them,
+        # so those signals wait (blocked) across the fork; here they are delivered right after it
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled) if handled else None
+        forked_from = (parent, mask if mask is not None else signal.pthread_sigmask(signal.SIG_BLOCK, [])) \
+            if method == "fork" else None
+        proc = self._ctx.Process(target=_serve, args=(child, self._preload, os.getpid(), forked, forked_from),
+                                 daemon=True)
         # The child re-applies the parent's *global* start method, which a library may have set
         # to one the child cannot resolve (joblib's "loky", inside Hydra's joblib launcher):
         # spawn is the global default while the worker starts, then the old one is put back.
         previous = mp.get_start_method(allow_none=True)
         mp.set_start_method("spawn", force=True)
         try:
-            proc.start()
+            with warnings.catch_warnings():  # Python >= 3.12 warns of any thread: fork_is_safe counted them
+                warnings.filterwarnings("ignore", category=DeprecationWarning, message=".*multi-threaded.*fork")
+                proc.start()
         except BaseException:
             parent.close()
             raise
         finally:
             child.close()
             mp.set_start_method(previous, force=True)
-        self._proc, self._conn = proc, parent
+            if mask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        self._proc, self._conn, self.start_method = proc, parent, method
         if forked and self._finalizer is None:
             # a process forked by the fork server ends without running atexit (multiprocessing's
             # finalizers run): stop the trial worker then, not a second later (die_with)

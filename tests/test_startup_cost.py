@@ -186,3 +186,111 @@ def test_the_code_hash_of_a_method_looks_up_no_module_of_another_package(monkeyp
     code = provenance.method_code(ap)  # as the harness's cell_method_code calls it for AP's spec
     assert "ccbench_plugins.affinity.ap" in code["code.method_files"]
     assert looked_up and {name.split(".")[0] for name in looked_up} == {"ccbench_plugins"}, sorted(set(looked_up))
+
+
+# -- the task's trial_timeout worker: a fork of the task, not a second interpreter (issue 54, item 9) -----------
+# A SLURM task's trial worker was spawned: a fresh interpreter importing numpy, scipy, scikit-learn, pandas and
+# the harness again (2-2.5 s of the task's CPU to its first trial, beside the task's own 3 s). It is now forked
+# from the task (ccbench.isolation.fork_is_safe); these run a process with the task's native threads (OpenBLAS's
+# pool: numpy; jemalloc's: pyarrow) and a submitit-like USR2 handler, and ask its trial worker what it is.
+
+_TASK_LIKE = r"""
+import json, os, signal, sys, _thread, time
+import numpy, pyarrow  # the native threads a task has: OpenBLAS's pool, jemalloc's background thread
+from ccbench import isolation
+from ccbench.isolation import IsolatedRunner, TrialTimeout, WorkerDied
+
+fork_is_safe = getattr(isolation, "fork_is_safe", lambda: None)  # (none before workers were forked)
+
+sys.modules["ccbench_task_only"] = type(sys)("ccbench_task_only")  # a module only this process imported
+signal.signal(signal.SIGUSR2, lambda *a: print("requeued from", os.getpid(), flush=True))  # as submitit's
+PROBE = ("(__import__('os').getppid(), 'ccbench_task_only' in __import__('sys').modules, "
+         "open('/proc/self/cmdline', 'rb').read().decode('latin-1'), "
+         "__import__('signal').getsignal(__import__('signal').SIGUSR2) == __import__('signal').SIG_DFL)")
+if sys.argv[1] == "unsafe":  # a thread of some library, unknown to Python's threading: a fork would lose it
+    _thread.start_new_thread(time.sleep, (60,))
+out = {"me": os.getpid(), "cmdline": open("/proc/self/cmdline", "rb").read().decode("latin-1"), "safe": fork_is_safe()}
+runner = IsolatedRunner()
+out["first"], out["first_method"] = runner.call(eval, PROBE, timeout=None), getattr(runner, "start_method", None)
+if sys.argv[1] == "safe":
+    try:
+        runner.call(eval, "__import__('os')._exit(3)", timeout=5)
+    except WorkerDied as exc:
+        out["died"] = str(exc)
+    try:
+        runner.call(eval, "[0 for _ in iter(int, 1)]", timeout=0.3)  # spins for ever
+    except TrialTimeout as exc:
+        out["spun"] = str(exc)
+    out["after"], out["after_method"] = runner.call(eval, PROBE, timeout=None), getattr(runner, "start_method", None)
+out["held"] = runner.call(eval, "__import__('os').getpid()", timeout=None)
+print(json.dumps(out), flush=True)
+runner.call(eval, "__import__('time').sleep(120)", timeout=None)  # held until the test kills this process
+"""
+
+
+def _run_task_like(mode: str) -> tuple[dict, int]:
+    """Run ``_TASK_LIKE``; once it has answered, SIGKILL it (while its worker sleeps in a call) and
+    return ``(its answers, seconds its held worker outlived it, -1 for never within 10 s)``."""
+    import json
+    import os
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-c", _TASK_LIKE, mode], stdout=subprocess.PIPE, text=True)
+    try:
+        out = json.loads(proc.stdout.readline() or "{}")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert out, "the task-like process did not answer"
+    for waited in range(100):
+        try:
+            os.kill(out["held"], 0)
+        except ProcessLookupError:
+            return out, waited // 10
+        time.sleep(0.1)
+    os.kill(out["held"], signal.SIGKILL)
+    return out, -1
+
+
+def test_a_tasks_trial_worker_is_a_fork_of_the_task_with_its_modules_not_a_new_interpreter():
+    """The trial worker of a process with a task's threads is forked from it: its parent is the task, it
+    has the module only the task imported (no import work of its own), it runs the task's command line
+    (a spawned worker runs ``multiprocessing.spawn``'s), and the task's USR2 handler (submitit's requeue)
+    is not inherited. A fit ending its process (``os._exit``) or spinning past ``trial_timeout`` costs one
+    call; the next worker is forked again; and the worker dies with the task (SIGKILL)."""
+    out, outlived = _run_task_like("safe")
+    for parent, has_task_module, cmdline, usr2_default in (out["first"], out["after"]):
+        assert parent == out["me"] and has_task_module and cmdline == out["cmdline"] and usr2_default
+    assert out["safe"] and out["first_method"] == out["after_method"] == "fork"
+    assert out["first"] is not out["after"] and "exit code 3" in out["died"]
+    assert "CPU time reached trial_timeout=0.3" in out["spun"]
+    assert outlived != -1, "the forked worker outlived its task by 10 s"
+
+
+def test_a_task_with_a_thread_fork_would_lose_spawns_its_trial_worker():
+    """A native thread the count cannot place (not Python's ``threading``, not OpenBLAS's or jemalloc's:
+    an OpenMP or numba pool a fit started here) makes forking unsafe: the worker is then a new
+    interpreter (without the task's modules), and still dies with the task."""
+    out, outlived = _run_task_like("unsafe")
+    assert not out["safe"] and out["first_method"] == "spawn"
+    parent, has_task_module, cmdline, _ = out["first"]
+    assert parent == out["me"] and not has_task_module and "multiprocessing" in cmdline
+    assert outlived != -1, "the spawned worker outlived its task by 10 s"
+
+
+def test_a_process_that_fitted_a_cell_itself_forks_no_trial_worker(monkeypatch):
+    """Once a cell of this process runs without a worker (its fits here may start OpenMP or numba thread
+    pools that a fork would not carry over), the harness's kept worker and any new one are spawned."""
+    from ccbench.isolation import IsolatedRunner
+    from ccbench.running import harness
+
+    kept = IsolatedRunner()
+    monkeypatch.setattr(harness, "_WORKER", kept)
+    monkeypatch.setattr(harness, "_FORK_WORKERS", True)
+    assert kept.fork
+    harness._fits_in_this_process()
+    assert not kept.fork and not harness._FORK_WORKERS
+    monkeypatch.setattr(harness, "_WORKER", None)
+    monkeypatch.setattr(harness.atexit, "register", lambda f: None)
+    assert not harness._worker().fork

@@ -313,7 +313,21 @@ def _setup(cell: dict) -> dict:
     # that kills its process (os._exit, a crash in C) costs one error row, not the sweep
     in_launcher_worker = _in_launcher_worker()  # first: it arms die_with, which trial_timeout must not skip
     runner = _worker() if cell.get("trial_timeout") or in_launcher_worker else None
+    if runner is None:
+        _fits_in_this_process()
     return {"spec": spec, "metrics": metrics, "dataset": ds, "runner": runner}
+
+
+#: whether a later trial worker may be forked from this process (``IsolatedRunner.fork``): until a
+#: cell fits in this process, whose thread pools (OpenMP, numba) a fork would not carry over
+_FORK_WORKERS = True
+
+
+def _fits_in_this_process() -> None:
+    global _FORK_WORKERS
+    _FORK_WORKERS = False
+    if _WORKER is not None:
+        _WORKER.fork = False
 
 
 def _in_launcher_worker() -> bool:
@@ -334,10 +348,12 @@ def _worker() -> IsolatedRunner:
     """This process's ``trial_timeout`` worker, kept from job to job (started on first use, replaced
     after a kill, stopped at exit or with this process). A local sweep runs thousands of jobs in one
     process; a new worker per job spent 1.5-3 s importing before each job's first trial, most of a
-    small data set's job. A method's module is imported by its first call (inside its time limit)."""
+    small data set's job. A method's module is imported by its first call (inside its time limit).
+    Forked from this process where that is safe (:func:`ccbench.isolation.fork_is_safe`), it starts
+    with this process's imports: a SLURM task's worker spent 2-2.5 s of CPU importing them again."""
     global _WORKER
     if _WORKER is None:
-        _WORKER = IsolatedRunner(preload=("ccbench.running.harness",))
+        _WORKER = IsolatedRunner(preload=("ccbench.running.harness",), fork=_FORK_WORKERS)
         atexit.register(_WORKER.close)
     return _WORKER
 
