@@ -36,6 +36,8 @@ _EXPORTS = {
     "provenance_warnings": "origins",
     "parse_formats": "export",
     "write_html": "html",
+    "ReportWorker": "background",
+    "ReportFailed": "background",
     "compare": "verdict",
     "utility": "constraint_utility",
     "write_shipped": "shipped",

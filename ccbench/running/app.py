@@ -117,6 +117,18 @@ GRIDS_DIR = ".ccbench_grids"
 _outcome: dict = {}
 
 
+#: Report processes forked by the callback (:meth:`SweepSummaryCallback._start_worker`): a sweep refused
+#: before its first job never reaches ``on_multirun_end``, so the command stops them
+#: (:func:`stop_report_workers`).
+_report_workers: list = []
+
+
+def stop_report_workers() -> None:
+    """End and reap every report process a sweep of this process forked and did not use."""
+    while _report_workers:
+        _report_workers.pop().stop()
+
+
 def last_sweep_outcome() -> dict:
     """``{"sweep": dir, "failed": n_error_rows, "errors": [line per distinct error], "timeouts":
     n_timeout_rows, "timeout_cells": [line per cell with a timeout], "problems": text, "job_errors": [line
@@ -231,6 +243,7 @@ class SweepSummaryCallback(Callback):
     def __init__(self, metric: str = "modified_rand", write_report: bool = True):
         self.metric = metric
         self.write_report = write_report
+        self._worker = None  # the report's forked process (ccbench.reporting.ReportWorker), basic launcher only
 
     def on_multirun_start(self, config, **kwargs):
         _outcome.clear()
@@ -251,6 +264,28 @@ class SweepSummaryCallback(Callback):
             (sweep / GRIDS_DIR / f"{run}.yaml").write_text(OmegaConf.to_yaml(config, resolve=False))
         except Exception:  # noqa: BLE001 - the record of the grid must never stop a sweep
             pass
+        self._start_worker(config)
+
+    def _start_worker(self, config) -> None:
+        """Fork the process that will write the report (it imports matplotlib while the jobs run):
+        with the basic launcher only, whose jobs run in this process; a SLURM or joblib sweep's
+        process would keep it waiting for hours, or hand its pipe to the launcher's workers."""
+        self._stop_worker()
+        try:
+            launcher = str(config.hydra.launcher._target_)
+        except Exception:  # noqa: BLE001 - no launcher named: the report is written here
+            return
+        if self.write_report and launcher.endswith(".BasicLauncher"):
+            from ..reporting import ReportWorker
+
+            self._worker = ReportWorker.start()
+            if self._worker is not None:
+                _report_workers.append(self._worker)
+
+    def _stop_worker(self) -> None:
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.stop()
 
     def on_job_end(self, config, job_return, **kwargs):
         """``jobs done d/total, elapsed, ETA``: one whole line per finished job, on a terminal or
@@ -282,16 +317,27 @@ class SweepSummaryCallback(Callback):
             data = self._count(sweep)
         except Exception as exc:  # noqa: BLE001 - see the docstring
             _outcome["callback_error"] = f"{type(exc).__name__}: {exc}"
+            self._stop_worker()
             return
         if data is None:
+            self._stop_worker()
             return
         try:
             self._summarise(sweep, data)
         except Exception as exc:  # noqa: BLE001 - see the docstring
-            import traceback
+            from ..reporting import ReportFailed
 
-            traceback.print_exc(file=sys.stderr)
-            _outcome["callback_error"] = f"the end-of-sweep report failed: {type(exc).__name__}: {exc}"
+            if isinstance(exc, ReportFailed):  # raised in the report's process: its traceback, its name
+                sys.stderr.write(exc.trace)
+                kind = exc.kind
+            else:
+                import traceback
+
+                traceback.print_exc(file=sys.stderr)
+                kind = type(exc).__name__
+            _outcome["callback_error"] = f"the end-of-sweep report failed: {kind}: {exc}"
+        finally:
+            self._stop_worker()
 
     def _count(self, sweep: Path):
         """Failed and stale-re-run rows of the sweep (read once, for the summary too); damaged
@@ -326,11 +372,33 @@ class SweepSummaryCallback(Callback):
         return data
 
     def _summarise(self, sweep: Path, data) -> None:
+        """Print the table and problems; write the report (in the forked process when there is one,
+        while this one prints: the same calls, the same files)."""
         from .. import reporting as report
 
         data = report.prepare(data, [sweep])
         x = report.resolve_x(data)
         metric = self.metric if self.metric in data else report.first_metric(data)
+        worker, self._worker = self._worker, None
+        handed = False
+        if worker is not None and self.write_report:  # the report is drawn while the summary is printed
+            kwargs = {"metrics": [metric], "x": x, "paper": report.paper_reference(data)}
+            handed = worker.submit(data, sweep / "report", **kwargs)
+        try:
+            self._print_summary(report, data, metric, x)
+        except BaseException:  # a report is kept only once the summary was printed, as before
+            if worker is not None:
+                worker.stop()
+            raise
+        if self.write_report:
+            written = worker.result() if handed else None
+            if written is None:  # no forked process, or it gave no answer: written here
+                kwargs = {"metrics": [metric], "x": x, "paper": report.paper_reference(data)}
+                paths = report.write_report(data, sweep / "report", **kwargs)
+                written = paths["summary_md"], report.write_html(data, sweep / "report", **kwargs)
+            print(f"report: {written[0]}\nreport: {written[1]}")
+
+    def _print_summary(self, report, data, metric: str, x: str) -> None:
         print(f"\n{report.markdown_table(report.summarise(data, metric, x), metric, x)}")
         problems = report.problems_table(data)
         print(f"\n{problems}")
@@ -338,9 +406,3 @@ class SweepSummaryCallback(Callback):
             print(f"warning: {line}", file=sys.stderr)
         errors = report.error_summary(data, statuses=("error",))
         _outcome.update(errors=errors or _outcome["errors"], problems=problems)
-        if self.write_report:
-
-            paper = report.paper_reference(data)
-            paths = report.write_report(data, sweep / "report", metrics=[metric], x=x, paper=paper)
-            html = report.write_html(data, sweep / "report", metrics=[metric], x=x, paper=paper)
-            print(f"report: {paths['summary_md']}\nreport: {html}")

@@ -337,7 +337,7 @@ def _run_sweep() -> int:
     import gc
 
     from .. import registry
-    from .app import hydra_app, last_sweep_outcome
+    from .app import hydra_app, last_sweep_outcome, stop_report_workers
 
     args = sys.argv[1:]
     if not any(a.startswith(("--cfg", "-c", "--info", "--hydra-help", "--help", "-h")) for a in args):
@@ -385,6 +385,7 @@ def _run_sweep() -> int:
               f"Resume with: {_resume_command(args, sweep)}", file=sys.stderr)
         return 130
     finally:
+        stop_report_workers()  # a sweep refused or interrupted before its end never used its report process
         # a caller that goes on (tests, notebooks) gets its collector back as it was
         gc.set_threshold(*thresholds)
         gc.unfreeze()
