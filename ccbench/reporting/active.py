@@ -11,6 +11,12 @@ Rows are the anytime cells' (:mod:`ccbench.running.active_cells`: one row per tr
   over q = 0..budget: a mean ARI over the questions); a failed curve (status ``error``) scores 0, the
   area of the one-cluster partition (``FAILURE_SCORE``), and a cell with a ``skipped`` trial is missing
   (the leaderboard's ``missing`` convention);
+- the **unqueried area** ``auc_ari_unqueried`` (:data:`UNQUERIED`, ARI on the points in no asked pair,
+  as the COBRAS papers score) is ranked by the same rule. It is NaN for an ``ok`` curve when, at some
+  budget, fewer than two points are left unasked (a small set): such a trial makes its cell missing
+  (one missing trial, the cell is missing: :func:`cell_scores`), and a data set on which no entry has a
+  score is left out of that ranking (``unscored``; it has no block to compare on), so the best entry
+  is chosen among the entries on every data set that is scored;
 - the **ranking** is the leaderboard's headline statistics, reused: per data set the mean over its cells
   of the paired difference (entry - reference); its mean over the data sets with a percentile bootstrap
   interval over the data sets; Wilcoxon signed-rank over the data sets with Holm over each reference's
@@ -30,12 +36,13 @@ from .leaderboard.effects import _best, _pair_table, _set_means, cell_scores, p_
 from .leaderboard.gains import bootstrap_ci
 from .shipped import merge_with
 
-__all__ = ["ACTIVE_SCHEME", "METRIC", "SELF_ASKING", "FAILURE_SCORE", "is_active_rows", "entry_labels",
+__all__ = ["ACTIVE_SCHEME", "METRIC", "UNQUERIED", "SELF_ASKING", "FAILURE_SCORE", "is_active_rows", "entry_labels",
            "active_frame", "budgets_of", "curve_frame", "auc_table", "effects", "cost_table", "status_table",
            "measured_core_hours", "merge_active_with", "STRATEGY"]
 
 ACTIVE_SCHEME = "active_queries"
 METRIC = "auc_ari"
+UNQUERIED = "auc_ari_unqueried"
 SELF_ASKING = "cobras"
 STRATEGY = "constraints.strategy"
 FAILURE_SCORE = 0.0
@@ -93,8 +100,9 @@ def curve_frame(frame: pd.DataFrame, seed: int = 0, n_boot: int = N_BOOT) -> pd.
 
 
 def auc_table(frame: pd.DataFrame, metric: str = METRIC, seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
-    """Per (dataset, noise, entry): the mean area over the ok trials, its bootstrap interval over the trials,
-    and the ok / all trial counts."""
+    """Per (dataset, noise, entry): the mean area over the ok trials (NaN when one of them is NaN: an
+    undefined unqueried area, as in the ranking), its bootstrap interval over the trials, and the ok / all
+    trial counts."""
     out = []
     for (dataset, noise, entry), rows in frame.groupby(["dataset", "noise", "entry"], sort=True):
         values = rows.loc[rows["status"] == "ok", metric].to_numpy(float)
@@ -112,11 +120,14 @@ def _scores(frame: pd.DataFrame, metric: str) -> pd.DataFrame:
 
 def effects(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alpha: float = 0.05, seed: int = 0,
             n_boot: int = N_BOOT) -> dict:
-    """The ranking (module docstring): ``{"effects": one row per (reference, entry), "p_best": per entry,
-    "best": the best entry or None, "set_means": data sets x entries}``."""
+    """The ranking of ``metric`` (module docstring): ``{"effects": one row per (reference, entry), "p_best":
+    per entry, "best": the best entry or None, "set_means": data sets x entries, "unscored": the data sets
+    on which no entry has a score (left out)}``."""
     scores = _scores(frame, metric)
-    datasets = sorted(scores.index.get_level_values("dataset").unique())
-    set_means = _set_means(scores).reindex(datasets)
+    set_means = _set_means(scores)
+    unscored = sorted(set_means.index[set_means.isna().all(axis=1)])
+    datasets = sorted(d for d in set_means.index if d not in unscored)
+    set_means = set_means.reindex(datasets)
     best, _ = _best(set_means)
     references = [e for e in scores.columns if e.startswith("random/")]
     if best is not None and best not in references:
@@ -125,14 +136,15 @@ def effects(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alp
     for name in references:
         diffs = scores.drop(columns=name).sub(scores[name], axis=0).groupby(level="dataset").mean()
         diffs = diffs.reindex(datasets).dropna(how="all").round(12)
-        if diffs.shape[1] == 0:
+        if diffs.empty:  # no other entry, or no data set scored (e.g. every set too small to leave points unasked)
             continue
         kind = "best" if name == best and not name.startswith("random/") else "random"
         tables.append(_pair_table(diffs, margin, alpha, seed, n_boot).assign(reference=kind, reference_name=name))
     if best is not None and best.startswith("random/"):  # the best is a random entry: its family is also "best"
         tables += [t.assign(reference="best") for t in tables if (t["reference_name"] == best).all()]
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    return {"effects": table, "p_best": p_best(set_means, n_boot, seed), "best": best, "set_means": set_means}
+    return {"effects": table, "p_best": p_best(set_means, n_boot, seed), "best": best, "set_means": set_means,
+            "unscored": unscored}
 
 
 def cost_table(frame: pd.DataFrame) -> pd.DataFrame:

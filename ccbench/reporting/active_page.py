@@ -4,7 +4,10 @@ Writes ``index.md`` and ``index.html`` (the same blocks; every text read from th
 :func:`md_text` in markdown, :func:`html.escape` in HTML), one figure per data set (``curves_<i>.png``:
 ARI against q, the mean over the trials with its 95 % bootstrap interval, one panel per oracle noise rate,
 top row on all points, bottom row on the points in no asked pair; file names are numbered, never made
-from a row's text) and ``active.parquet`` (the curves, areas, effects and costs in long form). The numbers
+from a row's text) and ``active.parquet`` (the curves, areas, effects and costs in long form; ``table`` is
+``curves``, ``auc``, ``effects``, ``costs``, and ``auc_unqueried``, ``effects_unqueried`` for the
+unqueried area). The page ranks the all-points area (the headline) and, in a section of its own by the
+same statistics, the area on the points in no asked pair (:data:`.active.UNQUERIED`). The numbers
 are :mod:`.active`'s. The full track's cost is an **estimate** (:func:`estimate_core_hours`), printed
 apart from the measured core-hours and labelled so.
 """
@@ -58,8 +61,8 @@ def _sign(v: float) -> str:
     return f"{v:+.3f}"
 
 
-def _headline(ranking: dict, margin: float) -> list[str]:
-    """One sentence per (reference, entry): the difference with its interval, the test, the verdict."""
+def _headline(ranking: dict, margin: float, label: str = "AUC") -> list[str]:
+    """One sentence per (reference, entry): the difference in ``label`` with its interval, the test, the verdict."""
     table = ranking["effects"]
     if table.empty:
         return ["No pair of entries shares a data set: nothing to rank."]
@@ -67,7 +70,7 @@ def _headline(ranking: dict, margin: float) -> list[str]:
     for (kind, ref), rows in table.groupby(["reference", "reference_name"], sort=False):
         for _, r in rows.sort_values("mean_diff", ascending=False).iterrows():
             verdict = r["verdict"] if r["verdict"] != "tied" else "a tie (Holm p > 0.05)"
-            out.append(f"`{md_text(r['method'])}` vs `{md_text(ref)}` ({kind}): {_sign(r['mean_diff'])} AUC "
+            out.append(f"`{md_text(r['method'])}` vs `{md_text(ref)}` ({kind}): {_sign(r['mean_diff'])} {label} "
                        f"[{_sign(r['ci_low'])}, {_sign(r['ci_high'])}] over {int(r['n_sets'])} data sets "
                        f"({int(r['wins'])} wins, {int(r['losses'])} losses), Wilcoxon p = {r['p_wilcoxon']:.3g}, "
                        f"Holm p = {r['p_holm']:.3g}, P(ahead/ROPE {margin:g}/behind) = {r['p_ahead']:.2f}/"
@@ -110,9 +113,53 @@ def _table(header: list[str], rows: list[list[str]]) -> dict:
     return {"kind": "table", "header": header, "rows": rows}
 
 
+def _p_best_table(ranking: dict, label: str) -> dict:
+    """Per entry: its mean over the data sets, P(best) and its data sets."""
+    pb = ranking["p_best"].sort_values("mean", ascending=False)
+    return _table(["entry", f"mean {label} over data sets", "P(best)", "data sets"],
+                  [[md_text(r["method"]), f"{r['mean']:.3f}", "-" if not np.isfinite(r["p_best"]) else
+                    f"{r['p_best']:.2f}", str(int(r["n_sets"]))] for _, r in pb.iterrows()])
+
+
+def _cell_table(aucs: pd.DataFrame) -> dict:
+    """Per (data set, noise rate), each entry's mean area with its interval over the trials."""
+    entries = sorted(aucs["entry"].unique())
+    rows = []
+    for (dataset, noise), cell in aucs.groupby(["dataset", "noise"], sort=True):
+        by = cell.set_index("entry")
+        rows.append([md_text(dataset), f"{noise:.0%}"] + [
+            _ci(by.loc[e, "mean"], by.loc[e, "ci_low"], by.loc[e, "ci_high"]) if e in by.index else "-"
+            for e in entries])
+    return _table(["data set", "noise", *[md_text(e) for e in entries]], rows)
+
+
+def _unqueried_blocks(ranking: dict, aucs: pd.DataFrame, margin: float) -> list[dict]:
+    """The ranking of the area on the points in no asked pair, by the headline's statistics."""
+    left_out = ranking["unscored"]
+    why = (f" Left out: {', '.join(md_text(d) for d in left_out)} (no entry has a score there: at some budget "
+           "fewer than two points are in no asked pair)." if left_out else "")
+    return [
+        {"kind": "h2", "text": "Points in no asked pair: area under the unqueried curve (unqueried AUC)"},
+        {"kind": "p", "text": "`auc_ari_unqueried`: the area under ARI on the points in no asked pair (answers "
+                              "cannot simply be copied onto them), ranked by the headline's statistics: paired "
+                              "differences against `random/<method>` and against the best entry, data sets as "
+                              "blocks, bootstrap interval, Wilcoxon with Holm, the Bayesian signed-rank "
+                              f"posterior with ROPE {margin:g}; not significant after Holm is a tie. The area is "
+                              "undefined when, at some budget, fewer than two points are left unasked: such a "
+                              "trial makes its cell missing (shown as - below), and the best entry is chosen "
+                              "among those on every data set that is scored." + why},
+        {"kind": "ul", "items": _headline(ranking, margin, "unqueried AUC")},
+        _p_best_table(ranking, "unqueried AUC"),
+        {"kind": "p", "text": "Unqueried AUC per data set and noise rate (mean over trials, 95 % bootstrap CI):"},
+        _cell_table(aucs),
+    ]
+
+
 def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.DataFrame, costs: pd.DataFrame,
-            figures: list, margin: float, command: str) -> list[dict]:
-    """The page as blocks (heading, text, table, image); every value from the rows as plain text."""
+            figures: list, margin: float, command: str,
+            unqueried: tuple[dict, pd.DataFrame] | None = None) -> list[dict]:
+    """The page as blocks (heading, text, table, image); every value from the rows as plain text.
+    ``unqueried``: the ranking and the per-cell areas of the unqueried area, or None (no such section)."""
     datasets = sorted(frame["dataset"].unique())
     noises = sorted(frame["noise"].unique())
     budgets = act.budgets_of(frame)
@@ -148,19 +195,11 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
                               "skipped trial is missing."},
         {"kind": "ul", "items": _headline(ranking, margin)},
     ]
-    pb = ranking["p_best"].sort_values("mean", ascending=False)
-    blocks.append(_table(["entry", "mean AUC over data sets", "P(best)", "data sets"],
-                         [[md_text(r["method"]), f"{r['mean']:.3f}", "-" if not np.isfinite(r["p_best"]) else
-                           f"{r['p_best']:.2f}", str(int(r["n_sets"]))] for _, r in pb.iterrows()]))
+    blocks.append(_p_best_table(ranking, "AUC"))
     blocks.append({"kind": "h2", "text": "AUC per data set and noise rate (mean over trials, 95 % bootstrap CI)"})
-    entries = sorted(aucs["entry"].unique())
-    rows = []
-    for (dataset, noise), cell in aucs.groupby(["dataset", "noise"], sort=True):
-        by = cell.set_index("entry")
-        rows.append([md_text(dataset), f"{noise:.0%}"] + [
-            _ci(by.loc[e, "mean"], by.loc[e, "ci_low"], by.loc[e, "ci_high"]) if e in by.index else "-"
-            for e in entries])
-    blocks.append(_table(["data set", "noise", *[md_text(e) for e in entries]], rows))
+    blocks.append(_cell_table(aucs))
+    if unqueried is not None:
+        blocks += _unqueried_blocks(*unqueried, margin)
     blocks.append({"kind": "h2", "text": "Curves"})
     blocks.append({"kind": "p", "text": "ARI after q answers, mean over the ok trials with its 95 % bootstrap "
                                         "interval; top: all points, bottom: the points in no asked pair."})
@@ -248,13 +287,20 @@ def write_active_report(data: pd.DataFrame, out, *, command: str = "ccbench repo
     aucs = act.auc_table(frame, metric)
     curves = act.curve_frame(frame)
     costs = act.cost_table(frame)
+    # the unqueried area gets its own ranking unless it is already the headline's metric
+    unqueried = None
+    if metric != act.UNQUERIED and act.UNQUERIED in frame:
+        unqueried = (act.effects(frame, act.UNQUERIED, margin=margin), act.auc_table(frame, act.UNQUERIED))
     made = _figures(curves, out) if figures else []
     command = str(command)
-    blocks = _blocks(data, frame, ranking, aucs, costs, made, margin, command)
+    blocks = _blocks(data, frame, ranking, aucs, costs, made, margin, command, unqueried)
     paths = {"md": write_text(out / "index.md", _markdown(blocks), out),
              "html": write_text(out / "index.html", _html(blocks), out)}
-    long = pd.concat([curves.assign(table="curves"), aucs.assign(table="auc"),
-                      ranking["effects"].assign(table="effects"), costs.assign(table="costs")], ignore_index=True)
+    parts = [curves.assign(table="curves"), aucs.assign(table="auc"),
+             ranking["effects"].assign(table="effects"), costs.assign(table="costs")]
+    if unqueried is not None:
+        parts += [unqueried[1].assign(table="auc_unqueried"), unqueried[0]["effects"].assign(table="effects_unqueried")]
+    long = pd.concat(parts, ignore_index=True)
     paths["parquet"] = write_table(long, out / "active.parquet", out)
     paths.update({f"figure_{i}": out / name for i, (_, name) in enumerate(made)})
     return paths
