@@ -222,6 +222,9 @@ if sys.argv[1] == "safe":
     except TrialTimeout as exc:
         out["spun"] = str(exc)
     out["after"], out["after_method"] = runner.call(eval, PROBE, timeout=None), getattr(runner, "start_method", None)
+    runner._conn.close()  # the caller's end gone: the worker sees it (it must not hold a copy) and ends
+    runner._proc.join(10)
+    out["eof_exit"], runner._proc, runner._conn = runner._proc.exitcode, None, None
 out["held"] = runner.call(eval, "__import__('os').getpid()", timeout=None)
 print(json.dumps(out), flush=True)
 runner.call(eval, "__import__('time').sleep(120)", timeout=None)  # held until the test kills this process
@@ -258,13 +261,14 @@ def test_a_tasks_trial_worker_is_a_fork_of_the_task_with_its_modules_not_a_new_i
     has the module only the task imported (no import work of its own), it runs the task's command line
     (a spawned worker runs ``multiprocessing.spawn``'s), and the task's USR2 handler (submitit's requeue)
     is not inherited. A fit ending its process (``os._exit``) or spinning past ``trial_timeout`` costs one
-    call; the next worker is forked again; and the worker dies with the task (SIGKILL)."""
+    call; the next worker is forked again; it ends when the task closes its end of the pipe; and it dies
+    with the task (SIGKILL)."""
     out, outlived = _run_task_like("safe")
     for parent, has_task_module, cmdline, usr2_default in (out["first"], out["after"]):
         assert parent == out["me"] and has_task_module and cmdline == out["cmdline"] and usr2_default
     assert out["safe"] and out["first_method"] == out["after_method"] == "fork"
     assert out["first"] is not out["after"] and "exit code 3" in out["died"]
-    assert "CPU time reached trial_timeout=0.3" in out["spun"]
+    assert "CPU time reached trial_timeout=0.3" in out["spun"] and out["eof_exit"] == 0
     assert outlived != -1, "the forked worker outlived its task by 10 s"
 
 
