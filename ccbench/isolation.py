@@ -1,10 +1,10 @@
-"""Run a trial where it can be interrupted: one spawned worker process, killed on a time-out.
+"""Run a trial where it can be interrupted: one worker process, killed on a time-out.
 
 A numba kernel or a solver in C holds the interpreter, so a time limit inside the
 process cannot stop it; a separate process can be killed. :class:`IsolatedRunner`
-keeps one worker per job (spawned, so no thread pool is forked half-way) and
-replaces it after a kill or a crash. The cost is the worker's start-up (imports)
-once per job and pickling each trial's arrays, which is why isolation is opt-in
+keeps one worker per job (never forked with a thread pool half-way: see below) and
+replaces it after a kill or a crash. The cost is the worker's start-up (imports, when it is
+spawned) and pickling each trial's arrays, which is why isolation is opt-in
 (``trial_timeout``). In a process that a fork server forked (the joblib launcher's workers,
 whose server imported the harness once: :func:`_inherited_fork_server`), the worker is forked from
 that same single-threaded server instead: no new interpreter, no imports; spawned again if the

@@ -11,7 +11,9 @@ cells per task", gives both, measured on the test cluster.
 ``LeaderboardTask.track_task_startup_cpu`` is the whole of it for a real task: a packed leaderboard
 task pickled by the SLURM launcher (to a stand-in ``sbatch``), run in a fresh interpreter as a node
 runs it, stopped at its first trial: the CPU seconds of the task and of its ``trial_timeout`` worker
-(``tests/benchmarks/task_startup.py``).
+(``tests/benchmarks/task_startup.py``). The worker is forked from the task once its imports are done
+(``ccbench.isolation.fork_is_safe``), so its share is about 0; a spawned worker (a thread the fork
+check cannot place) imports the stack again, 2-3 s more.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ task), submitted to a stand-in ``sbatch`` (a script that only answers ``Submitte
 task's pickle as it would for SLURM. Then, ``--repeats`` times, a fresh interpreter runs that task
 as a SLURM node would (``_task_start.py -u -m submitit.core._submit FOLDER`` with the ``SLURM_*``
 variables of array task 0) and stops at its first trial: the figure is the CPU seconds (user +
-system) of the task's process and of its ``trial_timeout`` worker (spawned, ready) at the moment the
+system) of the task's process and of its ``trial_timeout`` worker (forked or spawned, ready) at the moment the
 first trial is handed to the worker; what SLURM itself costs (scheduling, the step daemon) is not in
 it. ``--full`` runs the task to its end instead and prints, per cell, its wall and CPU seconds beside
 the sum of its trials' ``trial_wall_time`` (the harness's per-cell cost is the difference): the
