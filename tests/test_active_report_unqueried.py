@@ -134,3 +134,22 @@ def test_a_data_set_no_entry_scores_is_left_out_so_a_best_entry_exists():
     assert ranking["unscored"] == ["tiny"] and "tiny" not in ranking["set_means"].index
     p_best = ranking["p_best"].set_index("method")["p_best"]
     assert np.isfinite(p_best).all() and p_best.sum() == pytest.approx(1.0)
+
+
+def test_a_strategy_is_read_against_random_on_the_method_it_feeds():
+    """Two methods: random/pck_means's family is the PCK-means entries and COBRAS, not MPCK-means's, so
+    Holm doubles (family of two), not triples, the exact p of 8 wins in 8 (2 / 2**8)."""
+    rows = _rows()
+    rows = rows[rows["dataset.name"] != "tiny"]
+    mpck = rows[rows["method.name"] == "pck_means"].assign(**{"method.name": "mpck_means"})
+    mpck["auc_ari"] += 0.2  # MPCK-means far ahead: in the best entry's family, not in random/pck_means's
+    ranking = act.effects(act.active_frame(pd.concat([rows, mpck], ignore_index=True)))
+    table = ranking["effects"]
+    random = table[table["reference"] == "random"]
+    family = random[random["reference_name"] == "random/pck_means"].set_index("method")
+    assert sorted(family.index) == ["cobras", "npu/pck_means"]
+    assert family.loc["npu/pck_means", "p_holm"] == pytest.approx(2 * 2 / 256)
+    assert sorted(random.loc[random["reference_name"] == "random/mpck_means", "method"]) == ["cobras", "npu/mpck_means"]
+    assert ranking["best"] == "random/mpck_means"
+    best = table[table["reference"] == "best"]
+    assert sorted(best["method"]) == ["cobras", "npu/mpck_means", "npu/pck_means", "random/pck_means"]

@@ -22,8 +22,11 @@ Rows are the anytime cells' (:mod:`ccbench.running.active_cells`: one row per tr
   interval over the data sets; Wilcoxon signed-rank over the data sets with Holm over each reference's
   family; the Bayesian signed-rank posterior with a ROPE of ``margin``; leave-one-data-set-out
   stability (:func:`ccbench.reporting.leaderboard.effects._pair_table`). References: ``random/<method>``
-  for each method with a random entry (the baseline every curve is read against; the family is every
-  other entry), and the **best** entry (highest mean over the data sets among those on every data set).
+  for each method with a random entry (the baseline every curve is read against), whose family is the
+  other entries of that method and the entries that ask their own questions (COBRAS: no random of its
+  own), so a strategy is read against random on the method it feeds and Holm counts those comparisons
+  only; and the **best** entry (highest mean over the data sets among those on every data set), whose
+  family is every other entry (across methods).
 """
 
 from __future__ import annotations
@@ -129,22 +132,27 @@ def effects(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alp
     datasets = sorted(d for d in set_means.index if d not in unscored)
     set_means = set_means.reindex(datasets)
     best, _ = _best(set_means)
-    references = [e for e in scores.columns if e.startswith("random/")]
-    if best is not None and best not in references:
-        references.append(best)
+    entries = list(scores.columns)
+    families = [(e, "random", _random_family(e, entries)) for e in entries if e.startswith("random/")]
+    if best is not None:
+        families.append((best, "best", [e for e in entries if e != best]))
     tables = []
-    for name in references:
-        diffs = scores.drop(columns=name).sub(scores[name], axis=0).groupby(level="dataset").mean()
+    for name, kind, members in families:
+        diffs = scores[members].sub(scores[name], axis=0).groupby(level="dataset").mean()
         diffs = diffs.reindex(datasets).dropna(how="all").round(12)
         if diffs.empty:  # no other entry, or no data set scored (e.g. every set too small to leave points unasked)
             continue
-        kind = "best" if name == best and not name.startswith("random/") else "random"
         tables.append(_pair_table(diffs, margin, alpha, seed, n_boot).assign(reference=kind, reference_name=name))
-    if best is not None and best.startswith("random/"):  # the best is a random entry: its family is also "best"
-        tables += [t.assign(reference="best") for t in tables if (t["reference_name"] == best).all()]
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     return {"effects": table, "p_best": p_best(set_means, n_boot, seed), "best": best, "set_means": set_means,
             "unscored": unscored}
+
+
+def _random_family(random_entry: str, entries: list[str]) -> list[str]:
+    """The entries read against ``random/<method>``: the other entries of ``<method>`` and those that ask
+    their own questions (no ``/`` in the label)."""
+    method = random_entry.partition("/")[2]
+    return [e for e in entries if e != random_entry and ("/" not in e or e.partition("/")[2] == method)]
 
 
 def cost_table(frame: pd.DataFrame) -> pd.DataFrame:

@@ -185,8 +185,10 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
                               f"costs that grow faster than n, or with q, are not modelled); entries not in these "
                               f"rows (e.g. MPCK-means when left out) are not in it."},
         {"kind": "h2", "text": "Headline: area under the curve (AUC, a mean ARI over q)"},
-        {"kind": "p", "text": "Each entry against `random/<method>` (the baseline every curve is read against) "
-                              "and against the best entry: the mean over data sets of the per-data-set paired "
+        {"kind": "p", "text": "Each entry against `random/<method>` (the baseline every curve is read against: "
+                              "a strategy against random on the method it feeds, COBRAS, which asks its own "
+                              "questions, against each `random/<method>`) and against the best entry (among "
+                              "the entries on every data set; its family is every other entry): the mean over data sets of the per-data-set paired "
                               "difference with its 95 % bootstrap interval over the data sets, the Wilcoxon "
                               "signed-rank test over the data sets with Holm over each reference's family, the "
                               "Bayesian signed-rank posterior with ROPE "
