@@ -61,6 +61,7 @@ def _wait_running(cluster, proc, timeout=300) -> str:
 
 
 @pytest.mark.slow  # starts the real test cluster (issue 54, item 19: not in the fast subset)
+@pytest.mark.ci_slurm  # CI's SLURM phase (.ci/run): the real cluster's core path
 def test_the_cluster_runs_a_job_and_accounts_for_it(slurm_cluster, tmp_path):
     info = slurm_cluster.run("sinfo", "-h", "-N", "-o", "%N %T %c %m").stdout.split()
     assert info[0] == slurm_cluster.node and info[1] == "idle"
@@ -140,6 +141,7 @@ def test_accounting_limits_are_read_from_the_real_sacctmgr(slurm_cluster, monkey
 
 
 @pytest.mark.slow
+@pytest.mark.ci_slurm  # CI's SLURM phase (.ci/run): the real cluster's core path
 def test_slurm_rows_equal_local_rows(slurm_cluster, tmp_path):
     """The leaderboard protocol (a small grid) through hydra/launcher=slurm: the same rows as the
     local (joblib) launcher's, measured and host columns aside."""
@@ -218,6 +220,7 @@ def _wait_fitting(log: Path, proc, timeout=600) -> str:
 
 
 @pytest.mark.slow
+@pytest.mark.ci_slurm  # CI's SLURM phase (.ci/run): the real cluster's core path
 def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, held, tmp_path):
     extra, env, log, release = held
     args = ["hydra/launcher=slurm", *extra, "n_trials=3", "constraints.n_constraints=10,20",
@@ -250,6 +253,7 @@ def test_a_killed_task_is_named_and_the_same_command_resumes(slurm_cluster, held
 
 
 @pytest.mark.slow
+@pytest.mark.ci_slurm  # CI's SLURM phase (.ci/run): the real cluster's core path
 def test_a_requeued_task_finishes(slurm_cluster, held, tmp_path):
     """SLURM signals a task (USR2) before preempting it or at its time limit minus signal_delay_s;
     submitit checkpoints and requeues it, up to max_num_timeout times (with timeout_min <= 10 every
