@@ -103,7 +103,8 @@ FAMILIES = {
         Family("cobras", ("tests/test_cobras*.py",)),  # COBRAS (issue 53): core.py, cobras.py
         Family("active", ("tests/test_active*.py",)),  # query strategies and the oracle (issue 53)
         # the active track in the core (issue 53 item 4): the harness's anytime cells and the page's numbers
-        Family("active_track", ("tests/test_active_cells.py", "tests/test_active_report.py"),
+        Family("active_track", ("tests/test_active_cells.py", "tests/test_active_report.py",
+                                "tests/test_active_report_unqueried.py"),
                paths=("ccbench/running/active_cells.py", "ccbench/reporting/active.py")),
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
         Family("leaderboard", ("tests/test_leaderboard.py", "tests/test_leaderboard_effects.py",
