@@ -39,6 +39,14 @@ def _config(sweep: Path, launcher: str = "hydra._internal.core_plugins.basic_lau
     return Config
 
 
+@pytest.fixture(autouse=True)
+def _threads_of_other_tests_ignored(monkeypatch):
+    """The suite's worker process (pytest-xdist) keeps threads that earlier test files left running,
+    so the callback would never fork there; these tests are about the report process's protocol, and
+    the thread rule itself is tested on its own (``test_no_report_process_..._with_another_thread_alive``)."""
+    monkeypatch.setattr(background.threading, "active_count", lambda: 1)
+
+
 @pytest.fixture(scope="module")
 def sweep(tmp_path_factory):
     sweep = tmp_path_factory.mktemp("sweep")
