@@ -331,6 +331,34 @@ def _unquoted(value):
     return value
 
 
+def _experiment_plugins(args: list[str]) -> list[str]:
+    """The plugins the command's ``experiment=NAME`` file lists (and the experiments it extends, by a
+    plain name in its defaults): the precheck must know the methods they register, or
+    ``experiment=active method.name=cobras`` is refused as an unknown method although the experiment
+    loads ``ccbench_plugins.cobras`` itself. Only ccbench's own experiment files; an unreadable one is
+    left to Hydra, which names it."""
+    from importlib.resources import files
+
+    import yaml
+
+    names = [a.split("=", 1)[1] for a in args if a.startswith(("experiment=", "+experiment="))]
+    found, seen = [], set()
+    while names:
+        name = names.pop()
+        if name in seen or "," in name:
+            continue
+        seen.add(name)
+        try:
+            data = yaml.safe_load((files("ccbench_conf") / "experiment" / f"{name}.yaml").read_text()) or {}
+        except (OSError, yaml.YAMLError, ValueError):
+            continue
+        if not isinstance(data, dict):
+            continue
+        found += [p for p in data.get("plugins") or [] if isinstance(p, str) and p not in found]
+        names += [d for d in data.get("defaults") or [] if isinstance(d, str) and d != "_self_"]
+    return found
+
+
 def _run_sweep() -> int:
     """Run the Hydra app; non-zero when a trial failed or the run was interrupted."""
     import atexit
@@ -343,7 +371,7 @@ def _run_sweep() -> int:
     if not any(a.startswith(("--cfg", "-c", "--info", "--hydra-help", "--help", "-h")) for a in args):
         plugins = [a.split("=", 1)[1].strip("[]") for a in args if a.startswith("plugins=")]
         try:
-            registry.load_plugins([p for p in ",".join(plugins).split(",") if p])
+            registry.load_plugins([p for p in ",".join(plugins).split(",") if p] + _experiment_plugins(args))
         except Exception:  # noqa: BLE001 - the job reports a bad plugin in its rows
             pass
         _register_method_configs(args)
