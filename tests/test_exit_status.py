@@ -101,13 +101,16 @@ def _rows(statuses):
     (["error", "timeout", "ok"], 1, 1, 1),
     (["ok", "ok"], 0, 0, 0),
 ])
-def test_the_end_of_sweep_count_keeps_timeouts_apart_from_errors(tmp_path, statuses, failed, timeouts, status):
+def test_the_end_of_sweep_count_keeps_timeouts_apart_from_errors(tmp_path, monkeypatch, statuses, failed, timeouts,
+                                                                 status):
     """The rule from the rows the callback reads: errors decide the status, timeouts are counted beside them."""
     from ccbench.running import app, cli
     from ccbench.running.results import write_results
 
     (tmp_path / "job").mkdir()
     write_results(_rows(statuses), tmp_path / "job" / "results.parquet")
+    # a fresh sweep's outcome (on_multirun_start clears it): another file's test in this worker left a callback_error
+    monkeypatch.setattr(app, "_outcome", {})
     app.SweepSummaryCallback(metric="ari")._count(tmp_path)
     outcome = app.last_sweep_outcome()
     assert (outcome["failed"], outcome["timeouts"]) == (failed, timeouts)

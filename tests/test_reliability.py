@@ -119,6 +119,7 @@ def test_an_exception_in_the_summary_is_visible_and_exits_1(monkeypatch, tmp_pat
         raise RuntimeError("summary exploded")
 
     monkeypatch.setattr(reporting, "summarise", broken)
+    monkeypatch.setattr(app, "_outcome", {})  # its callback_error must not outlive the test (it is module state)
     callback = app.SweepSummaryCallback(metric="ari")
 
     class Config:  # the attributes on_multirun_* read
