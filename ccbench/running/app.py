@@ -381,8 +381,8 @@ class SweepSummaryCallback(Callback):
         metric = self.metric if self.metric in data else report.first_metric(data)
         worker, self._worker = self._worker, None
         handed = False
+        kwargs = {"metrics": [metric], "x": x, "paper": report.paper_reference(data)} if self.write_report else {}
         if worker is not None and self.write_report:  # the report is drawn while the summary is printed
-            kwargs = {"metrics": [metric], "x": x, "paper": report.paper_reference(data)}
             handed = worker.submit(data, sweep / "report", **kwargs)
         try:
             self._print_summary(report, data, metric, x)
@@ -393,7 +393,6 @@ class SweepSummaryCallback(Callback):
         if self.write_report:
             written = worker.result() if handed else None
             if written is None:  # no forked process, or it gave no answer: written here
-                kwargs = {"metrics": [metric], "x": x, "paper": report.paper_reference(data)}
                 paths = report.write_report(data, sweep / "report", **kwargs)
                 written = paths["summary_md"], report.write_html(data, sweep / "report", **kwargs)
             print(f"report: {written[0]}\nreport: {written[1]}")
