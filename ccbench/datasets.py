@@ -239,13 +239,18 @@ def expand_suites(overrides: list[str]) -> list[str]:
     """Replace a suite among the ``dataset=`` choices of sweep overrides by its members.
 
     ``dataset=uci_all`` becomes ``dataset=balance,breast_cancer_wisconsin,...`` (the
-    24 UCI sets of the manifest, one job each), ``dataset=iris,uci_all`` adds iris;
+    24 UCI sets of the manifest, one job each), ``dataset=iris,uci_all`` adds iris; ``board_all``
+    (the reference board's distinct sets) is added to :data:`SUITES` by the KEEL data-set plugin;
     members keep their order and appear once. Other overrides pass unchanged.
     """
     out = []
     for arg in overrides:
         key, sep, value = arg.partition("=")
         choices = [v.strip() for v in value.split(",")] if sep and key.strip() == "dataset" else []
+        if choices and not all(c in SUITES for c in choices):
+            from .registry import list_datasets
+
+            list_datasets()  # a data-set plugin adds its suites (board_all: plugins/datasets/keel.py) when listed
         if not any(c in SUITES for c in choices):
             out.append(arg)
             continue
