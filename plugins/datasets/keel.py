@@ -246,7 +246,7 @@ def _nominal_columns(column, gone, declared, missing, where, j):
     declared = tuple(declared) or tuple(np.unique(column[~gone]).tolist())
     unknown = np.setdiff1d(column[~gone], declared)
     if unknown.size:
-        raise DataParseError(f"{where}: feature column {j} holds {unknown[0]!r}, not one of {declared}")
+        raise DataParseError(f"{where}: feature column {j} holds {str(unknown[0])!r}, not one of {declared}")
     codes = _index_of(declared, column)
     if gone.any() and missing == "impute":  # the most frequent value; argmax takes the first on ties
         codes = np.where(gone, int(np.argmax(np.bincount(codes[~gone], minlength=len(declared)))), codes)
@@ -283,7 +283,7 @@ def _encode(fields, kinds, missing: str, where: str, class_values=()):
     labels = fields[:, -1]
     unknown = np.setdiff1d(labels, class_values) if class_values else ()
     if len(unknown):
-        raise DataParseError(f"{where}: class {unknown[0]!r} is not one of the declared {tuple(class_values)}")
+        raise DataParseError(f"{where}: class {str(unknown[0])!r} is not one of the declared {tuple(class_values)}")
     classes = _class_order(labels, class_values)
     y = _index_of(classes, labels).astype(np.intp)
     meta = {"classes": classes.tolist(), "rows_dropped": int((~keep).sum()), "missing": missing}
@@ -345,7 +345,8 @@ def parse_header(lines, where: str = "KEEL file"):
         elif word in ("@outputs", "@output"):
             outputs = _names(text[len(word):])
         else:
-            raise DataParseError(f"{where} line {i + 1}: {text[:60]!r} is not a KEEL header line")
+            raise DataParseError(f"{where} line {i + 1}: {text[:60]!r} is not a KEEL header line (a header-less "
+                                 f"body is read by parse_body, with the manifest's column types)")
     raise DataParseError(f"{where}: no @data line; not a KEEL-format file (a header-less body is read by "
                          f"parse_body with the manifest's column types)")
 
