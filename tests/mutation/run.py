@@ -61,9 +61,9 @@ HERE = Path(__file__).resolve().parent
 DEFAULT_SAMPLE = 40  # ~10-15 min a family on the shared 2-core machine (about 15 s a mutant under load)
 DEFAULT_SEED = 28  # issue 28; the BEFORE/AFTER comparison uses this seed
 
-# Modules never mutated: plugin registration (``__init__``) and the kmeans wrappers around
-# third-party reference implementations (``peers``), which are not formulas of ours.
-EXCLUDED_MODULES = ("__init__.py", "peers.py")
+# Modules never mutated: plugin registration (``__init__``) and the wrappers around third-party
+# reference implementations (kmeans ``peers``, cobras ``peer``), which are not formulas of ours.
+EXCLUDED_MODULES = ("__init__.py", "peers.py", "peer.py")
 
 
 @dataclasses.dataclass(frozen=True)
