@@ -71,16 +71,34 @@ def test_after_the_first_iteration_the_questions_are_about_the_larger_blob():
     assert adjusted_rand(y, COBRAS(max_questions=2, random_state=0).fit(X, oracle=CountingOracle(y)).labels_) == 1.0
 
 
-def test_split_level_counts_the_cannot_links_down_the_larger_half():
+def test_split_level_counts_the_cannot_links_down_the_larger_half_when_asked():
     """Blobs A, B (20 points each, 10 apart) and C (6 points, 40 away). The whole set splits into
     A+B and C (cannot-link: level 1), the larger half A+B into A and B (cannot-link: level 2), A into
     two halves (must-link): 2**2 = 4 parts, so the first iteration already separates the three blobs.
-    Going on with the smaller half (C) would stop at level 1: two parts, A and B together."""
+    Going on with the smaller half (C, the default: next test) would stop at level 1: two parts, A and B
+    together."""
     X, y = _blobs([20, 20, 6], [[0, 0], [0, 10], [40, 0]])
-    model = COBRAS(max_questions=12, random_state=0).fit(X, oracle=CountingOracle(y))
+    model = COBRAS(max_questions=12, random_state=0, split_search="larger").fit(X, oracle=CountingOracle(y))
     assert list(model.answers_[:3]) == [False, False, True]
     first = np.flatnonzero(model.labels_history_.any(axis=1))[0]  # the first iteration's end
     assert adjusted_rand(y, model.labels_history_[first]) == pytest.approx(1.0)
+
+
+def test_split_level_goes_on_with_the_smaller_half_as_the_authors_package_does():
+    """The blobs of the test above, under the default ``split_search="smaller"`` (``cobras_ts`` 0.1.3's
+    ``determine_split_level``): after the cannot-link between A+B and C the search goes on with C, whose
+    halves must-link: level 1, two parts, so the first iteration ends on A+B and C (A and B together)."""
+    X, y = _blobs([20, 20, 6], [[0, 0], [0, 10], [40, 0]])
+    model = COBRAS(max_questions=12, random_state=0).fit(X, oracle=CountingOracle(y))
+    assert list(model.answers_[:2]) == [False, True]
+    assert set(y[model.queried_pairs_[1]]) == {2}  # the second question is inside C
+    first = np.flatnonzero(model.labels_history_.any(axis=1))[0]
+    assert adjusted_rand(np.where(y == 2, 1, 0), model.labels_history_[first]) == pytest.approx(1.0)
+
+
+def test_split_search_is_checked():
+    with pytest.raises(ValueError, match="split_search"):
+        COBRAS(split_search="middle").fit(np.zeros((4, 1)) + np.arange(4)[:, None], oracle=lambda i, j: True)
 
 
 def test_the_representative_is_the_member_closest_to_the_mean():

@@ -11,9 +11,9 @@ import numbers
 
 import numpy as np
 
-from ccbench.base import ConstrainedClusterer, InsufficientSupervisionError, check_random_state
+from ccbench.base import ConstrainedClusterer, InsufficientSupervisionError, Options, check_random_state
 
-from .core import labels_oracle, run_cobras
+from .core import SPLIT_SEARCHES, labels_oracle, run_cobras
 
 
 class COBRAS(ConstrainedClusterer):
@@ -32,6 +32,10 @@ class COBRAS(ConstrainedClusterer):
         The budget: the most questions asked (>= 1). A pair is never asked twice.
     random_state : int, Generator or None, default=None
         Seeds the k-means splits.
+    split_search : {"smaller", "larger"}, default="smaller"
+        Which half the split-level search goes on with after a cannot-link
+        (:meth:`ccbench_plugins.cobras.core._Run.split_level`): the smaller, as the authors'
+        ``cobras_ts`` 0.1.3 does, or the larger (our earlier reading of the paper).
 
     Attributes
     ----------
@@ -58,18 +62,20 @@ class COBRAS(ConstrainedClusterer):
     fit raises :class:`~ccbench.base.InsufficientSupervisionError` (harness status ``skipped``).
     """
 
-    _parameter_constraints = {"random_state": ["random_state"]}
+    _parameter_constraints = {"random_state": ["random_state"], "split_search": [Options(*SPLIT_SEARCHES)]}
 
-    def __init__(self, max_questions=100, random_state=None):
+    def __init__(self, max_questions=100, random_state=None, split_search="smaller"):
         self.max_questions = max_questions
         self.random_state = random_state
+        self.split_search = split_search
 
     def fit(self, X, y=None, *, oracle=None, constraints=None):
         """Cluster ``X`` by asking ``oracle(i, j) -> bool`` (True = same cluster); ``y`` is ignored."""
         self._check_budget()
         X, cons = self._validate_fit(X, constraints)
         oracle = self._resolve_oracle(oracle, constraints, cons, X.shape[0])
-        run = run_cobras(X, oracle, self.max_questions, check_random_state(self.random_state))
+        run = run_cobras(X, oracle, self.max_questions, check_random_state(self.random_state),
+                         split_search=self.split_search)
         pairs = list(run.answers)
         self.queried_pairs_ = np.array(pairs, dtype=np.intp).reshape(-1, 2)
         self.answers_ = np.fromiter(run.answers.values(), dtype=bool, count=len(pairs))

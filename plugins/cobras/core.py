@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.cluster import KMeans
 from threadpoolctl import ThreadpoolController
 
-__all__ = ["BudgetSpent", "labels_oracle", "oracle_labels", "representative", "super_instance_to_split",
+__all__ = ["BudgetSpent", "SPLIT_SEARCHES", "labels_oracle", "oracle_labels", "representative", "super_instance_to_split",
            "run_cobras"]
 
 #: k-means restarts of every split (scikit-learn's classic default; COBRAS's papers use k-means
@@ -110,11 +110,25 @@ def _kmeans_parts(X: np.ndarray, members: np.ndarray, k: int, rng: np.random.Gen
     return sorted((p for p in parts if p.size), key=lambda p: -p.size)
 
 
+SPLIT_SEARCHES = ("smaller", "larger")
+
+
+def _next_half(halves: list[np.ndarray], split_search: str) -> np.ndarray:
+    """The half the split-level search goes on with (:meth:`_Run.split_level`); ``halves`` come largest
+    first. ``"smaller"``: the smallest with two or more points; ``"larger"``: the first. An empty array
+    (nothing left to split) when no half has two points."""
+    if split_search == "larger":
+        return halves[0]
+    splittable = [h for h in halves if h.size >= 2]
+    return splittable[-1] if splittable else halves[-1][:0]
+
+
 class _Run:
     """One COBRAS run: the state (super-instances, clusters, answers) and its two phases."""
 
-    def __init__(self, X, oracle, max_questions, rng):
+    def __init__(self, X, oracle, max_questions, rng, split_search="smaller"):
         self.X, self.oracle, self.budget, self.rng = X, oracle, int(max_questions), rng
+        self.split_search = split_search
         n = X.shape[0]
         self.si_of_point = np.zeros(n, dtype=np.intp)      # super-instance of each point
         self.reps = [representative(X, np.arange(n))]       # representative of each super-instance
@@ -156,11 +170,17 @@ class _Run:
         """How many parts to split a super-instance into (section 3.2, "determining the splitting level").
 
         Split the super-instance in two by k-means and ask about the two halves' representatives;
-        while the answer is cannot-link, count one more level and go on with the larger half; stop
-        at the first must-link (or when a half cannot be split). With ``d`` cannot-links the level is
-        ``max(2, 2**d)``, at most the number of members: a super-instance is always split in at least two.
-        Which half the search continues with we do not remember for sure; the larger one holds more of
-        the points that may still mix classes, and is our choice.
+        while the answer is cannot-link, count one more level and go on with one half of at least two
+        points; stop at the first must-link (or when no half can be split). With ``d`` cannot-links the
+        level is ``max(2, 2**d)``, at most the number of members: a super-instance is always split in at
+        least two.
+
+        Which half the search goes on with (``split_search``): ``"smaller"`` (the default) is the
+        authors' package, ``cobras_ts`` 0.1.3 (``COBRAS.determine_split_level``: the smallest of the
+        halves with two or more points), read when ``peer_cobras`` wrapped it; ``"larger"`` was our
+        reading of the paper before that (the larger half holds more of the points that may still mix
+        classes): kept as an option, not the default, since the paper's text was not at hand to
+        settle it and the authors' code is.
         """
         depth, part = 0, members
         while part.size >= 2:
@@ -169,7 +189,8 @@ class _Run:
                 break
             if self.ask(representative(self.X, halves[0]), representative(self.X, halves[1])):
                 break
-            depth, part = depth + 1, halves[0]  # halves come largest first
+            depth += 1
+            part = _next_half(halves, self.split_search)
         return int(min(members.size, max(2, 2**depth)))
 
     def split(self, s: int) -> list[int]:
@@ -249,10 +270,12 @@ class _Run:
         return cannot
 
 
-def run_cobras(X: np.ndarray, oracle, max_questions: int, rng: np.random.Generator, pick=None) -> _Run:
+def run_cobras(X: np.ndarray, oracle, max_questions: int, rng: np.random.Generator, pick=None,
+               split_search: str = "smaller") -> _Run:
     """Algorithm 1: split the largest super-instance, merge, until the budget is spent or nothing
     can be split. ``pick(sizes, splittable)`` chooses the super-instance to split (default
-    :func:`super_instance_to_split`, looked up at call time so a test can reverse the rule).
+    :func:`super_instance_to_split`, looked up at call time so a test can reverse the rule);
+    ``split_search`` is the split-level search's rule (:meth:`_Run.split_level`).
 
     The anytime partition after answer t (``_Run.history[t]``) is the clustering of the last
     iteration whose merging phase had ended by then: in the middle of an iteration the new
@@ -261,11 +284,11 @@ def run_cobras(X: np.ndarray, oracle, max_questions: int, rng: np.random.Generat
     short by the budget therefore ends on the last complete clustering.
     """
     with _thread_limit(X.shape[0]):
-        return _run(X, oracle, max_questions, rng, pick or super_instance_to_split)
+        return _run(X, oracle, max_questions, rng, pick or super_instance_to_split, split_search)
 
 
-def _run(X, oracle, max_questions, rng, pick) -> _Run:
-    run = _Run(X, oracle, max_questions, rng)
+def _run(X, oracle, max_questions, rng, pick, split_search) -> _Run:
+    run = _Run(X, oracle, max_questions, rng, split_search)
     try:
         while len(run.answers) < run.budget:
             sizes = np.bincount(run.si_of_point, minlength=len(run.reps))

@@ -57,8 +57,10 @@ Cluster numbers are positions in the package's list of clusters (``construct_clu
 cobras_ts 0.1.3's source:
 
 - split level (``determine_split_level``): after a cannot-link the search goes on with the *smaller*
-  half that has at least two points (ours: the larger); there a two-point super-instance is split into
-  its two points without k-means; the level is ``min(size, 2 ** max(1, cannot-links))``, as ours;
+  half that has at least two points (ours read the larger before this wrapper showed the package's
+  rule; ours now follows the package by default, ``split_search="smaller"``, the larger kept as an
+  option); there a two-point super-instance is split into its two points without k-means; the level is
+  ``min(size, 2 ** max(1, cannot-links))``, as ours;
 - merging: clusters are ranked by the distance between the closest *centroids* of their
   super-instances (ours: the closest representatives), and the pair asked about is the representative
   of each cluster's *first* super-instance ("any super-instance should do"), not the closest pair;
@@ -242,6 +244,12 @@ class PeerCOBRAS(COBRAS):
     """
 
     _module = _MODULE  # the package's module, imported in the worker
+    _parameter_constraints = {"random_state": ["random_state"]}
+
+    def __init__(self, max_questions=100, random_state=None):
+        # the package's own rules, so none of ours (split_search) is a parameter here
+        self.max_questions = max_questions
+        self.random_state = random_state
 
     def fit(self, X, y=None, *, oracle=None, constraints=None):
         """Cluster ``X`` by the package, asking ``oracle(i, j) -> bool``; ``y`` is ignored."""
