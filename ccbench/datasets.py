@@ -46,8 +46,41 @@ __all__ = [
 ]
 
 PREPROCESS_OPTIONS = ("none", "minmax_1_2", "standardize")
+
+
+class _Suites(dict):
+    """Suites by name. A data-set plugin may add one when its specs are listed (the KEEL plugin adds
+    ``board_all``, whose members are plugins' names, which the core does not import), so the first
+    look-up lists the registry's data sets before it answers."""
+
+    _listed = False
+
+    def _list_plugins(self):
+        if not self._listed:
+            _Suites._listed = True
+            from .registry import list_datasets
+
+            list_datasets()
+
+    def __contains__(self, name):
+        self._list_plugins()
+        return super().__contains__(name)
+
+    def __getitem__(self, name):
+        self._list_plugins()
+        return super().__getitem__(name)
+
+    def get(self, name, default=None):
+        self._list_plugins()
+        return super().get(name, default)
+
+    def __iter__(self):
+        self._list_plugins()
+        return super().__iter__()
+
+
 #: Named suites: ``dataset=<suite>`` in a sweep runs one job per member (``expand_suites``).
-SUITES: dict[str, tuple[str, ...]] = {"uci_all": tuple(UCI_SETS)}
+SUITES: dict[str, tuple[str, ...]] = _Suites(uci_all=tuple(UCI_SETS))
 # Options that do not change which points or labels a set has (see DatasetSpec.not_in_seed).
 _NOT_IN_SEED = ("preprocess", "data_dir", "manifest")
 
@@ -240,17 +273,13 @@ def expand_suites(overrides: list[str]) -> list[str]:
 
     ``dataset=uci_all`` becomes ``dataset=balance,breast_cancer_wisconsin,...`` (the
     24 UCI sets of the manifest, one job each), ``dataset=iris,uci_all`` adds iris; ``board_all``
-    (the reference board's distinct sets) is added to :data:`SUITES` by the KEEL data-set plugin;
+    (the reference board's distinct sets) comes from the KEEL data-set plugin (:class:`_Suites`);
     members keep their order and appear once. Other overrides pass unchanged.
     """
     out = []
     for arg in overrides:
         key, sep, value = arg.partition("=")
         choices = [v.strip() for v in value.split(",")] if sep and key.strip() == "dataset" else []
-        if choices and not all(c in SUITES for c in choices):
-            from .registry import list_datasets
-
-            list_datasets()  # a data-set plugin adds its suites (board_all: plugins/datasets/keel.py) when listed
         if not any(c in SUITES for c in choices):
             out.append(arg)
             continue

@@ -170,12 +170,12 @@ BOARD_DUPLICATES = {
 def board_sets() -> tuple[str, ...]:
     """The reference board's distinct data sets: the 24 UCI sets of ``uci_all``, every KEEL set not in
     :data:`BOARD_DUPLICATES`, then PCCC's collection 2 (``ccbench_plugins.datasets.pccc_col2``)."""
-    from ccbench.datasets import SUITES
+    from ccbench.datasets import read_manifest
 
     from .pccc_col2 import COLLECTION_2
 
     keel = tuple(registry_name(n) for n in KEEL_SETS if n not in BOARD_DUPLICATES)
-    return (*SUITES["uci_all"], *keel, *COLLECTION_2)
+    return (*read_manifest(), *keel, *COLLECTION_2)  # read_manifest(): uci_all's members, in its order
 
 
 # -- parsing --------------------------------------------------------------------------------------
@@ -530,8 +530,9 @@ def _summary(name: str) -> str:
 def ccbench_datasets():
     from ccbench.datasets import SUITES
 
-    # the board's suite, expanded by the sweeper as uci_all is (ccbench.datasets.expand_suites)
-    SUITES.setdefault("board_all", board_sets())
+    # the board's suite, expanded by the sweeper as uci_all is (ccbench.datasets.expand_suites); dict's own
+    # setdefault: SUITES' look-ups list the registry first, which is what calls this hook
+    dict.setdefault(SUITES, "board_all", board_sets())
     return [DatasetSpec(registry_name(name), _loader(name), _summary(name), entry["n"], N_FEATURES_OUT[name],
                         entry["k"], "KEEL", ("preprocess", "data_dir", "manifest"))
             for name, entry in KEEL_SETS.items()]
