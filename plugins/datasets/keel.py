@@ -215,11 +215,12 @@ def _fields(lines, where: str):
 
     from ccbench.datasets import DataParseError
 
-    text = "\n".join(line for line in lines if line.strip())
-    if not text:
+    text = "\n".join(lines)
+    if not text.strip():
         raise DataParseError(f"{where}: no data rows")
-    try:  # pandas' C reader: no Python loop over rows; every field kept as text
-        frame = pd.read_csv(io.StringIO(text), header=None, dtype=str, na_filter=False, skipinitialspace=True)
+    try:  # pandas' C reader: no Python loop over rows; every field kept as text; blank lines skipped
+        frame = pd.read_csv(io.StringIO(text), header=None, dtype=str, na_filter=False, skipinitialspace=True,
+                            skip_blank_lines=True)
     except pd.errors.ParserError as exc:
         raise DataParseError(f"{where}: rows with different field counts ({exc})") from exc
     return np.char.strip(frame.to_numpy(dtype=str))
