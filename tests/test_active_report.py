@@ -61,6 +61,29 @@ def test_a_failed_curve_scores_zero_and_a_skipped_only_pair_is_no_entry():
     assert diffs.loc[("best", "random/pck_means", "npu/pck_means"), "mean_diff"] == pytest.approx(-0.1)
 
 
+def test_a_reference_implementation_is_read_against_the_entry_it_implements_and_never_ranked():
+    """``peer_cobras`` (the authors' package) is ahead of every entry on every set, yet it is not the best, not
+    in P(best) nor in a random family: its one comparison is ``cobras`` against it, with the same statistics."""
+    base = np.array([0.3, 0.4, 0.5, 0.6, 0.2, 0.45])
+    rows = _rows({("random", "pck_means"): base, ("cobras", "cobras"): base + 0.05,
+                  ("cobras", "peer_cobras"): base + 0.05 + np.arange(1, 7) / 100})
+    frame = act.active_frame(rows)
+    assert set(frame["entry"]) == {"random/pck_means", "cobras", "peer_cobras"}
+    ranking = act.effects(frame)
+    assert ranking["best"] == "cobras" and ranking["reference_pairs"] == {"peer_cobras": "cobras"}
+    assert "peer_cobras" not in set(ranking["p_best"]["method"])
+    table = ranking["effects"]
+    assert "peer_cobras" not in set(table.loc[table["reference"] != "reference implementation", "method"])
+    ours = table[table["reference"] == "reference implementation"].set_index(["reference_name", "method"])
+    row = ours.loc[("peer_cobras", "cobras")]
+    assert row["mean_diff"] == pytest.approx(-0.035) and row["losses"] == 6 and row["p_wilcoxon"] == pytest.approx(2 / 64)
+    # where only the reference has a score (a set too small to leave points unasked by ours), no block is made
+    rows.loc[(rows["method.name"] != "peer_cobras") & (rows["dataset.name"] == "a"), "auc_ari"] = np.nan
+    assert act.effects(act.active_frame(rows))["unscored"] == ["a"]
+    assert act.reference_pairs(["random/peer_pck_means", "random/pck_means", "peer_x"]) == {
+        "random/peer_pck_means": "random/pck_means"}
+
+
 def test_the_page_escapes_a_strangers_text_and_names_its_figures_itself(tmp_path):
     rows = _rows({("random", "pck_means"): 0.5, ("<script>alert(1)</script>", "pck_means"): 0.6},
                  datasets=("../../etc/<b>x</b>|y",))  # one figure: matplotlib is this test's cost

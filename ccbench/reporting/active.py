@@ -26,7 +26,11 @@ Rows are the anytime cells' (:mod:`ccbench.running.active_cells`: one row per tr
   other entries of that method and the entries that ask their own questions (COBRAS: no random of its
   own), so a strategy is read against random on the method it feeds and Holm counts those comparisons
   only; and the **best** entry (highest mean over the data sets among those on every data set), whose
-  family is every other entry (across methods).
+  family is every other entry (across methods);
+- a **reference implementation** (an entry whose method is ``peer_<name>``: a third-party package of the
+  same algorithm, :func:`reference_pairs`) is not ranked: it is neither the best nor in the random or
+  best families, nor in P(best); its own family is the one entry it implements (ours against it, same
+  statistics), so the page says whether our implementation matches its authors'.
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ from .leaderboard.effects import _best, _pair_table, _set_means, cell_scores, p_
 from .leaderboard.gains import bootstrap_ci
 from .shipped import merge_with
 
-__all__ = ["ACTIVE_SCHEME", "METRIC", "UNQUERIED", "SELF_ASKING", "FAILURE_SCORE", "is_active_rows", "entry_labels",
+__all__ = ["ACTIVE_SCHEME", "METRIC", "UNQUERIED", "SELF_ASKING", "FAILURE_SCORE", "PEER_PREFIX", "is_active_rows",
+           "entry_labels", "reference_pairs",
            "active_frame", "budgets_of", "curve_frame", "auc_table", "effects", "cost_table", "status_table",
            "measured_core_hours", "merge_active_with", "STRATEGY"]
 
@@ -49,6 +54,9 @@ UNQUERIED = "auc_ari_unqueried"
 SELF_ASKING = "cobras"
 STRATEGY = "constraints.strategy"
 FAILURE_SCORE = 0.0
+#: A method named ``peer_<name>`` is the reference implementation of ``<name>`` (a third-party package in a
+#: worker: ``ccbench_plugins.kmeans.peers``, ``ccbench_plugins.cobras.peer``).
+PEER_PREFIX = "peer_"
 _CONVENTION = "missing"
 
 
@@ -58,9 +66,24 @@ def is_active_rows(data: pd.DataFrame) -> bool:
 
 
 def entry_labels(data: pd.DataFrame) -> pd.Series:
-    """Each row's entry (module docstring): ``strategy/method``, or the method that asks itself."""
+    """Each row's entry (module docstring): ``strategy/method``, or the method that asks itself (every
+    method under the strategy :data:`SELF_ASKING`: ``cobras``, and its reference ``peer_cobras``)."""
     strategy, method = data[STRATEGY].astype(str), data["method.name"].astype(str)
-    return method.where((strategy == SELF_ASKING) & (method == SELF_ASKING), strategy + "/" + method)
+    return method.where(strategy == SELF_ASKING, strategy + "/" + method)
+
+
+def reference_pairs(entries: list[str]) -> dict[str, str]:
+    """``{peer entry: our entry}`` for each entry whose method is a reference implementation of another
+    entry's (:data:`PEER_PREFIX`: ``peer_cobras`` of ``cobras``, ``random/peer_pck_means`` of
+    ``random/pck_means``) when both are among ``entries``."""
+    out = {}
+    for entry in entries:
+        strategy, slash, method = entry.rpartition("/")
+        if method.startswith(PEER_PREFIX):
+            ours = f"{strategy}{slash}{method.removeprefix(PEER_PREFIX)}"
+            if ours in entries:
+                out[entry] = ours
+    return out
 
 
 def active_frame(data: pd.DataFrame) -> pd.DataFrame:
@@ -125,17 +148,20 @@ def effects(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alp
             n_boot: int = N_BOOT) -> dict:
     """The ranking of ``metric`` (module docstring): ``{"effects": one row per (reference, entry), "p_best":
     per entry, "best": the best entry or None, "set_means": data sets x entries, "unscored": the data sets
-    on which no entry has a score (left out)}``."""
+    on which no ranked entry has a score (left out), "reference_pairs": :func:`reference_pairs`}``."""
     scores = _scores(frame, metric)
     set_means = _set_means(scores)
-    unscored = sorted(set_means.index[set_means.isna().all(axis=1)])
+    peers = reference_pairs(list(scores.columns))
+    entries = [e for e in scores.columns if e not in peers]
+    # a reference implementation scored where no ranked entry is makes no block: the blocks are the ranked entries'
+    unscored = sorted(set_means.index[set_means[entries].isna().all(axis=1)])
     datasets = sorted(d for d in set_means.index if d not in unscored)
     set_means = set_means.reindex(datasets)
-    best, _ = _best(set_means)
-    entries = list(scores.columns)
+    best, _ = _best(set_means[entries])
     families = [(e, "random", _random_family(e, entries)) for e in entries if e.startswith("random/")]
     if best is not None:
         families.append((best, "best", [e for e in entries if e != best]))
+    families += [(peer, "reference implementation", [ours]) for peer, ours in peers.items()]
     tables = []
     for name, kind, members in families:
         diffs = scores[members].sub(scores[name], axis=0).groupby(level="dataset").mean()
@@ -144,8 +170,8 @@ def effects(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alp
             continue
         tables.append(_pair_table(diffs, margin, alpha, seed, n_boot).assign(reference=kind, reference_name=name))
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
-    return {"effects": table, "p_best": p_best(set_means, n_boot, seed), "best": best, "set_means": set_means,
-            "unscored": unscored}
+    return {"effects": table, "p_best": p_best(set_means[entries], n_boot, seed), "best": best,
+            "set_means": set_means, "unscored": unscored, "reference_pairs": peers}
 
 
 def _random_family(random_entry: str, entries: list[str]) -> list[str]:
