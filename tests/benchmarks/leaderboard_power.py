@@ -1,0 +1,102 @@
+"""The power analysis of docs/leaderboard.md ("Power analysis and the reference board's protocol"): the
+variance components of a paired difference fitted from a board's rows, and the simulated power of the
+headline test per design (data sets N, base seeds S, trials per cell T).
+
+    nice python tests/benchmarks/leaderboard_power.py reports/leaderboard [--reps 1000] [--quantile 0.75]
+
+Reads a sweep directory or a shipped folder (``ccbench.reporting.load``), builds the long frame on ARI,
+fits :func:`ccbench.reporting.leaderboard.power.variance_components` for every neighbouring pair of a
+kind's main methods (adjacent by mean ARI over the data sets), every method against ``kmeans`` and the
+kind's best against every method, and pools each component over the neighbouring pairs (median, and the
+pessimistic ``--quantile``). Then :func:`~ccbench.reporting.leaderboard.power.power_grid` per kind: the
+share of replicates in which the two-sided Wilcoxon signed-rank test over the data sets rejects at
+``alpha`` = 0.05 (Holm's last step) and at 0.05 / 21 (Holm's first step over the board's family of 21
+methods compared with one reference), and in which the 95 % bootstrap interval excludes 0. ``cost``:
+N x S x T relative to the shipped board's seed-0 design (24 x 1 x 10). About a minute of one core.
+
+A script, not an asv benchmark: asv collects every module of this folder, so no name here starts
+with ``time_``, ``track_``, ``mem_`` or ``peakmem_``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+
+from ccbench.reporting import load
+from ccbench.reporting.leaderboard._frame import long_frame
+from ccbench.reporting.leaderboard.power import (COMPONENTS, pair_components, pooled_components, power_grid,
+                                                 sets_for_power, set_variance)
+
+KINDS = ("pairs", "labels", "dense_pairs")
+FAMILY = 21  # the board's Holm family: 22 main methods, each compared with one reference
+ALPHA = 0.05
+EFFECTS = (0.02, 0.05)
+
+
+def _components(frame: pd.DataFrame, quantile: float) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
+    tables, sets = zip(*(pair_components(frame, kind, with_sets=True) for kind in KINDS))
+    pairs, sets = pd.concat(tables, ignore_index=True), pd.concat(sets, ignore_index=True)
+    pooled = {}
+    for kind, rows in pairs.groupby("kind", sort=False):
+        neighbours = rows[rows["pair"] == "neighbour"]
+        pooled[(kind, "median")] = pooled_components(neighbours, 0.5)
+        pooled[(kind, f"q{quantile:g}")] = pooled_components(neighbours, quantile)
+    return pairs, pooled, sets
+
+
+def _summary(pairs: pd.DataFrame, quantile: float) -> pd.DataFrame:
+    """Per kind and pair type: |mean difference| and each component, median [quantile] over the pairs."""
+    cols = ["abs_mean", *COMPONENTS]
+    pairs = pairs.assign(abs_mean=pairs["mean"].abs())
+    g = pairs.groupby(["kind", "pair"], sort=False)
+    med, q = g[cols].median(), g[cols].quantile(quantile)
+    out = med.round(3).astype(str) + " [" + q.round(3).astype(str) + "]"
+    out.insert(0, "pairs", g.size())
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("rows", help="a sweep directory or a shipped folder (reports/leaderboard)")
+    parser.add_argument("--reps", type=int, default=1000, help="replicates per design (default 1000)")
+    parser.add_argument("--quantile", type=float, default=0.75, help="the pessimistic pooling quantile")
+    args = parser.parse_args(argv)
+    try:
+        rows = load(args.rows)
+    except (OSError, ValueError) as exc:  # no such folder, a damaged or refused file: its message says which
+        parser.error(str(exc))
+    frame = long_frame(rows, "ari")
+    pairs, pooled, sets = _components(frame, args.quantile)
+    pd.set_option("display.width", 200)
+    print("## Effects and variance components: median [q%g] over the pairs\n" % args.quantile)
+    print(_summary(pairs, args.quantile).to_string(), "\n")
+    print("## Pooled components (over the neighbouring pairs)\n")
+    table = pd.DataFrame(pooled).T
+    table["sd_D_today"] = [np.sqrt(set_variance(*(c[k] for k in COMPONENTS), c["cells"], 1, 10))
+                           for c in pooled.values()]
+    table["N80_0.02"] = [sets_for_power(sd, 0.02, ALPHA) for sd in table["sd_D_today"]]
+    table["N80_0.02_holm1"] = [sets_for_power(sd, 0.02, ALPHA / FAMILY) for sd in table["sd_D_today"]]
+    print(table.round(4).to_string(), "\n")
+    alphas = (ALPHA, ALPHA / FAMILY)
+    for (kind, pool), comp in pooled.items():
+        models = {"normal": {}}
+        if pool == "median":  # the heavier-tailed check: the observed D[s] of the neighbouring pairs
+            mine = sets[(sets["kind"] == kind) & (sets["pair"] == "neighbour")].dropna(subset=["z"])
+            models["resampled"] = {"residuals": mine["z"].to_numpy(),
+                                   "set_sd_trial": mine["rel_sd_trial"].fillna(1.0).to_numpy()}
+        for model, extra in models.items():
+            grid = power_grid(comp, cells=int(round(comp["cells"])), effects=EFFECTS, reps=args.reps,
+                              alphas=alphas, **extra)
+            wide = grid.set_index(["N", "S", "T", "cost", "effect"])[[f"p<={a:.3g}" for a in alphas] +
+                                                                       ["ci_excludes_0"]].unstack("effect")
+            wide.columns = [f"{c}@{e:g}" for c, e in wide.columns]
+            print(f"## Power: {kind}, components {pool} of the neighbouring pairs, model {model}\n")
+            print(wide.round(3).to_string(), "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
