@@ -18,6 +18,13 @@ def ccbench_datasets():
 
 
 @hookimpl
+def ccbench_dataset_suites():
+    from .datasets import UCI_SETS
+
+    return {"uci_all": tuple(UCI_SETS)}
+
+
+@hookimpl
 def ccbench_constraint_schemes():
     from . import constraints
 

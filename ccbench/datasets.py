@@ -40,7 +40,7 @@ __all__ = [
     "PREPROCESS_OPTIONS",
     "MISSING_OPTIONS",
     "CATEGORICAL_OPTIONS",
-    "SUITES",
+    "suites",
     "expand_suites",
     "fetch_dataset",
 ]
@@ -48,39 +48,15 @@ __all__ = [
 PREPROCESS_OPTIONS = ("none", "minmax_1_2", "standardize")
 
 
-class _Suites(dict):
-    """Suites by name. A data-set plugin may add one when its specs are listed (the KEEL plugin adds
-    ``board_all``, whose members are plugins' names, which the core does not import), so the first
-    look-up lists the registry's data sets before it answers."""
+def suites() -> dict[str, tuple[str, ...]]:
+    """Named suites of data sets, ``{name: members}``: ``dataset=<suite>`` in a sweep runs one job per member
+    (:func:`expand_suites`). Registered through the hook ``ccbench_dataset_suites`` like any plugin's:
+    ``uci_all`` built in, ``board_all`` by the KEEL data-set plugin."""
+    from .registry import dataset_suites
 
-    _listed = False
-
-    def _list_plugins(self):
-        if not self._listed:
-            _Suites._listed = True
-            from .registry import list_datasets
-
-            list_datasets()
-
-    def __contains__(self, name):
-        self._list_plugins()
-        return super().__contains__(name)
-
-    def __getitem__(self, name):
-        self._list_plugins()
-        return super().__getitem__(name)
-
-    def get(self, name, default=None):
-        self._list_plugins()
-        return super().get(name, default)
-
-    def __iter__(self):
-        self._list_plugins()
-        return super().__iter__()
+    return dataset_suites()
 
 
-#: Named suites: ``dataset=<suite>`` in a sweep runs one job per member (``expand_suites``).
-SUITES: dict[str, tuple[str, ...]] = _Suites(uci_all=tuple(UCI_SETS))
 # Options that do not change which points or labels a set has (see DatasetSpec.not_in_seed).
 _NOT_IN_SEED = ("preprocess", "data_dir", "manifest")
 
@@ -273,17 +249,18 @@ def expand_suites(overrides: list[str]) -> list[str]:
 
     ``dataset=uci_all`` becomes ``dataset=balance,breast_cancer_wisconsin,...`` (the
     24 UCI sets of the manifest, one job each), ``dataset=iris,uci_all`` adds iris; ``board_all``
-    (the reference board's distinct sets) comes from the KEEL data-set plugin (:class:`_Suites`);
+    (the reference board's distinct sets) comes from the KEEL data-set plugin (:func:`suites`);
     members keep their order and appear once. Other overrides pass unchanged.
     """
     out = []
     for arg in overrides:
         key, sep, value = arg.partition("=")
         choices = [v.strip() for v in value.split(",")] if sep and key.strip() == "dataset" else []
-        if not any(c in SUITES for c in choices):
+        named = suites() if choices else {}
+        if not any(c in named for c in choices):
             out.append(arg)
             continue
-        names = [n for c in choices for n in (SUITES.get(c) or (c,))]
+        names = [n for c in choices for n in (named.get(c) or (c,))]
         out.append(f"{key}={','.join(dict.fromkeys(names))}")
     return out
 

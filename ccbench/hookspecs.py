@@ -75,6 +75,17 @@ def ccbench_datasets() -> list[DatasetSpec]:
 
 
 @hookspec
+def ccbench_dataset_suites() -> dict[str, tuple[str, ...]]:
+    """Return named suites of data sets: ``{name: (data set, ...)}``.
+
+    A sweep's ``dataset=<suite>`` runs one job per member (:func:`ccbench.datasets.expand_suites`):
+    ``uci_all`` (built in, the manifest's 24 UCI sets), ``board_all`` (the KEEL plugin, the reference
+    board's distinct sets). All implementations are called; a later registration overrides an earlier
+    suite of the same name.
+    """
+
+
+@hookspec
 def ccbench_constraint_schemes() -> list[SchemeSpec]:
     """Return constraint schemes (how supervision is drawn from true labels).
 

@@ -401,6 +401,16 @@ def list_datasets() -> list[DatasetSpec]:
     return list(_specs("datasets").values())
 
 
+def dataset_suites() -> dict[str, tuple[str, ...]]:
+    """Every registered suite of data sets (hook ``ccbench_dataset_suites``), by name."""
+    if "dataset_suites" not in _caches:
+        table: dict[str, tuple[str, ...]] = {}
+        for suites in reversed(get_plugin_manager().hook.ccbench_dataset_suites()):  # later registrations win
+            table.update({name: tuple(members) for name, members in (suites or {}).items()})
+        _caches["dataset_suites"] = dict(sorted(table.items()))
+    return _caches["dataset_suites"]
+
+
 def list_schemes() -> list[SchemeSpec]:
     return list(_specs("constraint_schemes").values())
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ccbench.data import _files as _data_files
-from ccbench.datasets import SUITES, expand_suites, read_manifest
+from ccbench.datasets import expand_suites, read_manifest, suites
 from ccbench.running.cli import main
 from ccbench.running.fetch import needed_datasets
 import _proc  # on time-out, the command's whole process group is killed (issue 54)
@@ -27,14 +27,14 @@ def _files(names):
 
 
 def test_the_suite_is_the_24_uci_sets_of_the_manifest():
-    assert SUITES["uci_all"] == tuple(read_manifest())
-    assert len(SUITES["uci_all"]) == 24
+    assert suites()["uci_all"] == tuple(read_manifest())
+    assert len(suites()["uci_all"]) == 24
 
 
 def test_expand_suites():
-    assert expand_suites(["dataset=uci_all"]) == [f"dataset={','.join(SUITES['uci_all'])}"]
+    assert expand_suites(["dataset=uci_all"]) == [f"dataset={','.join(suites()['uci_all'])}"]
     assert expand_suites(["dataset=iris,uci_all,balance", "method=ap"]) == [
-        f"dataset=iris,{','.join(SUITES['uci_all'])}", "method=ap"]  # balance once
+        f"dataset=iris,{','.join(suites()['uci_all'])}", "method=ap"]  # balance once
     assert expand_suites(["dataset=iris", "dataset.missing=impute"]) == ["dataset=iris", "dataset.missing=impute"]
 
 
@@ -48,7 +48,7 @@ def test_needed_datasets_follow_the_sweep():
 @pytest.mark.slow
 def test_needed_datasets_of_a_suite():
     suite = needed_datasets(["-m", "dataset=uci_all,iris", "dataset.missing=impute,drop"])
-    assert len(suite) == 25 * 2 and {d["dataset"]["name"] for d in suite} == {*SUITES["uci_all"], "iris"}
+    assert len(suite) == 25 * 2 and {d["dataset"]["name"] for d in suite} == {*suites()["uci_all"], "iris"}
 
 
 def test_progress_counts_the_jobs_of_a_suite():
@@ -118,4 +118,4 @@ def test_uci_all_sweeps_the_24_sets(tmp_path):
     assert proc.returncode == 2, proc.stderr[-3000:]
     named = {line.split("data set '")[1].split("'")[0] for line in proc.stderr.splitlines()
              if line.strip().startswith("dataset.nope:")}
-    assert named == set(SUITES["uci_all"])
+    assert named == set(suites()["uci_all"])

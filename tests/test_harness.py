@@ -496,9 +496,9 @@ def test_every_group_file_names_a_registered_entry(group):
         "constraints": registry.get_scheme_spec,
         "noise": registry.get_noise_spec,
     }[group]
-    from ccbench.datasets import SUITES
+    from ccbench.datasets import suites
 
-    files = sorted(f for f in (CONF / group).glob("*.yaml") if f.stem not in SUITES)  # a suite is a sweep
+    files = sorted(f for f in (CONF / group).glob("*.yaml") if f.stem not in suites())  # a suite is a sweep
     assert files
     registry.load_plugins(["ccbench_plugins.datasets.pccc"])  # pccc_file's scheme: a plugin loaded on request
     with initialize_config_module("ccbench_conf", version_base="1.3"):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ccbench.datasets import DataDownloadError, DataIntegrityError, SUITES, expand_suites, load_dataset
+from ccbench.datasets import DataDownloadError, DataIntegrityError, expand_suites, load_dataset, suites
 from ccbench.registry import get_dataset_spec, list_datasets
 from ccbench_plugins.datasets import keel, keel_format
 
@@ -247,7 +247,7 @@ def test_the_board_has_no_copy_twice():
     board = keel.board_sets()
     assert len(board) == len(set(board)) == 71 >= 60  # 24 UCI + 32 KEEL + 15 collection 2
     for name, (kept, why) in keel.BOARD_DUPLICATES.items():
-        assert kept in SUITES["uci_all"] and why, name  # the kept copy is on the board ...
+        assert kept in suites()["uci_all"] and why, name  # the kept copy is on the board ...
         assert keel.registry_name(name) not in board  # ... and the KEEL copy is not
     assert expand_suites(["dataset=board_all"]) == [f"dataset={','.join(board)}"]
     assert (CONF / "board_all.yaml").is_file()
@@ -277,11 +277,11 @@ def test_australian_is_the_credit_data():
 
 
 def test_board_all_is_a_suite_in_a_fresh_process():
-    # SUITES lists the registry before its first answer: the sweeper and the precheck read it before any
-    # data set was looked up
+    # the suite comes from the KEEL plugin's hook: the sweeper and the precheck read it before any data set
+    # was looked up
     import subprocess
     import sys
 
-    code = "from ccbench.datasets import SUITES; print('board_all' in SUITES, len(SUITES.get('board_all', ())))"
+    code = "from ccbench.datasets import suites; print('board_all' in suites(), len(suites().get('board_all', ())))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["True", "71"]

@@ -251,7 +251,7 @@ def check_command_line(overrides) -> list[str]:
     """
     from hydra.errors import HydraException
 
-    from ..datasets import SUITES
+    from ..datasets import suites
 
     searchpaths: list[str] = []
     for o in overrides:
@@ -275,7 +275,7 @@ def check_command_line(overrides) -> list[str]:
             for value in values:
                 if len(value) > 1 and value[0] == value[-1] and value[0] in "'\"":
                     value = value[1:-1]  # method='kmeans': Hydra takes the quoted option as the option
-                if value not in known and value != "null" and not (key == "dataset" and value in SUITES):
+                if value not in known and value != "null" and not (key == "dataset" and value in suites()):
                     problems.append(f"{key}={value}: no such option{did_you_mean(value, known, f'{key}=')} "
                                     f"(`ccbench --help` lists the options)")
         elif "/" not in key and key.split(".", 1)[0] not in roots and not o.is_add():

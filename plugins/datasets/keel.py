@@ -314,12 +314,13 @@ def _summary(name: str) -> str:
 
 
 @hookimpl
-def ccbench_datasets():
-    from ccbench.datasets import SUITES
+def ccbench_dataset_suites():
+    # the board's suite, expanded by the sweeper as uci_all is (ccbench.datasets.expand_suites)
+    return {"board_all": board_sets()}
 
-    # the board's suite, expanded by the sweeper as uci_all is (ccbench.datasets.expand_suites); dict's own
-    # setdefault: SUITES' look-ups list the registry first, which is what calls this hook
-    dict.setdefault(SUITES, "board_all", board_sets())
+
+@hookimpl
+def ccbench_datasets():
     return [DatasetSpec(registry_name(name), _loader(name), _summary(name), entry["n"], N_FEATURES_OUT[name],
                         entry["k"], "KEEL", ("preprocess", "data_dir", "manifest"))
             for name, entry in KEEL_SETS.items()]

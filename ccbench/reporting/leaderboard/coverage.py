@@ -34,7 +34,7 @@ def _grid_axes(path: Path) -> tuple[dict, dict]:
     (a command-line value replaces the sweeper's list, Hydra's rule; a single value is an axis of one),
     suites expanded. Read with :func:`read_yaml` (no aliases, at most 1 MB); a grid of more than
     10,000,000 jobs is refused (ValueError naming the file)."""
-    from ...datasets import SUITES
+    from ...datasets import suites
 
     from ...running.config import NON_IDENTITY_KEYS  # rerun_errors=false on a resume names no other job
 
@@ -45,11 +45,11 @@ def _grid_axes(path: Path) -> tuple[dict, dict]:
         if key and not key.startswith(("hydra", "+", "~")):
             params[key] = value
     params = {k: v for k, v in params.items() if k not in NON_IDENTITY_KEYS}
-    axes = {}
+    axes, named = {}, suites()
     for key, value in sorted(params.items()):
         values = str(value).split(",")
         if key == "dataset":
-            values = [m for v in values for m in SUITES.get(v, [v])]
+            values = [m for v in values for m in named.get(v, [v])]
         axes[key] = values
     check_grid_size(axes, path)
     return axes, conf
