@@ -46,12 +46,12 @@ def _table_w1(root):
 def _file_size_and_pairs(path):
     """(n, number of pairs) of a PCCC constraint matrix: symmetric, diagonal 1, so (nonzeros - n) / 2."""
     with gzip.open(path, "rt") as fh:
-        rows = fh.read().split("\n")
-    rows = [r for r in rows if r.strip()]
-    tokens = np.array(" ".join(rows).split())
+        rows = [r.split() for r in fh.read().split("\n") if r.strip()]
     n = len(rows)
-    assert len(tokens) == n * n, f"{path.name} is not square"
-    return n, (int(np.count_nonzero(tokens.astype(float) != 0)) - n) // 2
+    assert all(len(r) == n for r in rows), f"{path.name} is not square"
+    tokens = [t for r in rows for t in r]
+    assert set(tokens) <= {"-1", "0", "1"}, f"{path.name} holds other entries than -1, 0, 1"
+    return n, (n * n - tokens.count("0") - n) // 2
 
 
 def test_counts_equal_pccc_files_and_table_w1_for_every_collection_1_set():
