@@ -11,7 +11,9 @@ kind's best against every method, and pools each component over the neighbouring
 pessimistic ``--quantile``). Then :func:`~ccbench.reporting.leaderboard.power.power_grid` per kind: the
 share of replicates in which the two-sided Wilcoxon signed-rank test over the data sets rejects at
 ``alpha`` = 0.05 (Holm's last step) and at 0.05 / 21 (Holm's first step over the board's family of 21
-methods compared with one reference), and in which the 95 % bootstrap interval excludes 0. ``cost``:
+methods compared with one reference), and in which the 95 % bootstrap interval excludes 0; ``N80``: the
+data sets the closed form (:func:`~ccbench.reporting.leaderboard.power.sets_for_power`) needs for 80 %
+at today's S and T. ``cost``:
 N x S x T relative to the shipped board's seed-0 design (24 x 1 x 10). About a minute of one core.
 
 A script, not an asv benchmark: asv collects every module of this folder, so no name here starts
@@ -77,24 +79,35 @@ def main(argv=None) -> int:
     table = pd.DataFrame(pooled).T
     table["sd_D_today"] = [np.sqrt(set_variance(*(c[k] for k in COMPONENTS), c["cells"], 1, 10))
                            for c in pooled.values()]
-    table["N80_0.02"] = [sets_for_power(sd, 0.02, ALPHA) for sd in table["sd_D_today"]]
-    table["N80_0.02_holm1"] = [sets_for_power(sd, 0.02, ALPHA / FAMILY) for sd in table["sd_D_today"]]
-    print(table.round(4).to_string(), "\n")
+    for effect in EFFECTS:  # the closed form: data sets for 80 % at Holm's last step and at its first
+        table[f"N80_{effect:g}"] = [sets_for_power(sd, effect, ALPHA) for sd in table["sd_D_today"]]
+        table[f"N80_{effect:g}_holm1"] = [sets_for_power(sd, effect, ALPHA / FAMILY) for sd in table["sd_D_today"]]
+    print(table.round(4).to_string(float_format=lambda v: f"{v:.4g}"), "\n")
     alphas = (ALPHA, ALPHA / FAMILY)
+    summary = []
     for (kind, pool), comp in pooled.items():
-        models = {"normal": {}}
+        models = {"normal": ({}, EFFECTS)}
         if pool == "median":  # the heavier-tailed check: the observed D[s] of the neighbouring pairs
             mine = sets[(sets["kind"] == kind) & (sets["pair"] == "neighbour")].dropna(subset=["z"])
-            models["resampled"] = {"residuals": mine["z"].to_numpy(),
-                                   "set_sd_trial": mine["rel_sd_trial"].fillna(1.0).to_numpy()}
-        for model, extra in models.items():
-            grid = power_grid(comp, cells=int(round(comp["cells"])), effects=EFFECTS, reps=args.reps,
+            # at effect 0 too: the signed-rank test's null is symmetry, and skewed D[s] move it
+            models["resampled"] = ({"residuals": mine["z"].to_numpy(),
+                                    "set_sd_trial": mine["rel_sd_trial"].fillna(1.0).to_numpy()}, (0.0, *EFFECTS))
+        for model, (extra, effects) in models.items():
+            grid = power_grid(comp, cells=int(round(comp["cells"])), effects=effects, reps=args.reps,
                               alphas=alphas, **extra)
             wide = grid.set_index(["N", "S", "T", "cost", "effect"])[[f"p<={a:.3g}" for a in alphas] +
                                                                        ["ci_excludes_0"]].unstack("effect")
             wide.columns = [f"{c}@{e:g}" for c, e in wide.columns]
             print(f"## Power: {kind}, components {pool} of the neighbouring pairs, model {model}\n")
             print(wide.round(3).to_string(), "\n")
+            summary.append(grid.assign(kind=kind, components=pool, model=model))
+    print("## Summary: power over the designs at each N (min-max over S x T), effect 0.02 and 0.05\n")
+    summary = pd.concat(summary, ignore_index=True)
+    summary = summary[summary["effect"] > 0]
+    cols = [f"p<={a:.3g}" for a in alphas] + ["ci_excludes_0"]
+    g = summary.groupby(["kind", "components", "model", "effect", "N"], sort=False)[cols]
+    lo, hi = g.min().round(2), g.max().round(2)
+    print((lo.astype(str) + "-" + hi.astype(str)).unstack("N").to_string(), "\n")
     return 0
 
 

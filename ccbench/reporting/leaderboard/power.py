@@ -52,8 +52,8 @@ from ._frame import CELL, NOT_MEASURED, _cells, _of_kind, main_methods
 from .effects import FAILURE_SCORE, _best
 
 __all__ = ["COMPONENTS", "trial_scores", "paired_differences", "variance_components", "pair_components",
-           "pooled_components", "set_variance", "sets_for_power", "wilcoxon_power", "signed_rank_p", "bootstrap_excludes_zero", "simulate_power",
-           "power_grid"]
+           "pooled_components", "set_variance", "sets_for_power", "wilcoxon_power", "signed_rank_p",
+           "bootstrap_excludes_zero", "simulate_power", "power_grid"]
 
 #: The standard deviations of the model (module docstring), from the widest to the narrowest.
 COMPONENTS = ("sd_set", "sd_cell", "sd_seed", "sd_trial")
@@ -101,10 +101,8 @@ def variance_components(d: pd.Series) -> dict:
     v = v.where(t >= 2)
     trials = float(t.mean())
     var_trial = float(v.mean())
-    by = dict(zip(m.index.names, range(m.index.nlevels)))
-    seeds = m.index.get_level_values(by["seed"])
-    base = seeds.min()
-    # two seeds of one cell: their means differ by the seed effect and the trials alone
+    base = m.index.get_level_values("seed").min()
+    # two seeds of one cell (the base seed and the next): their means differ by the seed effect and the trials
     wide_m, wide_v = m.unstack("seed"), v.unstack("seed")
     noise_t = (v / t).unstack("seed")
     var_seed = 0.0
@@ -115,10 +113,9 @@ def variance_components(d: pd.Series) -> dict:
             delta = wide_m.loc[both, base] - wide_m.loc[both, other]
             var_seed = float((delta ** 2).mean() / 2 - noise_t.loc[both, [base, other]].mean(axis=1).mean())
     var_seed = max(var_seed, 0.0)
-    m0, noise0 = wide_m[base].dropna(), noise_t[base].reindex(wide_m[base].dropna().index)
-    sets = m0.index.get_level_values("dataset")
-    per_set = pd.DataFrame({"m": m0.to_numpy(), "noise": noise0.to_numpy(), "v": wide_v[base].reindex(m0.index).to_numpy()},
-                           index=sets)
+    m0 = wide_m[base].dropna()
+    per_set = pd.DataFrame({"m": m0.to_numpy(), "noise": noise_t[base].reindex(m0.index).to_numpy(),
+                            "v": wide_v[base].reindex(m0.index).to_numpy()}, index=m0.index.get_level_values("dataset"))
     g = per_set.groupby(level=0)
     cells = g.size()
     within = (g["m"].var(ddof=1) - g["noise"].mean())[cells >= 2]
@@ -191,7 +188,8 @@ def pooled_components(pairs: pd.DataFrame, quantile: float = 0.5) -> pd.Series:
 def set_variance(sd_set: float, sd_cell: float, sd_seed: float, sd_trial: float, cells: float, seeds: int,
                  trials: int) -> float:
     """``Var(D[s])`` of the model (module docstring): what the data sets' mean difference varies by."""
-    return sd_set ** 2 + sd_cell ** 2 / cells + sd_seed ** 2 / (cells * seeds) + sd_trial ** 2 / (cells * seeds * trials)
+    return (sd_set ** 2 + sd_cell ** 2 / cells + sd_seed ** 2 / (cells * seeds)
+            + sd_trial ** 2 / (cells * seeds * trials))
 
 
 def _ranks(a: np.ndarray) -> np.ndarray:
@@ -240,8 +238,8 @@ def simulate_power(components, n_sets: int, seeds: int, trials: int, effect: flo
     (vectorised: one array per level of the model). ``components``: a mapping with :data:`COMPONENTS`.
     ``residuals`` (optional): observed per-data-set differences; when given, ``a[s]`` is drawn from them
     centred and rescaled to ``sd_set`` (the ``resampled`` model), and with ``set_sd_trial`` (the same data
-    sets' trial spreads) each drawn data set carries its own. Returns ``{"p<=alpha": power, ...,
-    "ci_excludes_0": power, "sd_D": the simulated spread of D[s]}``."""
+    sets' trial spreads over the pooled one) each drawn data set carries ``sd_trial`` times its own.
+    Returns ``{"p<=alpha": power, ..., "ci_excludes_0": power, "sd_D": the simulated spread of D[s]}``."""
     rng = np.random.default_rng(seed)
     sd = {k: float(components[k]) for k in COMPONENTS}
     shape = (reps, n_sets)
