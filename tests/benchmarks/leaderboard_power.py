@@ -14,7 +14,7 @@ share of replicates in which the two-sided Wilcoxon signed-rank test over the da
 methods compared with one reference), and in which the 95 % bootstrap interval excludes 0; ``N80``: the
 data sets the closed form (:func:`~ccbench.reporting.leaderboard.power.sets_for_power`) needs for 80 %
 at today's S and T. ``cost``:
-N x S x T relative to the shipped board's seed-0 design (24 x 1 x 10). About a minute of one core.
+N x S x T relative to the shipped board's seed-0 design (24 x 1 x 10). About 2 minutes of one core.
 
 A script, not an asv benchmark: asv collects every module of this folder, so no name here starts
 with ``time_``, ``track_``, ``mem_`` or ``peakmem_``.
