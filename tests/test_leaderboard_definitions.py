@@ -236,3 +236,12 @@ def test_the_per_data_set_baseline_is_chosen_on_completed_cells_only():
     frame = lb.long_frame(data, "ari")
     assert lb.best_baseline(frame, "ari").to_dict() == {"iris": "kmeans"}
     assert set(lb.gains(frame, "ari")["baseline"]) == {"kmeans"}
+
+
+def test_noise_settings_that_differ_in_any_option_are_two_cells():
+    """PCCC's confidence noise at two lower bounds (``noise.low``), no ``noise.rate``: two cells, each named by
+    its option; a constraint flip keeps its ``name=rate`` label."""
+    data = pd.DataFrame({"noise.name": ["pccc_confidence", "pccc_confidence", "constraint_flip", "none"],
+                         "noise.rate": [np.nan, np.nan, 0.1, np.nan], "noise.low": [0.8, 0.6, np.nan, np.nan]})
+    assert list(lb_frame._noise_text(data)) == ["pccc_confidence(low=0.8)", "pccc_confidence(low=0.6)",
+                                                 "constraint_flip=0.1", "none"]

@@ -110,9 +110,16 @@ CI = 0.95
 
 
 def _noise_text(data: pd.DataFrame) -> pd.Series:
+    """``name=rate`` and, in parentheses, every other ``noise.*`` option a row has (``pccc_confidence(low=0.8)``):
+    two noise settings that differ in any option are two cells."""
     name = data["noise.name"].astype(str) if "noise.name" in data else pd.Series("none", index=data.index)
     rate = data["noise.rate"] if "noise.rate" in data else pd.Series(np.nan, index=data.index)
     text = name + rate.map(lambda r: "" if pd.isna(r) else f"={fmt(r)}")
+    options = sorted(c for c in data.columns if c.startswith("noise.") and c not in ("noise.name", "noise.rate"))
+    if options:
+        extra = data[options].apply(lambda r: ", ".join(f"{c.removeprefix('noise.')}={fmt(v)}"
+                                                        for c, v in r.items() if pd.notna(v)), axis=1)
+        text = text + extra.map(lambda e: f"({e})" if e else "")
     return text.where(name != "none", "none")
 
 
