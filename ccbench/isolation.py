@@ -40,7 +40,7 @@ import traceback
 import warnings
 
 __all__ = ["IsolatedRunner", "TrialTimeout", "WorkerDied", "process_cpu_seconds", "process_wait_seconds", "die_with",
-           "descends_from", "fork_is_safe"]
+           "descends_from", "fork_is_safe", "shared_runner"]
 
 
 class TrialTimeout(Exception):
@@ -529,3 +529,25 @@ def descends_from(pid: int) -> bool:
                 current = int(fh.read().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             return False
+
+
+_shared_runners: dict[str, IsolatedRunner] = {}
+
+
+def shared_runner(name: str) -> IsolatedRunner:
+    """The one long-lived :class:`IsolatedRunner` of ``name`` in this process (a peer package's worker:
+    ``ccbench_plugins.kmeans.peers``, ``ccbench_plugins.cobras.peer``), made on first use and closed at exit;
+    a runner whose worker died starts a fresh one on its next call."""
+    runner = _shared_runners.get(name)
+    if runner is None:
+        if not _shared_runners:
+            import atexit
+
+            atexit.register(_close_shared_runners)
+        runner = _shared_runners[name] = IsolatedRunner()
+    return runner
+
+
+def _close_shared_runners() -> None:
+    for runner in _shared_runners.values():
+        runner.close()

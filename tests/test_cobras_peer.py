@@ -16,19 +16,12 @@ from ccbench_plugins.cobras import peer
 from ccbench_plugins.cobras.cobras import COBRAS
 from ccbench_plugins.cobras.core import oracle_labels
 from ccbench_plugins.cobras.peer import PeerCOBRAS, PeerFailure
+from test_cobras import THREE, _blobs
 
 needs_cobras_ts = pytest.mark.skipif(importlib.util.find_spec("cobras_ts") is None,
                                      reason="cobras-ts not installed (optional extra: pip install -e '.[peers]')")
 
 
-def _blobs(sizes, centres, seed=0, spread=0.3):
-    """Gaussian blobs of ``sizes`` points around ``centres`` (far apart: no point nearer another centre)."""
-    rng = np.random.default_rng(seed)
-    y = np.repeat(np.arange(len(sizes)), sizes)
-    return np.asarray(centres, dtype=float)[y] + rng.normal(0.0, spread, (len(y), 2)), y
-
-
-THREE = _blobs([12, 10, 8], [[0, 0], [10, 0], [0, 10]])
 
 
 class _KillsItsProcess:

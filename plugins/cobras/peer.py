@@ -76,7 +76,6 @@ cobras_ts 0.1.3's source:
 
 from __future__ import annotations
 
-import atexit
 import pickle
 import time
 
@@ -84,7 +83,7 @@ import numpy as np
 
 from ccbench.base import check_random_state
 from ccbench.hookspecs import hookimpl
-from ccbench.isolation import IsolatedRunner, WorkerDied
+from ccbench.isolation import IsolatedRunner, WorkerDied, shared_runner
 from ccbench.registry import MethodSpec
 
 from .cobras import COBRAS
@@ -166,21 +165,9 @@ def _peer_cobras(X, oracle, max_questions, seed, module=_MODULE):
                       seconds=time.process_time() - start)
 
 
-_RUNNER: IsolatedRunner | None = None
-
-
 def _runner() -> IsolatedRunner:
     """One worker for every peer_cobras fit of this process (replaced if it dies)."""
-    global _RUNNER
-    if _RUNNER is None:
-        _RUNNER = IsolatedRunner()
-    return _RUNNER
-
-
-@atexit.register
-def _shutdown():
-    if _RUNNER is not None:
-        _RUNNER.close()
+    return shared_runner(__name__)
 
 
 def run_peer(X, oracle, max_questions, seed, module=_MODULE) -> dict:

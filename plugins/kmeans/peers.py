@@ -21,7 +21,6 @@ status, never a crashed sweep.
 
 from __future__ import annotations
 
-import atexit
 import numbers
 import time
 
@@ -35,7 +34,7 @@ from ccbench.base import (
     check_random_state,
 )
 from ccbench.hookspecs import hookimpl
-from ccbench.isolation import IsolatedRunner, WorkerDied
+from ccbench.isolation import IsolatedRunner, WorkerDied, shared_runner
 from ccbench.registry import MethodSpec
 
 _PACKAGE = "active-semi-supervised-clustering"
@@ -67,21 +66,9 @@ def _peer_fit(cls_name, params, X, ml, cl, seed):
     return "ok", np.asarray(est.labels_, dtype=np.intp), time.perf_counter() - t0
 
 
-_RUNNER: IsolatedRunner | None = None
-
-
 def _runner() -> IsolatedRunner:
     """One spawned daemon worker for every peer fit of this process (replaced if it dies)."""
-    global _RUNNER
-    if _RUNNER is None:
-        _RUNNER = IsolatedRunner()
-    return _RUNNER
-
-
-@atexit.register
-def _shutdown():
-    if _RUNNER is not None:
-        _RUNNER.close()
+    return shared_runner(__name__)
 
 
 def run_peer(cls_name, params, X, constraints, seed):
