@@ -165,3 +165,17 @@ def test_a_rerun_with_fewer_trials_than_the_board_failed_is_incomplete():
     partial = rerun[(rerun["dataset.name"] != "set0") | (rerun["trial"] == 0)]
     text = _section(pd.concat([board, partial], ignore_index=True))
     assert f"{len(FAILED) - 1} now ok, 0 still timeout, 0 still refused, 0 still failed, 1 incomplete" in text
+
+
+def test_a_rerun_of_fewer_trials_than_the_board_stands_for_its_cell_when_it_ran_its_own_n_trials():
+    """The re-run made with ``n_trials=1`` (the first of the board's two paired trials): complete, so its one
+    trial replaces both of the board's in each cell, and B's verdict flips as with the full re-run. The same
+    one trial without ``n_trials`` (the board's count expected) is incomplete and changes nothing."""
+    board, rerun = _board_and_rerun()
+    first = rerun[rerun["trial"] == 0].assign(n_trials=1)
+    text = _section(pd.concat([board.assign(n_trials=2), first], ignore_index=True))
+    assert f"{len(FAILED)} now ok, 0 still timeout, 0 still refused, 0 still failed, 0 incomplete" in text
+    assert "headline verdict(s) change" in text and "| B " in text
+    text = _section(pd.concat([board, first.drop(columns="n_trials")], ignore_index=True))
+    assert f"0 now ok, 0 still timeout, 0 still refused, 0 still failed, {len(FAILED)} incomplete" in text
+    assert "No verdict comparison: no complete re-run" in text

@@ -11,12 +11,19 @@ Definitions (stated on the page and in docs/leaderboard.md):
   part of a cell's identity, so both rows name the same cell and trial. A re-run row never replaces its
   board twin (:func:`~._frame.long_frame` leaves it out; the loaders keep one row per key *and budget*):
   the board stays at its own budget; the re-run rows feed this section only.
-- The **re-run headline** is :func:`~.effects.headline_effects` on the board's rows with each re-run
-  (cell, method, seed, trial) replaced by its re-run row. A **verdict change** is a (convention, subset,
+- The **re-run headline** is :func:`~.effects.headline_effects` on the board's rows with each *complete*
+  re-run (cell, method, seed) standing for the board's trials of it: the board's trials there are dropped and
+  the re-run's take their place, so the cell's value is the mean of the re-run's trials. A re-run may run
+  fewer trials than the board (``n_trials=3`` against the board's 10: the first three of the ten paired
+  trials, same seeds): the power analysis (docs/leaderboard.md) finds three trials within two points of
+  power of ten, the data sets deciding. A re-run (cell, method, seed) is **complete** when it has as many
+  trials as its rows' ``n_trials`` (without that column: as many as the board's failed trials there);
+  an incomplete one is shown (``incomplete``) and left out of the re-run headline. A **verdict change** is a (convention, subset,
   reference, method) whose verdict differs between the board's headline and the re-run one (the best may
   itself change: ``reference_name`` is shown for both).
 - A re-run cell's **outcome**: ``now ok`` when every re-run trial is ok, else ``still timeout`` when one
-  timed out, ``still refused`` when one was refused, else ``still failed`` (an error, a memory limit).
+  timed out, ``still refused`` when one was refused, else ``still failed`` (an error, a memory limit);
+  ``incomplete`` while it is not complete.
 - **Cost**: the sum of the re-run rows' ``trial_cpu_time`` (the worker's CPU for the whole trial), in
   core-hours.
 - **Size classes** (:data:`SIZE_CLASSES`, on ``n_samples``): per (method, class), the share of the method's
@@ -35,7 +42,7 @@ import pandas as pd
 
 from ._rerun_rows import _KEY, BUDGET_KEYS, _numeric, board_budget, rerun_mask
 
-__all__ = ["BUDGET_KEYS", "RERUN_FACTOR", "SIZE_CLASSES", "board_budget", "rerun_mask", "rerun_cells",
+__all__ = ["BUDGET_KEYS", "RERUN_FACTOR", "SIZE_CLASSES", "board_budget", "rerun_mask", "rerun_cells", "complete_groups",
            "verdict_changes", "size_class_table", "per_class_sentence", "budget_sensitivity_blocks"]
 
 #: The re-run's budget as a multiple of the board's (conf/experiment/leaderboard_budget6x.yaml).
@@ -52,14 +59,32 @@ SERVED = 0.5
 _EXPERIMENT = "leaderboard_budget6x"
 
 
+_GROUP = ["kind", "method", "seed"]  # with CELL: one re-run (cell, method, seed)
+
+
 def _replaced(frame: pd.DataFrame, rerun: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` (the board's long rows) with each (cell, kind, method, seed, trial) of ``rerun`` replaced."""
+    """``frame`` (the board's long rows) with the trials of each (cell, kind, method, seed) of ``rerun`` (its
+    complete groups: :func:`complete_groups`) in place of the board's trials of it."""
     from ._frame import CELL
 
-    key = [*CELL, "kind", "method", "seed", "trial"]
+    key = [*CELL, *_GROUP]
     taken = pd.MultiIndex.from_frame(rerun[key].astype(str))
     keep = ~pd.MultiIndex.from_frame(frame[key].astype(str)).isin(taken)
     return pd.concat([frame[keep], rerun], ignore_index=True)
+
+
+def complete_groups(frame: pd.DataFrame, rerun: pd.DataFrame, expected: pd.Series | None = None) -> pd.Series:
+    """Per row of ``rerun``: whether its (cell, method, seed) is complete (module docstring): it has as many
+    trials as ``expected`` (the rows' ``n_trials``, aligned with ``rerun``), or, where that is missing, as many
+    as the board's failed trials of it in ``frame``."""
+    from ._frame import CELL
+
+    key = [*CELL, *_GROUP]
+    have = rerun.groupby(key, dropna=False)["trial"].transform("nunique")
+    failed = frame[frame["status"] != "ok"].groupby(key, dropna=False).size().rename("failed").reset_index()
+    board = rerun[key].merge(failed, on=key, how="left")["failed"].fillna(0).to_numpy()
+    need = board if expected is None else np.where(np.isfinite(expected.to_numpy(float)), expected, board)
+    return pd.Series(have.to_numpy() >= need, index=rerun.index)
 
 
 def _outcome(statuses: pd.Series) -> str:
@@ -71,21 +96,24 @@ def _outcome(statuses: pd.Series) -> str:
     return "still failed"
 
 
-def rerun_cells(frame: pd.DataFrame, rerun: pd.DataFrame, cpu: pd.Series) -> pd.DataFrame:
+def rerun_cells(frame: pd.DataFrame, rerun: pd.DataFrame, cpu: pd.Series, complete: pd.Series | None = None
+                ) -> pd.DataFrame:
     """One row per re-run (cell, method, seed): ``board`` (the board's most common failure there), ``outcome``
-    (module docstring; ``incomplete`` where the re-run has fewer trials than the board's failed ones),
-    ``trials`` and ``cpu_s`` (the re-run trials' ``trial_cpu_time`` summed)."""
+    (module docstring; ``incomplete`` where ``complete`` (:func:`complete_groups`, by default with no
+    ``n_trials``) is False), ``trials`` and ``cpu_s`` (the re-run trials' ``trial_cpu_time`` summed)."""
     from ._frame import CELL
 
-    key = [*CELL, "kind", "method", "seed"]
-    out = rerun.assign(cpu_s=cpu.to_numpy()).groupby(key, dropna=False).agg(
-        outcome=("status", _outcome), trials=("status", "size"), cpu_s=("cpu_s", "sum")).reset_index()
+    key = [*CELL, *_GROUP]
+    complete = complete_groups(frame, rerun) if complete is None else complete
+    out = rerun.assign(cpu_s=cpu.to_numpy(), complete=complete.to_numpy()).groupby(key, dropna=False).agg(
+        outcome=("status", _outcome), trials=("status", "size"), cpu_s=("cpu_s", "sum"),
+        complete=("complete", "all")).reset_index()
     bad = frame[frame["status"] != "ok"]
-    board = bad.groupby(key, dropna=False)["status"].agg(board=lambda s: s.mode().iloc[0], board_trials="size")
-    out = out.merge(board.reset_index(), on=key, how="left").fillna({"board": "ok", "board_trials": 0})
-    # a re-run still under way (or stopped) has fewer trials than the board failed: not yet an outcome
-    out["outcome"] = out["outcome"].where(out["trials"] >= out["board_trials"], "incomplete")
-    return out.drop(columns="board_trials")
+    board = bad.groupby(key, dropna=False)["status"].agg(board=lambda s: s.mode().iloc[0])
+    out = out.merge(board.reset_index(), on=key, how="left").fillna({"board": "ok"})
+    # a re-run still under way (or stopped) is not yet an outcome
+    out["outcome"] = out["outcome"].where(out["complete"], "incomplete")
+    return out.drop(columns="complete")
 
 
 def verdict_changes(before: pd.DataFrame, after: pd.DataFrame) -> pd.DataFrame:
@@ -230,7 +258,9 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
     rerun = _of_kind(rerun_all, kind)
     total_h = float(_cpu_seconds(data, rerun_all).sum()) / 3600
     re_timeout = _numeric(data, "trial_timeout")[mask]
-    cells = rerun_cells(frame, rerun, _cpu_seconds(data, rerun))
+    complete = complete_groups(frame, rerun, _numeric(data, "n_trials").iloc[rerun["row"].to_numpy()]
+                               .set_axis(rerun.index) if "n_trials" in data else None)
+    cells = rerun_cells(frame, rerun, _cpu_seconds(data, rerun), complete)
     outcomes = cells["outcome"].value_counts()
     blocks.append(("md", f"Re-run at `trial_timeout` = {', '.join(f'{t:g}' for t in sorted(re_timeout.dropna().unique()))} s: "
                          f"{len(rerun_all)} trials over all kinds, {total_h:.3g} core-hours (sum of `trial_cpu_time`). "
@@ -240,15 +270,15 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
                                                                           "still failed", "incomplete")) + "."))
     if len(cells):
         blocks.append(("md", md_frame(cells.assign(cpu_s=cells["cpu_s"].round(2)), index=False)))
-    if metric not in FAILURE_SCORE or rerun.empty:
-        return blocks + [("md", "No verdict comparison: " + ("no re-run row of this kind." if rerun.empty else
-                                                           f"no failure score for `{metric}`."))]
+    if metric not in FAILURE_SCORE or not complete.any():
+        return blocks + [("md", "No verdict comparison: " + (f"no failure score for `{metric}`." if metric not in
+                                                           FAILURE_SCORE else "no complete re-run of this kind."))]
     before = headline_effects(frame, metric, margin=margin, alpha=alpha)["effects"]
-    after = headline_effects(_replaced(frame, rerun), metric, margin=margin, alpha=alpha)["effects"]
+    after = headline_effects(_replaced(frame, rerun[complete]), metric, margin=margin, alpha=alpha)["effects"]
     changes = verdict_changes(before, after)
     if changes.empty:
         return blocks + [("md", f"No headline verdict (against `kmeans` or the best, either convention, either "
-                                f"subset) changes when the re-run trials replace the board's.")]
-    return blocks + [("md", f"{len(changes)} headline verdict(s) change when the re-run trials replace the board's "
-                            f"(against `kmeans` and the best; the best named per side):"),
+                                f"subset) changes when the complete re-runs' trials replace the board's.")]
+    return blocks + [("md", f"{len(changes)} headline verdict(s) change when the complete re-runs' trials replace "
+                            f"the board's (against `kmeans` and the best; the best named per side):"),
                      ("md", md_frame(changes, index=False))]
