@@ -108,9 +108,16 @@ FAMILIES = {
                paths=("ccbench/running/active_cells.py", "ccbench/reporting/active.py")),
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
         Family("leaderboard", ("tests/test_leaderboard.py", "tests/test_leaderboard_effects.py",
-                               "tests/test_leaderboard_statements.py", "tests/test_budget_sensitivity.py"),
+                               "tests/test_leaderboard_statements.py", "tests/test_budget_sensitivity.py",
+                               "tests/test_leaderboard_power.py"),
                paths=tuple(f"ccbench/reporting/leaderboard/{m}.py" for m in ("_frame", "gains", "pages", "ranks", "effects",
-                                                                            "_effect_stats", "budget_sensitivity"))),
+                                                                            "_effect_stats", "budget_sensitivity",
+                                                                            "power"))),
+        # data-set, scheme and noise plugins of plugins/datasets (issue 51: KEEL, PCCC's collection 2, PCCC's pairs
+        # and confidence noise; issue 52: PCCC's and PC-SOS-SDP's files)
+        Family("datasets", ("tests/test_keel*.py", "tests/test_pccc_col2*.py", "tests/test_pccc_scheme*.py",
+                            "tests/test_pccc_noise*.py", "tests/test_pccc.py", "tests/test_pcsos*.py",
+                            "tests/test_synthetic*.py")),
         # the paired statistics and the trial protocol (core): their own tests
         Family("stats", ("tests/test_stats.py",), paths=("ccbench/reporting/stats.py",)),
         Family("protocol", ("tests/test_harness.py", "tests/test_validation.py", "tests/test_noise.py",
