@@ -178,7 +178,10 @@ def _swept_jobs(master) -> list[tuple[str, ...]]:
     """
     from hydra.core.override_parser.overrides_parser import OverridesParser
 
-    params = [f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()]
+    from ccbench.datasets import expand_suites
+
+    # as the sweeper does: a suite (dataset=board_all) is its members, one job each
+    params = expand_suites([f"{k}={v}" for k, v in (master.hydra.sweeper.get("params") or {}).items()])
     swept = [[f"{o.key_or_group}={v}" for v in o.sweep_string_iterator()] if o.is_sweep_override()
              else [f"{o.key_or_group}={o.get_value_element_as_str()}"]
              for o in OverridesParser.create().parse_overrides(params)]

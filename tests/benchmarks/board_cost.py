@@ -1,0 +1,270 @@
+"""The reference board's compute, PROJECTED before anything runs (issue 51): core-hours per track and size class.
+
+    python tests/benchmarks/board_cost.py [--rows reports/leaderboard] [--experiment board ...] [--memory-gib G]
+
+Every number this prints is a **prediction** from the calibrated time models, never a measurement: the
+measured cost of a sweep is ``tests/benchmarks/leaderboard_costs.py`` on its rows.
+
+The grid is read from the committed experiments (``conf/experiment/board*.yaml``, composed by Hydra as the
+sweep composes them): methods x data sets (suites expanded) x supervision cells x base seeds, ``n_trials``
+trials each, each data set's ``trial_timeout`` / ``time_budget`` resolved as its job resolves them (the
+board's per-size-class budget). Per cell:
+
+- ``n, d, k`` are the registry's (:class:`~ccbench.registry.DatasetSpec`: after encoding), ``k`` given when
+  the method config gives it (``true_k``, or a method that needs k), none when the run is k-free;
+- ``p``, the supervision pairs the time models read: ``round(per_point n)`` random pairs; PCCC's
+  ``C(ceil(f n), 2)``; for labels ``C(L, 2)`` with ``L = k min(per_class, n // k)`` revealed points (classes
+  taken as balanced: the pairs term is a small factor for labels); 0 unconstrained;
+- **refused** (cost 0) when the harness would refuse it before fitting: the method's *declared* models
+  (``MethodSpec.time``, ``MethodSpec.memory``) through :func:`ccbench.running.protocol.size_refusal`, the
+  one check the harness makes, with the budget and ``--memory-gib`` available;
+- otherwise the CPU per trial ``c`` is the *calibrated* model's (:func:`ccbench.running.time_models.predict_cells`
+  with the models :func:`~ccbench.running.time_models.calibrate` fits to ``--rows``): the harness refuses by
+  the declared models, the projection costs by the calibrated ones (today they agree where both exist);
+- a cell with ``c > B`` (its budget) is charged **one killed trial**, ``B`` (``timeout_stops_cell``: its
+  later trials are recorded without fitting); else ``T c`` for its ``T`` trials;
+- a fit that uses no supervision (an unsupervised method, or any method's unconstrained cell) is shared
+  (``share_unsupervised_fits``): one group per (method config, data set, seed), charged ``T c`` once, to its
+  first cell in the grid's order; a group predicted over its budget is charged ``B`` in every cell (the
+  killed fit is not stored, so each cell's first trial tries again);
+- a method with no calibrated model (no rows in ``--rows``: ``pccc``) is charged, where ``--provisional``
+  gives it a measured time (``pccc``: the largest mean fit time of ``reports/pccc_col1``, 0.97 s on n = 47-569,
+  taken as 1 s a trial for n < 1,000), that time; elsewhere ``T B`` per cell (what the kill allows at most: an
+  upper bound), and it is listed as unmodelled.
+
+Core function: :func:`cell_costs` (tested on a hand-sized grid in tests/test_board_design.py). The models
+were calibrated on n = 47-3,175: beyond that they extrapolate, which is why the n > 5,000 class is printed
+on its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPERIMENTS = ("board", "board_noise", "board_noise_large", "board_pccc", "board_k_free")
+#: track of a supervision option (the unconstrained baseline is a track of its own); k-free by experiment
+TRACKS = {"pairs_p02": "curves pairs", "pairs_low": "curves pairs", "pairs_mid": "curves pairs",
+          "pairs_high": "curves pairs", "pairs_p40": "curves pairs",
+          "labels_1": "curves labels", "labels_2": "curves labels", "labels": "curves labels",
+          "labels_10": "curves labels", "labels_20": "curves labels",
+          "pccc_pairs_f05": "PCCC scheme", "pccc_pairs_f10": "PCCC scheme", "pccc_pairs_f15": "PCCC scheme",
+          "pccc_pairs_f20": "PCCC scheme",
+          "pairs_mid_flip05": "noise", "pairs_mid_flip": "noise", "pairs_mid_flip20": "noise",
+          "labels_noisy05": "noise", "labels_noisy": "noise", "labels_noisy20": "noise",
+          "pairs_mid_conf08": "noise", "pairs_mid_conf06": "noise", "unconstrained": "unconstrained"}
+SIZE_CLASSES = ("n < 1,000", "1,000-5,000", "n > 5,000")
+#: method -> (seconds per trial, largest n it applies to): measured times of methods without shipped rows
+#: (pccc: reports/pccc_col1/summary.parquet, fit_time_mean at most 0.97 s over n = 47-569, f = 5-20 %)
+PROVISIONAL = {"pccc": (1.0, 999)}
+ISSUE_BUDGET_CORE_HOURS = 20.0
+
+
+def size_class(n: int) -> str:
+    """The issue's size classes: n < 1,000; 1,000 <= n <= 5,000; n > 5,000."""
+    return SIZE_CLASSES[0] if n < 1000 else SIZE_CLASSES[1] if n <= 5000 else SIZE_CLASSES[2]
+
+
+def cell_costs(cells: pd.DataFrame) -> pd.Series:
+    """Projected CPU seconds of each cell (the rules of the module docstring).
+
+    ``cells`` columns: ``method`` (the method config), ``dataset``, ``seed``, ``trials`` T, ``budget`` B (s),
+    ``predicted`` c (s per trial; NaN: no model, charged T B), ``refused`` (bool), ``shared`` (bool: the fit
+    uses no supervision). Rows are in the grid's order (a shared group is charged to its first cell).
+    """
+    T, B = cells["trials"].to_numpy(float), cells["budget"].to_numpy(float)
+    c = cells["predicted"].to_numpy(float)
+    own = np.where(np.isnan(c), T * B, np.where(c > B, B, T * c))
+    refused = cells["refused"].to_numpy(bool)
+    shared = cells["shared"].to_numpy(bool) & ~np.isnan(c) & (c <= B) & ~refused
+    first = ~cells[["method", "dataset", "seed"]].assign(_s=shared).duplicated(keep="first").to_numpy()
+    cost = np.where(shared & ~first, 0.0, own)
+    return pd.Series(np.where(refused, 0.0, cost), index=cells.index, name="cpu_s")
+
+
+def _labels_pairs(n: int, k: int, per_class) -> int:
+    per = max(1, int(round(per_class * n / k))) if isinstance(per_class, float) and per_class < 1 else int(per_class)
+    revealed = k * min(per, n // k)
+    return revealed * (revealed - 1) // 2
+
+
+def supervision_pairs(constraints: dict, n: int, k: int) -> int:
+    """The pairs ``p`` of a cell's supervision on an n-point, k-class set (module docstring)."""
+    name = constraints["name"]
+    if name == "none":
+        return 0
+    if name == "random_pairs":
+        per = constraints.get("per_point")
+        return int(round(per * n)) if per is not None else int(constraints["n_constraints"])
+    if name == "pccc_random_pairs":
+        n_f = math.ceil(n * float(constraints["fraction"]))
+        return n_f * (n_f - 1) // 2
+    if name == "labeled_subsets":
+        return _labels_pairs(n, k, constraints["per_class"])
+    raise ValueError(f"board_cost: no pair count for constraints={name!r}; add it to supervision_pairs")
+
+
+def _compose_grid(experiments) -> pd.DataFrame:
+    """One row per (experiment, seed, data set, supervision, method) of the committed experiments."""
+    import copy
+
+    from hydra import compose, initialize_config_module
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+
+    from ccbench import registry
+    from ccbench.datasets import suites
+    from ccbench.running import app  # noqa: F401 - registers the schema and the sweeper
+    from ccbench.running.config import to_cell
+
+    parser, rows = OverridesParser.create(), []
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        for experiment in experiments:
+            master = compose("config", overrides=[f"experiment={experiment}"], return_hydra_config=True)
+            params = {o.key_or_group: (list(o.sweep_string_iterator()) if o.is_sweep_override()
+                                       else [o.get_value_element_as_str()])
+                      for o in parser.parse_overrides([f"{k}={v}" for k, v in master.hydra.sweeper.params.items()])}
+            named = suites()
+            datasets = list(dict.fromkeys(m for d in params["dataset"] for m in named.get(d, (d,))))
+            seeds = [int(s) for s in params.get("seed", [master.seed])]
+            supervisions = {s: to_cell(compose("config", overrides=[f"experiment={experiment}", f"supervision={s}",
+                                                                    f"dataset={datasets[0]}"]))
+                            for s in params["supervision"]}
+            methods = {m: to_cell(compose("config", overrides=[f"experiment={experiment}", f"method={m}",
+                                                               f"dataset={datasets[0]}"]))["method"]
+                       for m in params["method"]}
+            budgets = {}
+            for d in datasets:  # the job's own interpolation of trial_timeout / time_budget for this data set
+                cfg = copy.deepcopy(master)
+                cfg.dataset.name = d
+                budgets[d] = (float(OmegaConf.select(cfg, "trial_timeout")), float(OmegaConf.select(cfg, "time_budget")))
+            for seed in seeds:
+                for d in datasets:
+                    spec = registry.get_dataset_spec(d)
+                    for s, cell in supervisions.items():
+                        for m, method in methods.items():
+                            rows.append({"experiment": experiment, "seed": seed, "dataset": d, "n": spec.n_samples,
+                                         "d": spec.n_features, "classes": spec.n_classes, "supervision": s,
+                                         "constraints": cell["constraints"], "noise": cell["noise"]["name"],
+                                         "tune": cell.get("tune", "none"), "method": m, "method_name": method["name"],
+                                         "method_params": {k: v for k, v in method.items()
+                                                           if k not in ("name", "n_clusters")},
+                                         "n_clusters": method.get("n_clusters"), "trials": int(cell["n_trials"]),
+                                         "budget": budgets[d][0], "time_budget": budgets[d][1]})
+    return pd.DataFrame(rows)
+
+
+def _k_given(spec, value, classes: int):
+    if not (spec.needs_n_clusters or spec.accepts_n_clusters):
+        return None
+    if value is None or (isinstance(value, float) and math.isnan(value)):  # not set (NaN in a frame)
+        return classes if spec.needs_n_clusters else None
+    if value == "true_k":
+        return classes
+    if value == "free":
+        return None
+    return int(value)
+
+
+def project(grid: pd.DataFrame, models, available_bytes: float) -> pd.DataFrame:
+    """The grid with ``p``, ``k``, ``size_class``, ``track``, ``refused`` (and why), ``predicted`` and ``cpu_s``."""
+    from ccbench import registry
+    from ccbench.constraints import Constraints
+    from ccbench.running import protocol, time_models
+
+    specs = {m: registry.get_method_spec(m) for m in grid["method_name"].unique()}
+    g = grid.copy()
+    g["k"] = pd.array([_k_given(specs[m], v, c) for m, v, c in zip(g["method_name"], g["n_clusters"], g["classes"])],
+                      dtype="Int64")
+    g["p"] = [supervision_pairs(c, n, k) for c, n, k in zip(g["constraints"], g["n"], g["classes"])]
+    g["size_class"] = g["n"].map(size_class)
+    g["track"] = np.where(g["experiment"].str.endswith("k_free"), "k-free", g["supervision"].map(TRACKS).fillna("other"))
+    refusals = {}  # one check per distinct (method config, n, d, p, k, budget): seeds and data sets repeat them
+    for r in g.drop_duplicates(["method", "n", "d", "p", "k", "time_budget"]).itertuples():
+        reason = protocol.size_refusal(specs[r.method_name], r.method_params, int(r.n), int(r.d), available=available_bytes,
+                                       time_budget=r.time_budget, fits=1, n_pairs=int(r.p),
+                                       n_clusters=None if pd.isna(r.k) else int(r.k))
+        refusals[(r.method, r.n, r.d, r.p, None if pd.isna(r.k) else int(r.k), r.time_budget)] = (
+            None if reason is None else reason.split(":", 1)[0])
+    g["refusal"] = [refusals[(m, n, d, p, None if pd.isna(k) else int(k), b)] for m, n, d, p, k, b in
+                    zip(g["method"], g["n"], g["d"], g["p"], g["k"], g["time_budget"])]
+    g["refused"] = g["refusal"].notna()
+    empty = Constraints.empty(2)
+    g["shared"] = [protocol.fit_is_unsupervised(specs[m], empty) if p == 0 and c["name"] == "none"
+                   else not specs[m].supervision for m, p, c in zip(g["method_name"], g["p"], g["constraints"])]
+    cells = pd.DataFrame({"method": g["method_name"], "n": g["n"], "d": g["d"], "p": g["p"],
+                          "k": g["k"].astype("Float64").to_numpy(float, na_value=np.nan), "fits": 1})
+    g["predicted"] = time_models.predict_cells(cells, models).to_numpy()
+    for method, (seconds, n_max) in PROVISIONAL.items():
+        g.loc[(g["method_name"] == method) & g["predicted"].isna() & (g["n"] <= n_max), "predicted"] = seconds
+    g["cpu_s"] = cell_costs(g).to_numpy()  # g["method"]: the method config (ap_k and ap are two groups)
+    g["status"] = np.select([g["refused"], g["predicted"].isna(), g["predicted"] > g["budget"]],
+                            ["refused", "unmodelled", "timeout"], "fits")
+    return g
+
+
+def tables(g: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Core-hours per track x size class, cell statuses, and the refused cells per method and size class."""
+    hours = g.pivot_table(index="track", columns="size_class", values="cpu_s", aggfunc="sum", fill_value=0) / 3600
+    hours = hours.reindex(columns=[c for c in SIZE_CLASSES if c in hours.columns])
+    hours["all"] = hours.sum(axis=1)
+    hours.loc["all"] = hours.sum()
+    status = g.pivot_table(index="size_class", columns="status", values="seed", aggfunc="count", fill_value=0)
+    refused = g[g["refused"]].pivot_table(index="method", columns="size_class", values="seed", aggfunc="count",
+                                          fill_value=0)
+    timeouts = g[g["status"] == "timeout"].pivot_table(index="method", columns="size_class", values="seed",
+                                                       aggfunc="count", fill_value=0)
+    return {"hours": hours, "status": status, "refused": refused, "timeouts": timeouts}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default=str(ROOT / "reports" / "leaderboard"),
+                        help="rows the time models are calibrated on (a rows .parquet or a shipped folder)")
+    parser.add_argument("--experiment", action="append", help=f"experiments to project (default: {', '.join(EXPERIMENTS)})")
+    parser.add_argument("--memory-gib", type=float, default=None, help="memory available to a trial (default: this "
+                                                                       "machine's available memory now)")
+    parser.add_argument("--cores", type=int, default=2)
+    args = parser.parse_args(argv)
+    from ccbench.base import available_memory
+    from ccbench.running import time_models
+
+    available = args.memory_gib * 2**30 if args.memory_gib else available_memory()
+    models = time_models.calibrate(time_models.cell_times(time_models.read_rows(args.rows)))
+    g = project(_compose_grid(args.experiment or EXPERIMENTS), models, available)
+    t = tables(g)
+    pd.set_option("display.width", 200)
+    print(f"PROJECTED (calibrated time models from {args.rows}; memory available {available / 2**30:.1f} GiB); "
+          f"a prediction, not a measurement")
+    for method, (seconds, n_max) in PROVISIONAL.items():
+        print(f"provisional (no rows): {method} at {seconds:g} s a trial for n <= {n_max:,}")
+    print(f"cells {len(g):,} (method x data set x supervision x seed), trials {int(g['trials'].sum()):,}")
+    print("\nprojected core-hours per track and size class:")
+    print(t["hours"].round(2).to_string())
+    total = t["hours"].loc["all", "all"]
+    print(f"\nprojected total {total:.2f} core-hours against the issue's {ISSUE_BUDGET_CORE_HOURS:g} "
+          f"({total / ISSUE_BUDGET_CORE_HOURS:.2f} x); wall on {args.cores} cores at least {total / args.cores:.1f} h")
+    print("\nprojected cell statuses per size class:")
+    print(t["status"].to_string())
+    print("\nrefused cells per method and size class (cost 0):")
+    print(t["refused"].to_string() if len(t["refused"]) else "none")
+    print("\ncells predicted to time out per method and size class (charged one killed trial):")
+    print(t["timeouts"].to_string() if len(t["timeouts"]) else "none")
+    unmodelled = sorted(g.loc[g["status"] == "unmodelled", "method_name"].unique())
+    if unmodelled:
+        print(f"\nno calibrated model (charged T x budget per cell, an upper bound): {', '.join(unmodelled)}; "
+              f"{g.loc[g['status'] == 'unmodelled', 'cpu_s'].sum() / 3600:.2f} core-hours of the total")
+    top = g.groupby(["method", "size_class"])["cpu_s"].sum().sort_values(ascending=False).head(12) / 3600
+    print("\nlargest projected costs (core-hours, method config x size class):")
+    print(top.round(2).to_string())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
