@@ -1,0 +1,144 @@
+"""The reference board's design as data (issue 51): its experiments compose and pass the check, its curves have
+at least 5 budgets per kind, its per-size-class budget follows n, and the cost projection's rules
+(tests/benchmarks/board_cost.py) give hand-computed totals. The full check of every job of every board
+experiment is test_validate.py::test_every_committed_experiment_passes_the_check (slow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from omegaconf import OmegaConf
+
+from benchmarks import board_cost
+
+CONF = Path(__file__).resolve().parents[1] / "conf"
+BOARD = ("board", "board_noise", "board_noise_large", "board_pccc", "board_k_free")
+
+
+def _params(experiment: str) -> dict:
+    """The experiment's own sweeper params, with those it inherits from board.yaml."""
+    own = OmegaConf.load(CONF / "experiment" / f"{experiment}.yaml").hydra.sweeper.params
+    base = OmegaConf.load(CONF / "experiment" / "board.yaml").hydra.sweeper.params
+    return {k: str(v).split(",") for k, v in {**base, **own}.items()}
+
+
+def _supervision(name: str) -> dict:
+    """(scheme, noise, the scheme's and noise's options) of a conf/supervision file, from its defaults and keys."""
+    conf = OmegaConf.to_container(OmegaConf.load(CONF / "supervision" / f"{name}.yaml"))
+    chosen = {k.split("/")[-1]: v for d in conf.get("defaults", []) if isinstance(d, dict) for k, v in d.items()}
+    return {"scheme": chosen["constraints"], "noise": chosen["noise"], **conf.get("constraints", {}),
+            **{f"noise_{k}": v for k, v in conf.get("noise", {}).items()}}
+
+
+@pytest.fixture(scope="module")
+def compose_board():
+    from hydra import compose, initialize_config_module
+
+    from ccbench.running import app  # noqa: F401 - registers the schema and the sweeper
+    from ccbench.running.config import to_cell
+
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        yield lambda *overrides: to_cell(compose("config", overrides=list(overrides)))
+
+
+@pytest.mark.parametrize("experiment", BOARD)
+def test_each_board_experiment_composes_and_every_supervision_passes_the_check(experiment, compose_board):
+    """One Hydra compose per experiment (its last method and supervision); each supervision option's constraints
+    and noise groups are then that option's conf/constraints and conf/noise files with its own keys on top, as
+    Hydra merges them (``# @package _global_`` files overriding the two groups), checked key by key."""
+    import copy
+
+    from ccbench.running import validate
+
+    params = _params(experiment)
+    base = compose_board(f"experiment={experiment}", "dataset=keel_iris", f"method={params['method'][-1]}",
+                         f"supervision={params['supervision'][-1]}")
+    assert base["n_trials"] == 2 and base["evaluate_on"] == "both" and base["timeout_stops_cell"]
+    cells = []
+    for name in params["supervision"]:
+        conf = OmegaConf.load(CONF / "supervision" / f"{name}.yaml")
+        chosen = {k.split("/")[-1]: v for d in conf.defaults for k, v in d.items()}
+        cell = copy.deepcopy(base)
+        for group in ("constraints", "noise"):
+            merged = OmegaConf.merge(OmegaConf.load(CONF / group / f"{chosen[group]}.yaml"), conf.get(group, {}))
+            cell[group] = OmegaConf.to_container(merged)
+        cells.append(cell)
+    assert validate.check_cells(cells) == []
+
+
+@pytest.mark.parametrize("dataset, budget", [("keel_iris", 10), ("yeast", 20), ("keel_letter", 30)])
+def test_the_budget_is_the_data_sets_size_class(dataset, budget, compose_board):
+    cell = compose_board("experiment=board", f"dataset={dataset}")
+    assert cell["trial_timeout"] == budget
+    # refused only above the budget itself: TIME_REFUSAL_FACTOR x time_budget >= trial_timeout, barely
+    from ccbench.running.protocol import TIME_REFUSAL_FACTOR
+
+    assert budget <= TIME_REFUSAL_FACTOR * cell["time_budget"] < budget * 1.001
+
+
+def test_the_size_class_table_follows_the_registrys_n():
+    from ccbench import registry
+    from ccbench.datasets import suites
+
+    table = OmegaConf.load(CONF / "experiment" / "board.yaml").paper.board.size_class
+    named = {"n < 1,000": "small", "1,000-5,000": "medium", "n > 5,000": "large"}
+    for name in suites()["board_all"]:
+        expected = named[board_cost.size_class(registry.get_dataset_spec(name).n_samples)]
+        assert table.get(name, "small") == expected, name
+    assert set(table) <= set(suites()["board_all"])
+
+
+def test_every_board_data_set_is_in_every_track():
+    from ccbench.datasets import suites
+
+    board = set(suites()["board_all"])
+    assert set(_params("board")["dataset"]) == {"board_all"} and set(_params("board_k_free")["dataset"]) == {"board_all"}
+    noise = set(_params("board_noise")["dataset"]) | set(_params("board_noise_large")["dataset"])
+    assert noise == board and not set(_params("board_noise")["dataset"]) & set(_params("board_noise_large")["dataset"])
+    assert set(_params("board_pccc")["dataset"]) <= board
+
+
+def test_the_supervision_files_give_five_budgets_per_kind_and_three_noise_levels():
+    cells = [_supervision(s) for e in BOARD for s in _params(e)["supervision"]]
+    clean = [c for c in cells if c["noise"] == "none"]
+    assert len({c["per_point"] for c in clean if c["scheme"] == "random_pairs"}) >= 5
+    assert len({c["per_class"] for c in clean if c["scheme"] == "labeled_subsets"}) >= 5
+    assert {c["fraction"] for c in clean if c["scheme"] == "pccc_random_pairs"} == {0.05, 0.1, 0.15, 0.2}
+    assert {c["noise_rate"] for c in cells if c["noise"] == "constraint_flip"} == {0.05, 0.1, 0.2}
+    assert {c["noise_rate"] for c in cells if c["noise"] == "label_noise"} == {0.05, 0.1, 0.2}
+    assert {c["noise_low"] for c in cells if c["noise"] == "pccc_confidence"} == {0.6, 0.8}
+
+
+def test_supervision_pairs_on_iris():
+    # iris: n = 150, k = 3; round(0.1 n) = 15 pairs; PCCC's iris set at f = 5 %: ceil(7.5) = 8 points, 28 pairs;
+    # 5 labels per class: 15 points, C(15, 2) = 105 pairs (the shipped rows: 30 must-links + 75 cannot-links)
+    assert board_cost.supervision_pairs({"name": "random_pairs", "per_point": 0.1}, 150, 3) == 15
+    assert board_cost.supervision_pairs({"name": "pccc_random_pairs", "fraction": 0.05}, 150, 3) == 28
+    assert board_cost.supervision_pairs({"name": "labeled_subsets", "per_class": 5}, 150, 3) == 105
+    assert board_cost.supervision_pairs({"name": "labeled_subsets", "per_class": 20}, 300, 50) == 300 * 299 // 2
+    assert board_cost.supervision_pairs({"name": "none"}, 150, 3) == 0
+
+
+def test_cell_costs_on_a_hand_sized_grid():
+    nan = np.nan
+    rows = [  # method, dataset, seed, predicted s per trial, refused, shared fit; T = 3 trials, B = 10 s
+        ("A", "d1", 0, 2.0, False, False),   # fits: 3 x 2 = 6
+        ("A", "d1", 0, 50.0, False, False),  # over the budget: one killed trial, 10
+        ("A", "d1", 0, 50.0, True, False),   # refused: 0
+        ("U", "d1", 0, 1.0, False, True),    # shared fit, first cell of its group: 3
+        ("U", "d1", 0, 1.0, False, True),    # the same fit reused: 0
+        ("U", "d1", 1, 1.0, False, True),    # another seed, another fit: 3
+        ("P", "d1", 0, nan, False, False),   # no model: T x B = 30, an upper bound
+        ("V", "d1", 0, 20.0, False, True),   # a shared fit over the budget is not stored: killed in each cell, 10
+        ("V", "d1", 0, 20.0, False, True),   # 10
+        ("W", "d1", 0, 2.0, True, True),     # refused, though shared: 0, and the group's fit is paid ...
+        ("W", "d1", 0, 2.0, False, True),    # ... by its first cell that runs: 6
+    ]
+    cells = pd.DataFrame(rows, columns=["method", "dataset", "seed", "predicted", "refused", "shared"]).assign(
+        trials=3, budget=10.0)
+    costs = board_cost.cell_costs(cells)
+    assert costs.tolist() == [6, 10, 0, 3, 0, 3, 30, 10, 10, 0, 6]
+    assert costs.sum() == 78
