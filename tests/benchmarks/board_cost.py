@@ -1,6 +1,6 @@
 """The reference board's compute, PROJECTED before anything runs (issue 51): core-hours per track and size class.
 
-    python tests/benchmarks/board_cost.py [--rows reports/leaderboard] [--experiment board ...] [--memory-gib G]
+    python tests/benchmarks/board_cost.py [--rows reports/leaderboard] [--experiment board ...] [--memory-gib G] [--cuts]
 
 Every number this prints is a **prediction** from the calibrated time models, never a measurement: the
 measured cost of a sweep is ``tests/benchmarks/leaderboard_costs.py`` on its rows.
@@ -110,8 +110,9 @@ def supervision_pairs(constraints: dict, n: int, k: int) -> int:
     raise ValueError(f"board_cost: no pair count for constraints={name!r}; add it to supervision_pairs")
 
 
-def _compose_grid(experiments) -> pd.DataFrame:
-    """One row per (experiment, seed, data set, supervision, method) of the committed experiments."""
+def _compose_grid(experiments, replace=None) -> pd.DataFrame:
+    """One row per (experiment, seed, data set, supervision, method) of the committed experiments; ``replace``:
+    experiment -> {sweeper key: list of options} to project a design other than the committed one."""
     import copy
 
     from hydra import compose, initialize_config_module
@@ -130,6 +131,7 @@ def _compose_grid(experiments) -> pd.DataFrame:
             params = {o.key_or_group: (list(o.sweep_string_iterator()) if o.is_sweep_override()
                                        else [o.get_value_element_as_str()])
                       for o in parser.parse_overrides([f"{k}={v}" for k, v in master.hydra.sweeper.params.items()])}
+            params.update((replace or {}).get(experiment, {}))
             named = suites()
             datasets = list(dict.fromkeys(m for d in params["dataset"] for m in named.get(d, (d,))))
             seeds = [int(s) for s in params.get("seed", [master.seed])]
@@ -185,16 +187,6 @@ def project(grid: pd.DataFrame, models, available_bytes: float) -> pd.DataFrame:
     g["p"] = [supervision_pairs(c, n, k) for c, n, k in zip(g["constraints"], g["n"], g["classes"])]
     g["size_class"] = g["n"].map(size_class)
     g["track"] = np.where(g["experiment"].str.endswith("k_free"), "k-free", g["supervision"].map(TRACKS).fillna("other"))
-    refusals = {}  # one check per distinct (method config, n, d, p, k, budget): seeds and data sets repeat them
-    for r in g.drop_duplicates(["method", "n", "d", "p", "k", "time_budget"]).itertuples():
-        reason = protocol.size_refusal(specs[r.method_name], r.method_params, int(r.n), int(r.d), available=available_bytes,
-                                       time_budget=r.time_budget, fits=1, n_pairs=int(r.p),
-                                       n_clusters=None if pd.isna(r.k) else int(r.k))
-        refusals[(r.method, r.n, r.d, r.p, None if pd.isna(r.k) else int(r.k), r.time_budget)] = (
-            None if reason is None else reason.split(":", 1)[0])
-    g["refusal"] = [refusals[(m, n, d, p, None if pd.isna(k) else int(k), b)] for m, n, d, p, k, b in
-                    zip(g["method"], g["n"], g["d"], g["p"], g["k"], g["time_budget"])]
-    g["refused"] = g["refusal"].notna()
     empty = Constraints.empty(2)
     g["shared"] = [protocol.fit_is_unsupervised(specs[m], empty) if p == 0 and c["name"] == "none"
                    else not specs[m].supervision for m, p, c in zip(g["method_name"], g["p"], g["constraints"])]
@@ -203,10 +195,67 @@ def project(grid: pd.DataFrame, models, available_bytes: float) -> pd.DataFrame:
     g["predicted"] = time_models.predict_cells(cells, models).to_numpy()
     for method, (seconds, n_max) in PROVISIONAL.items():
         g.loc[(g["method_name"] == method) & g["predicted"].isna() & (g["n"] <= n_max), "predicted"] = seconds
+    return priced(g, available_bytes)
+
+
+def priced(g: pd.DataFrame, available_bytes: float) -> pd.DataFrame:
+    """``g`` with ``refusal`` (the harness's size_refusal at each cell's ``time_budget``: ``TimeModel`` or
+    ``MemoryModel``), ``refused``, ``cpu_s`` (:func:`cell_costs`) and ``status`` from its ``budget``,
+    ``time_budget`` and ``trials`` columns."""
+    from ccbench import registry
+    from ccbench.running import protocol
+
+    g = g.copy()
+    specs = {m: registry.get_method_spec(m) for m in g["method_name"].unique()}
+    k = [None if pd.isna(v) else int(v) for v in g["k"]]
+    keys = list(zip(g["method"], g["n"], g["d"], g["p"], k, g["time_budget"]))
+    refusals = {}  # one check per distinct (method config, n, d, p, k, budget): seeds and data sets repeat them
+    for key, r in zip(keys, g.itertuples()):
+        if key not in refusals:
+            reason = protocol.size_refusal(specs[r.method_name], r.method_params, int(r.n), int(r.d),
+                                           available=available_bytes, time_budget=r.time_budget, fits=1,
+                                           n_pairs=int(r.p), n_clusters=key[4])
+            refusals[key] = None if reason is None else reason.split(":", 1)[0]
+    g["refusal"] = [refusals[key] for key in keys]
+    g["refused"] = g["refusal"].notna()
     g["cpu_s"] = cell_costs(g).to_numpy()  # g["method"]: the method config (ap_k and ap are two groups)
     g["status"] = np.select([g["refused"], g["predicted"].isna(), g["predicted"] > g["budget"]],
                             ["refused", "unmodelled", "timeout"], "fits")
     return g
+
+
+#: the design before the cuts: every track on all 71 sets with 3 seeds x 3 trials, every noise level everywhere,
+#: trial_timeout = time_budget = 10 / 30 / 60 s per size class
+UNCUT = {"experiments": ("board", "board_noise", "board_pccc", "board_k_free"),
+         "replace": {e: {"seed": ["0", "1", "2"], "dataset": ["board_all"]} for e in
+                     ("board", "board_noise", "board_pccc", "board_k_free")},
+         "trials": 3, "budget": {SIZE_CLASSES[0]: 10.0, SIZE_CLASSES[1]: 30.0, SIZE_CLASSES[2]: 60.0}}
+
+
+def _with_budget(g, budget: dict, third: bool) -> pd.DataFrame:
+    g = g.assign(budget=g["size_class"].map(budget))
+    return g.assign(time_budget=g["budget"] / 3 if third else g["budget"])
+
+
+def cut_ladder(uncut: pd.DataFrame, available_bytes: float) -> list[tuple[str, pd.DataFrame]]:
+    """The uncut design (:data:`UNCUT`, already enriched by :func:`project`'s columns) and the cuts applied one
+    after another, each priced: (label, frame). The last is the committed design."""
+    side = uncut["track"].isin(["noise", "PCCC scheme", "k-free"])
+    g = uncut.assign(trials=UNCUT["trials"])
+    steps = [("uncut: every track, 71 sets, S = 3, T = 3, budget 10/30/60 s", _with_budget(g, UNCUT["budget"], False))]
+    g = g[~side | (g["seed"] == 0)]
+    steps.append(("noise, PCCC scheme and k-free at one base seed (seed 0)", _with_budget(g, UNCUT["budget"], False)))
+    budget = {SIZE_CLASSES[0]: 10.0, SIZE_CLASSES[1]: 20.0, SIZE_CLASSES[2]: 30.0}
+    steps.append(("budget 10/20/30 s per size class", _with_budget(g, budget, False)))
+    steps.append(("time_budget = trial_timeout / 3: refused when predicted over the budget", _with_budget(g, budget, True)))
+    g = g.assign(trials=2)
+    steps.append(("T = 2 trials per cell", _with_budget(g, budget, True)))
+    large = g["size_class"] == SIZE_CLASSES[2]
+    g = g[~(large & g["supervision"].isin(["pairs_mid_flip05", "labels_noisy05"]))]
+    steps.append(("n > 5,000: the 5 % noise levels dropped", _with_budget(g, budget, True)))
+    g = g[~((g["size_class"] == SIZE_CLASSES[2]) & (g["track"] == "PCCC scheme"))]
+    steps.append(("PCCC's scheme on n <= 5,000 only", _with_budget(g, budget, True)))
+    return [(label, priced(frame, available_bytes)) for label, frame in steps]
 
 
 def tables(g: pd.DataFrame) -> dict[str, pd.DataFrame]:
@@ -231,6 +280,7 @@ def main(argv=None) -> int:
     parser.add_argument("--memory-gib", type=float, default=None, help="memory available to a trial (default: this "
                                                                        "machine's available memory now)")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--cuts", action="store_true", help="also project the uncut design and each cut in turn")
     args = parser.parse_args(argv)
     from ccbench.base import available_memory
     from ccbench.running import time_models
@@ -260,6 +310,16 @@ def main(argv=None) -> int:
     if unmodelled:
         print(f"\nno calibrated model (charged T x budget per cell, an upper bound): {', '.join(unmodelled)}; "
               f"{g.loc[g['status'] == 'unmodelled', 'cpu_s'].sum() / 3600:.2f} core-hours of the total")
+    if args.cuts:
+        uncut = project(_compose_grid(UNCUT["experiments"], UNCUT["replace"]), models, available)
+        print("\nthe cuts, in turn (projected core-hours: total, per size class; saving of each cut):")
+        before = None
+        for label, frame in cut_ladder(uncut, available):
+            total = frame["cpu_s"].sum() / 3600
+            per = frame.groupby("size_class")["cpu_s"].sum().reindex(list(SIZE_CLASSES), fill_value=0) / 3600
+            saving = "" if before is None else f"  (saves {before - total:.2f})"
+            print(f"  {label}: {total:.2f} [{', '.join(f'{v:.2f}' for v in per)}]{saving}")
+            before = total
     top = g.groupby(["method", "size_class"])["cpu_s"].sum().sort_values(ascending=False).head(12) / 3600
     print("\nlargest projected costs (core-hours, method config x size class):")
     print(top.round(2).to_string())
