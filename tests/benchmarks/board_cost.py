@@ -64,6 +64,10 @@ SIZE_CLASSES = ("n < 1,000", "1,000-5,000", "n > 5,000")
 #: (pccc: reports/pccc_col1/summary.parquet, fit_time_mean at most 0.97 s over n = 47-569, f = 5-20 %)
 PROVISIONAL = {"pccc": (1.0, 999)}
 ISSUE_BUDGET_CORE_HOURS = 20.0
+#: CPU a job costs beyond its trials (start-up, composition, data loading, row writing), estimated from today's
+#: board: 6.8 h of wall on 2 cores for 9.6 core-hours of trials over 7,632 jobs (conf/experiment/leaderboard.yaml:
+#: 24 x 12 x 22 + 24 x 3 x 7 k-free + 18 x 2 x 22 second seed), (2 x 6.8 - 9.6) h / 7,632 = 1.9 s a job
+JOB_OVERHEAD_S = (2 * 6.8 - 9.6) * 3600 / 7632
 
 
 def size_class(n: int) -> str:
@@ -300,6 +304,10 @@ def main(argv=None) -> int:
     total = t["hours"].loc["all", "all"]
     print(f"\nprojected total {total:.2f} core-hours against the issue's {ISSUE_BUDGET_CORE_HOURS:g} "
           f"({total / ISSUE_BUDGET_CORE_HOURS:.2f} x); wall on {args.cores} cores at least {total / args.cores:.1f} h")
+    jobs = len(g)  # one job per cell (method x data set x supervision x seed)
+    print(f"jobs {jobs:,}: beyond the trials, at today's measured {JOB_OVERHEAD_S:.1f} s a job (start-up, data, rows), "
+          f"about {jobs * JOB_OVERHEAD_S / 3600:.1f} core-hours more of wall-clock work (not trials: outside the "
+          f"issue's count)")
     print("\nprojected cell statuses per size class:")
     print(t["status"].to_string())
     print("\nrefused cells per method and size class (cost 0):")
