@@ -109,10 +109,10 @@ FAMILIES = {
         # the leaderboard's statistics (core, not a plugin): its own tests and the signed-rank test's
         Family("leaderboard", ("tests/test_leaderboard.py", "tests/test_leaderboard_effects.py",
                                "tests/test_leaderboard_statements.py", "tests/test_budget_sensitivity.py",
-                               "tests/test_leaderboard_power.py"),
+                               "tests/test_leaderboard_power.py", "tests/test_leaderboard_pooling.py"),
                paths=tuple(f"ccbench/reporting/leaderboard/{m}.py" for m in ("_frame", "gains", "pages", "ranks", "effects",
                                                                             "_effect_stats", "budget_sensitivity",
-                                                                            "power"))),
+                                                                            "power", "pooling", "headline_text"))),
         # data-set, scheme and noise plugins of plugins/datasets (issue 51: KEEL, PCCC's collection 2, PCCC's pairs
         # and confidence noise; issue 52: PCCC's and PC-SOS-SDP's files)
         Family("datasets", ("tests/test_keel*.py", "tests/test_pccc_col2*.py", "tests/test_pccc_scheme*.py",

@@ -181,8 +181,9 @@ def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple
     ``setting``, ``budget``, ``noise``, ``method``, ``trial``, ``status``, ``value`` (``metric`` of an
     ok trial, else NaN), ``fit_time``, ``peak_rss_mb``, ``fit_rss_mb``, ``unconstrained``,
     ``unsupervised``, ``family`` (:func:`_families`), ``fit_key`` (the shared unsupervised fit an ok row
-    re-scored, else None), ``row`` (the row's position in ``data``), ``seed``
-    (the base seed: the pages rank the smallest, :mod:`.seeds` compares the others).
+    re-scored, else None), ``row`` (the row's position in ``data``), ``n_samples`` (the data set's size,
+    for the size classes; NaN without it), ``seed`` (the base seed: the headline pools every seed, the
+    ranks rank the smallest, :mod:`.seeds` compares the others).
 
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it), except that a re-run at a larger
@@ -234,6 +235,7 @@ def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple
     out["fit_key"] = data["fit_key"].where(ok & data["fit_key"].notna(), None) if "fit_key" in data else None
     out["tuned_params"] = data["tuned_params"] if "tuned_params" in data else None
     out["row"] = data.index  # back to the full row (provenance, error messages)
+    out["n_samples"] = pd.to_numeric(data["n_samples"], errors="coerce") if "n_samples" in data else np.nan
     out["seed"] = pd.to_numeric(data["seed"], errors="coerce").fillna(0).astype(int) if "seed" in data else 0
     flags = _unsupervised(labels, data["method.name"])
     # a tuned variant chose its parameters from the supervision (CVCP): no unsupervised baseline

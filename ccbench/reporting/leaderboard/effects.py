@@ -9,12 +9,18 @@ Definitions (each is stated on the pages and in docs/leaderboard.md):
   measurement (:data:`~._frame.NOT_MEASURED`: refused by a prediction, a skipped draw) makes its
   (cell, method) **missing** under the ``missing`` convention and scores as a failure under ``last``.
   An ``ok`` trial with no metric value makes the cell missing under both.
-- A method's **cell score** is the mean of its trials' scores in the cell (missing as above).
-- **Paired difference** of method M against reference R on a data set: the mean over the cells both
-  have of (cell score of M - cell score of R). The data sets are the independent units (the cells of a
-  data set share its points).
+- A method's **cell score** is the mean of its trials' scores in the cell (missing as above), per base seed.
+- The **unit** compared: where a kind has curves (a data set, setting, noise and seed followed over two
+  budgets or more), each curve's area under the cell scores over the budgets, divided by the budget range
+  (:func:`~.pooling.curve_scores`; issue 51, item 2); else each cell. :func:`per_budget` keeps the
+  curve's points beside the area.
+- **Paired difference** of method M against reference R on a data set: the mean over the data set's base
+  seeds of the mean over the units both have of (M's score - R's score) (issue 51, item 3: every seed,
+  :func:`~.pooling.set_values`). The data sets are the independent units (the cells of a data set share its
+  points; a seed redraws the supervision of the same points).
 - ``mean_diff``: the mean of those differences over the data sets, with a percentile bootstrap interval
-  over the data sets (:func:`~.gains.bootstrap_ci`, seed ``seed``); ``wins``/``losses``/``ties``: data sets
+  that resamples the data sets and, within each, its seeds (:func:`~.pooling.two_stage_ci`, seed
+  ``seed``; with one seed, the data-set bootstrap); ``wins``/``losses``/``ties``: data sets
   where the difference is > 0, < 0, = 0 (differences rounded to :data:`TIE_TOL`, so floating-point noise
   in a mean neither breaks a tie in the signed-rank test nor makes a 0 a win).
 - ``p_wilcoxon``: two-sided Wilcoxon signed-rank test over the data sets; ``p_holm``: Holm over the
@@ -32,6 +38,10 @@ Definitions (each is stated on the pages and in docs/leaderboard.md):
   top value in every one of its cells ("saturated"); computed under the ``missing`` convention, for a
   higher-is-better metric only. The ``informative`` subset leaves the flagged data sets out (no such
   subset when nothing is flagged).
+- **Size classes** (issue 51, item 5): where the data sets' ``n_samples`` fall in more than one class of
+  :data:`~.pooling.SIZE_CLASSES`, each class is a subset too, with its own Holm family and its own best; a
+  method with no measured cell in a class has no verdict there (``n_sets`` 0: "not measured"), it is not
+  ranked last in it.
 """
 
 from __future__ import annotations
@@ -41,10 +51,10 @@ import pandas as pd
 
 from ._effect_stats import bayes_signed_rank, family_verdicts, leave_one_out
 from ._frame import CELL, CONVENTIONS, N_BOOT, NOT_MEASURED, _cells, main_methods, ranked_metric
-from .gains import bootstrap_ci
 from .headline_text import headline_sentences
+from .pooling import curve_scores, has_curves, set_values, size_classes, two_stage_ci
 
-__all__ = ["headline_effects", "cell_scores", "FAILURE_SCORE", "UNINFORMATIVE_BELOW", "SATURATED_MIN_METHODS",
+__all__ = ["headline_effects", "cell_scores", "per_budget", "FAILURE_SCORE", "UNINFORMATIVE_BELOW", "SATURATED_MIN_METHODS",
            "REFERENCE", "EFFECT_COLUMNS"]
 
 #: The score of a measured failure: the metric's value for the one-cluster partition.
@@ -81,31 +91,35 @@ def _failure_score(metric: str, failure_score: float | None) -> float:
 
 
 def _ranked_rows(frame: pd.DataFrame) -> pd.DataFrame:
-    """The rows the page ranks: base seed (the smallest), supervised cells, main methods."""
-    if "seed" in frame and len(frame):
-        frame = frame[frame["seed"] == frame["seed"].min()]
+    """The rows the headline ranks: every seed (pooled: :mod:`.pooling`), supervised cells, main methods."""
     cells = _cells(frame)
     return cells[cells["method"].isin(main_methods(cells))]
 
 
-def cell_scores(frame: pd.DataFrame, metric: str, convention: str, failure_score: float | None = None) -> pd.DataFrame:
+def cell_scores(frame: pd.DataFrame, metric: str, convention: str, failure_score: float | None = None,
+                seeds: bool = False) -> pd.DataFrame:
     """Index cells, columns methods: each method's cell score under ``convention`` (module docstring),
     NaN where missing or where the method has no row. ``frame['value']`` holds ``metric``
-    (:func:`~._frame.long_frame` built on it)."""
+    (:func:`~._frame.long_frame` built on it). ``seeds``: one row per (cell, base seed), a ``seed`` level
+    last in the index (the frame's ``seed`` column; all one seed without it)."""
     if convention not in CONVENTIONS:
         raise ValueError(f"convention must be one of {CONVENTIONS}, got {convention!r}")
     fail = _failure_score(metric, failure_score)
     ok = frame["status"].eq("ok")
     not_measured = frame["status"].isin(NOT_MEASURED) & (convention == "missing")
     score = frame["value"].where(ok, np.where(not_measured, np.nan, fail))
-    grouped = frame.assign(score=score).groupby([*CELL, "method"])["score"]
+    frame = frame.assign(score=score)
+    if seeds and "seed" not in frame:
+        frame = frame.assign(seed=0)
+    grouped = frame.groupby([*CELL, *(["seed"] if seeds else []), "method"])["score"]
     means = grouped.mean().where(grouped.count() == grouped.size())  # one missing trial: the cell is missing
     return means.unstack("method")
 
 
 def _set_means(scores: pd.DataFrame) -> pd.DataFrame:
-    """Data sets x methods: a method's mean cell score over the data set's cells it has."""
-    return scores.groupby(level="dataset").mean()
+    """Data sets x methods: a method's mean cell score over the data set's cells it has (with a ``seed``
+    level: the mean over its seeds of each seed's mean, :func:`~.pooling.set_values`)."""
+    return set_values(scores)
 
 
 def flags(scores: pd.DataFrame) -> pd.DataFrame:
@@ -151,15 +165,20 @@ def p_best(set_means: pd.DataFrame, n_boot: int, seed: int) -> pd.DataFrame:
     return out.reset_index()
 
 
-def _pair_table(diffs: pd.DataFrame, margin: float, alpha: float, seed: int, n_boot: int) -> pd.DataFrame:
+def _pair_table(diffs: pd.DataFrame, margin: float, alpha: float, seed: int, n_boot: int,
+                by_seed: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per method of ``diffs`` (data sets x methods, the paired differences from one reference):
-    the columns of :data:`EFFECT_COLUMNS` from ``n_sets`` on."""
+    the columns of :data:`EFFECT_COLUMNS` from ``n_sets`` on. ``by_seed``: the same differences per
+    (data set, seed), for the interval's seed-to-seed spread (:func:`~.pooling.two_stage_ci`); without
+    it, one value per data set."""
     family = family_verdicts(diffs, alpha)
     flips, n_drops = leave_one_out(diffs, family["verdict"], alpha)
+    if by_seed is None:
+        by_seed = diffs.set_index(pd.Index(np.zeros(len(diffs), int), name="seed"), append=True)
     rows = []
     for method in diffs.columns:
         d = diffs[method].dropna().to_numpy(float)
-        lo, hi = bootstrap_ci(d, n_boot=n_boot, seed=seed)
+        lo, hi = two_stage_ci(by_seed[method], n_boot=n_boot, seed=seed)
         p_ahead, p_rope, p_behind = bayes_signed_rank(d, margin, seed=seed)
         fam = family.loc[method]
         verdict = "undetermined" if flips[method] else fam["verdict"]  # one data set decides it: no verdict
@@ -171,29 +190,82 @@ def _pair_table(diffs: pd.DataFrame, margin: float, alpha: float, seed: int, n_b
     return pd.DataFrame(rows, columns=EFFECT_COLUMNS[EFFECT_COLUMNS.index("method"):])  # none: a board of one
 
 
+def _differences(scores: pd.DataFrame, name: str, keep: list) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Every other method minus ``name``: per (data set, seed) the mean over the cells (or curves) both
+    have, and per data set the mean over its seeds; rounded to TIE_TOL (floating-point noise in a mean
+    neither breaks a tie nor turns a 0, the same value, into a win). Data sets outside ``keep`` and
+    those where no pair has a value are dropped."""
+    diff = scores.drop(columns=name).sub(scores[name], axis=0)
+    by_seed = diff.groupby(level=["dataset", "seed"]).mean().round(DECIMALS)
+    per_set = set_values(diff).reindex(keep).dropna(how="all").round(DECIMALS)
+    by_seed = by_seed[by_seed.index.get_level_values("dataset").isin(per_set.index)]
+    return per_set, by_seed
+
+
+def _subsets(rows: pd.DataFrame, datasets: list, flagged: pd.DataFrame) -> dict:
+    """{subset: its data sets}: ``all``; ``informative`` (without the flagged ones) where any is flagged;
+    each size class (:data:`~.pooling.SIZE_CLASSES`) where the data sets fall in more than one."""
+    subsets = {"all": datasets}
+    if len(flagged):
+        subsets["informative"] = [d for d in datasets if d not in set(flagged["dataset"])]
+    if "n_samples" in rows:
+        classes = size_classes(rows.groupby("dataset")["n_samples"].max().reindex(datasets))
+        if len(classes) > 1:
+            subsets.update(classes)
+    return subsets
+
+
+def per_budget(scores: pd.DataFrame, reference: str, seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """The per-budget view beside an area headline: per (setting, budget, method), each method minus
+    ``reference`` over the data sets that have the budget (``scores``: cells x methods with a ``seed``
+    level, one convention): ``n_sets``, ``mean_diff`` with its two-stage interval, ``wins``/``losses``."""
+    cols = ["setting", "budget", "method", "n_sets", "mean_diff", "ci_low", "ci_high", "wins", "losses"]
+    if reference not in scores.columns:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    diff = scores.drop(columns=reference).sub(scores[reference], axis=0)
+    for (setting, budget), block in diff.groupby(level=["setting", "budget"]):
+        by_seed = block.groupby(level=["dataset", "seed"]).mean().round(DECIMALS)
+        per_set = set_values(block).round(DECIMALS)
+        for method in block.columns:
+            d = per_set[method].dropna().to_numpy(float)
+            if not d.size:
+                continue
+            lo, hi = two_stage_ci(by_seed[method], n_boot=n_boot, seed=seed)
+            rows.append((setting, budget, method, d.size, float(d.mean()), lo, hi, int((d > TIE_TOL).sum()),
+                         int((d < -TIE_TOL).sum())))
+    return pd.DataFrame(rows, columns=cols)
+
+
 def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0.03, alpha: float = 0.05,
-                     seed: int = 0, n_boot: int = N_BOOT, failure_score: float | None = None) -> dict:
+                     seed: int = 0, n_boot: int = N_BOOT, failure_score: float | None = None,
+                     curves: bool | None = None) -> dict:
     """The headline of one kind's page (module docstring for every definition).
 
     ``frame``: one kind's :func:`~._frame.long_frame` rows built on ``metric`` (its ``value`` column);
-    the base seed, the supervised cells and the main methods are selected here. Returns
-    ``{"effects", "p_best", "flags", "text"}``: one row per (convention, subset, reference, method)
-    (:data:`EFFECT_COLUMNS`; the reference itself has no row), P(best) per (convention, subset, method),
-    the flagged data sets, and the headline's sentences (markdown). ``failure_score``: the score of a
-    measured failure for a metric :data:`FAILURE_SCORE` does not know (else a ValueError).
+    every seed, the supervised cells and the main methods are selected here. ``curves``: score each
+    (data set, setting, noise, seed) by its area under the curve over the budgets (:mod:`.pooling`) instead
+    of cell by cell; by default wherever a curve spans two budgets or more. Returns ``{"effects",
+    "p_best", "flags", "text", "per_budget", "unit"}``: one row per (convention, subset, reference,
+    method) (:data:`EFFECT_COLUMNS`; the reference itself has no row), P(best) per (convention, subset,
+    method), the flagged data sets, the headline's sentences (markdown), the per-budget view against
+    ``kmeans`` (:func:`per_budget`, with curves only) and the unit compared (``"curve"`` or ``"cell"``).
+    ``failure_score``: the score of a measured failure for a metric :data:`FAILURE_SCORE` does not know
+    (else a ValueError). Subsets: ``all``, ``informative`` (without the flagged data sets) and the size
+    classes (:func:`_subsets`).
     """
     metric = ranked_metric(metric)
     sign = metric.sign
     rows = _ranked_rows(frame)
     if rows.empty:
         raise ValueError("no ranking cell in these rows: the headline needs supervised cells of the main methods")
-    scores = {c: sign * cell_scores(rows, metric, c, failure_score) for c in CONVENTIONS}
+    cells = {c: sign * cell_scores(rows, metric, c, failure_score, seeds=True) for c in CONVENTIONS}
+    curves = has_curves(cells["missing"]) if curves is None else curves
+    scores = {c: curve_scores(s) for c, s in cells.items()} if curves else cells
     # "recovers the classes" is a floor on a higher-is-better score; a lower-is-better metric is not flagged
-    flagged = flags(scores["missing"]) if sign > 0 else pd.DataFrame(columns=FLAG_COLUMNS)
-    datasets = sorted(scores["missing"].index.get_level_values("dataset").unique())
-    subsets = {"all": datasets}
-    if len(flagged):
-        subsets["informative"] = [d for d in datasets if d not in set(flagged["dataset"])]
+    flagged = flags(cells["missing"]) if sign > 0 else pd.DataFrame(columns=FLAG_COLUMNS)
+    datasets = sorted(cells["missing"].index.get_level_values("dataset").unique())
+    subsets = _subsets(rows, datasets, flagged)
     effects, bests = [], []
     for convention, score in scores.items():
         for subset, keep in subsets.items():
@@ -204,16 +276,17 @@ def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0
             for reference, name in (("kmeans", REFERENCE if REFERENCE in score.columns else None), ("best", best)):
                 if name is None:
                     continue
-                diffs = score_in.drop(columns=name).sub(score_in[name], axis=0).groupby(level="dataset").mean()
-                # rounded to TIE_TOL: floating-point noise in a mean of differences neither breaks a tie nor
-                # turns a 0 (the same value) into a win
-                diffs = diffs.reindex(keep).dropna(how="all").round(DECIMALS)
-                effects.append(_pair_table(diffs, margin, alpha, seed, n_boot).assign(
+                diffs, by_seed = _differences(score_in, name, keep)
+                effects.append(_pair_table(diffs, margin, alpha, seed, n_boot, by_seed).assign(
                     convention=convention, subset=subset, reference=reference, reference_name=name))
     effects = pd.concat(effects, ignore_index=True)[EFFECT_COLUMNS] if effects else pd.DataFrame(columns=EFFECT_COLUMNS)
     p_best_table = pd.concat(bests, ignore_index=True)[P_BEST_COLUMNS]
     # back to the metric's own direction for the means (a higher-is-better metric: unchanged)
     p_best_table["mean"] = sign * p_best_table["mean"]
+    # in the ranking's direction, as the effects are: positive is ahead of kmeans
+    budget_view = per_budget(cells["missing"], REFERENCE, seed, n_boot) if curves else None
+    unit = "curve" if curves else "cell"
     text = headline_sentences(effects, p_best_table, flagged, metric=metric, alpha=alpha, margin=margin,
-                              n_boot=n_boot)
-    return {"effects": effects, "p_best": p_best_table, "flags": flagged, "text": text}
+                              n_boot=n_boot, unit=unit)
+    return {"effects": effects, "p_best": p_best_table, "flags": flagged, "text": text, "per_budget": budget_view,
+            "unit": unit}

@@ -32,11 +32,18 @@ def _names(index) -> str:
     return ", ".join(f"`{m}`" for m in index)
 
 
-def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text: str | None) -> str:
+#: What a data set's paired difference is a mean of, per unit (:func:`~.effects.headline_effects`).
+UNIT_TEXT = {"cell": "the mean over its seeds and the cells both have of the difference in `{metric}`",
+             "curve": "the mean over its seeds and the curves both have of the difference in the area under "
+                      "the `{metric}` curve over the budgets (divided by the budget range)"}
+
+
+def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text: str | None,
+                        unit: str = "cell") -> str:
     name = view["reference_name"].iloc[0]
     against = f"the best, `{name}` ({best_text})" if best_text else f"`{name}`"
-    text = (f"**Headline (`{metric}`) against {against}:** per data set, the mean over the cells both have of the "
-            f"difference in `{metric}` (refused and skipped cells missing, a measured failure scoring as one "
+    text = (f"**Headline (`{metric}`) against {against}:** per data set, {UNIT_TEXT[unit].format(metric=metric)} "
+            f"(refused and skipped cells missing, a measured failure scoring as one "
             f"cluster); two-sided Wilcoxon over the data sets, Holm over the {_count(view['p_wilcoxon'].notna().sum())} "
             f"compared with "
             f"`{name}` (alpha = {alpha}), each verdict checked by dropping each data set in turn.")
@@ -80,10 +87,39 @@ def _changes(effects: pd.DataFrame, other: dict) -> list[str]:
     return out
 
 
+def _size_class_sentence(effects: pd.DataFrame, metric: str, classes: list) -> str:
+    """Per size class: its data sets, its best, and who is ahead of / behind each reference there; a
+    method with no data set of the class measured is named as not measured in it, not ranked."""
+    parts = []
+    for label in classes:
+        view = effects[(effects["convention"] == "missing") & (effects["subset"] == label)]
+        if view.empty:
+            continue
+        n_sets = int(view["n_sets"].max())
+        text = f"{label} ({n_sets} data set{'s' if n_sets != 1 else ''})"
+        for reference in ("kmeans", "best"):
+            ref = view[view["reference"] == reference].set_index("method")
+            if ref.empty:
+                continue
+            name = ref["reference_name"].iloc[0]
+            who = f"`{name}`" + (" (the best)" if reference == "best" else "")
+            said = [f"{v} of {who}: {_names(ref.index[ref['verdict'] == v])}" for v in ("ahead", "behind")
+                    if (ref["verdict"] == v).any()]
+            text += "; " + ("; ".join(said) if said else f"nobody ahead of or behind `{name}`")
+        unmeasured = view.loc[view["n_sets"] == 0, "method"].unique()
+        if len(unmeasured):
+            text += f"; not measured in this class (refused or skipped on every data set): {_names(unmeasured)}"
+        parts.append(text)
+    return (f"**Per size class (`{metric}`, data sets by n; each class its own Holm family):** "
+            + ". ".join(parts) + ".")
+
+
 def headline_sentences(effects: pd.DataFrame, p_best: pd.DataFrame, flags: pd.DataFrame, metric: str, alpha: float,
-                       margin: float, n_boot: int) -> list[str]:
+                       margin: float, n_boot: int, unit: str = "cell") -> list[str]:
     """The headline's sentences (markdown): one per reference under the default view, P(best), what the
-    ``last`` convention changes, the flagged data sets and what leaving them out changes."""
+    ``last`` convention changes, the flagged data sets and what leaving them out changes, and the size
+    classes where the data sets fall in more than one. ``unit``: what a data set's difference is a mean of
+    (:data:`UNIT_TEXT`)."""
     if effects.empty:
         return [f"**Headline (`{metric}`):** no method pair has a data set in common: no effect is measured."]
     pb = p_best[(p_best["convention"] == "missing") & (p_best["subset"] == "all")].set_index("method")
@@ -98,7 +134,7 @@ def headline_sentences(effects: pd.DataFrame, p_best: pd.DataFrame, flags: pd.Da
             name = view["reference_name"].iloc[0]
             best_text = (f"highest mean `{metric}` over the {int(pb.at[name, 'n_sets'])} data sets, "
                          f"{pb.at[name, 'mean']:.3f}, among the {len(eligible)} methods with a value on every one")
-        out.append(_reference_sentence(view, metric, alpha, best_text))
+        out.append(_reference_sentence(view, metric, alpha, best_text, unit))
     if len(eligible):
         top = eligible[eligible >= 0.05].sort_values(ascending=False)
         missing = pb.index[pb["p_best"].isna()]
@@ -116,6 +152,9 @@ def headline_sentences(effects: pd.DataFrame, p_best: pd.DataFrame, flags: pd.Da
         kept = _changes(effects, {"convention": "missing", "subset": "informative"})
         out.append(f"**Flagged data sets (`{metric}`):** {listed}. Without them: "
                    + ("; ".join(kept) + "." if kept else "no verdict changes."))
+    classes = [c for c in pd.unique(effects["subset"]) if c not in ("all", "informative")]
+    if classes:
+        out.append(_size_class_sentence(effects, metric, classes))
     return out
 
 
@@ -163,7 +202,34 @@ def headline_tables(effects: pd.DataFrame, metric: str) -> list[tuple[str, pd.Da
 
 #: How each headline sentence starts: :func:`~.claims.index_summary` quotes these into the index.
 SENTENCE_PREFIXES = ("**Headline (", "**P(best) (", "**Refusals and skipped draws as failures (",
-                     "**Flagged data sets (")
+                     "**Flagged data sets (", "**Per size class (")
+
+
+def size_class_table(effects: pd.DataFrame) -> pd.DataFrame:
+    """Methods x size classes: the difference from ``kmeans`` [95 % interval] and the verdict in each class
+    (default convention); ``not measured`` where the class has none of the method's cells. Empty without
+    size classes."""
+    view = effects[(effects["convention"] == "missing") & (effects["reference"] == "kmeans")
+                   & ~effects["subset"].isin(["all", "informative"])]
+    if view.empty:
+        return pd.DataFrame()
+    text = [f"{r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}] {r.verdict} ({r.n_sets})" if r.n_sets
+            else "not measured" for r in view.itertuples()]
+    table = view.assign(text=text).pivot(index="method", columns="subset", values="text")
+    return table[list(pd.unique(view["subset"]))].fillna("")
+
+
+def per_budget_table(view: pd.DataFrame | None) -> pd.DataFrame:
+    """Methods x (setting,) budget: the difference from ``kmeans`` [95 % interval] at each budget (the
+    curve's points beside its area). Empty without a per-budget view."""
+    if view is None or view.empty:
+        return pd.DataFrame()
+    several = view["setting"].nunique() > 1
+    column = [f"{s} {b:g}" if several else f"{b:g}" for s, b in zip(view["setting"], view["budget"])]
+    text = [f"{r.mean_diff:+.3f} [{r.ci_low:+.3f}, {r.ci_high:+.3f}]" for r in view.itertuples()]
+    table = view.assign(column=column, text=text).pivot(index="method", columns="column", values="text")
+    order = view.sort_values(["setting", "budget"])
+    return table[[c for c in pd.unique(pd.Series(column, index=view.index)[order.index])]].fillna("")
 
 
 def headline_blocks(results: dict, alpha: float, margin: float, n_boot: int, md_frame) -> list:
@@ -171,14 +237,21 @@ def headline_blocks(results: dict, alpha: float, margin: float, n_boot: int, md_
     :func:`~.effects.headline_effects` result}, the page's metric first) the sentences and the compact
     tables. ``md_frame`` renders a table as the page's markdown."""
     metrics = list(results)
+    curves = any(r.get("unit") == "curve" for r in results.values())
+    unit = ("the curves both methods have (a curve: one data set, setting, noise and seed followed over its "
+            "budgets; its score: the trapezoid area under the cell scores over the budgets, divided by the "
+            "budget range, so its mean height; a method missing any budget of a curve misses the curve)"
+            if curves else "the cells both methods have")
     blocks = [("h", 2, "Headline: paired effect sizes over data sets"),
               ("md", "Each method against two references: plain `kmeans`, and the kind's best (the highest mean "
                      "over the data sets among the methods with a value on every one). The **data sets are the "
-                     "units**: per data set, the mean over the cells both methods have of their difference (a cell "
-                     "score is the mean over its trials; a measured failure, a timeout, error or infeasible "
-                     "trial, scores as the one-cluster partition, 0 in ARI and NMI). `mean diff`: the mean over "
+                     f"units**: per data set, the mean over its base seeds of the mean over {unit} of their "
+                     "difference (a cell score is the mean over its trials; a measured failure, a timeout, "
+                     "error or infeasible trial, scores as the one-cluster partition, 0 in ARI and NMI). "
+                     "`mean diff`: the mean over "
                      f"the data sets (positive: the method is ahead), with a 95 % percentile bootstrap interval "
-                     f"over the data sets ({n_boot} resamples); `w/l`: data sets where it is ahead / behind; "
+                     f"({n_boot} resamples of the data sets and, within each, of its seeds: the seed-to-seed "
+                     f"spread is part of the interval); `w/l`: data sets where it is ahead / behind; "
                      f"`p_holm`: two-sided Wilcoxon signed-rank over the data sets, Holm-adjusted over the family "
                      f"of every method compared with that reference (per metric, convention and set of data "
                      f"sets); `P(ahead/rope/behind)`: the Bayesian signed-rank posterior (baycomp) with a region "
@@ -199,4 +272,14 @@ def headline_blocks(results: dict, alpha: float, margin: float, n_boot: int, md_
         blocks += [("md", s) for s in result["text"]]
         for caption, table in headline_tables(result["effects"], metric):
             blocks += [("md", caption), ("md", md_frame(table))]
+        budgets = per_budget_table(result.get("per_budget"))
+        if not budgets.empty:
+            blocks += [("md", f"`{metric}` at each budget, each method minus `kmeans` over the data sets with "
+                              f"that budget (the points of the curves whose areas are compared above; "
+                              f"refused and skipped cells missing):"), ("md", md_frame(budgets))]
+        classes = size_class_table(result["effects"])
+        if not classes.empty:
+            blocks += [("md", f"`{metric}` per size class, each method minus `kmeans` [95 % interval], the "
+                              f"verdict and (the data sets); `not measured`: refused or skipped on every data "
+                              f"set of the class, not ranked there:"), ("md", md_frame(classes))]
     return blocks

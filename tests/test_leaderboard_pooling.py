@@ -1,0 +1,161 @@
+"""The headline's pooling (issue 51, items 2, 3, 5): the area under the curve over budgets, every base seed
+with the seed-to-seed spread in the interval, and the size classes (ccbench.reporting.leaderboard.pooling)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ccbench.reporting import _format as rfmt
+from ccbench.reporting import leaderboard as lb
+from ccbench.reporting.leaderboard import effects as lb_effects
+from ccbench.reporting.leaderboard import pooling
+from ccbench.reporting.leaderboard.gains import bootstrap_ci
+from ccbench.reporting.leaderboard.headline_text import size_class_table
+
+N = "constraints.n_constraints"
+
+
+def _rows(values: dict, n_samples: dict | None = None, statuses: dict | None = None) -> pd.DataFrame:
+    """random_pairs rows: ``values[(dataset, method, budget, seed)]`` = per-trial ari; ``n_samples``:
+    {dataset: n}; ``statuses[(dataset, method)]``: one status for every trial of the pair."""
+    rows = []
+    for (d, m, b, seed), vals in values.items():
+        status = (statuses or {}).get((d, m), "ok")
+        for t, v in enumerate(vals):
+            rows.append({"dataset.name": d, "method.name": m, "constraints.name": "random_pairs", N: b,
+                         "noise.name": "none", "trial": t, "seed": seed, "trial_seed": 1000 * seed + 10 * b + t,
+                         "status": status, "ari": v if status == "ok" else np.nan, "fit_time": 0.01,
+                         "n_samples": (n_samples or {}).get(d, 150)})
+    data = pd.DataFrame(rows)
+    data["method_label"] = rfmt.method_labels(data)
+    return data
+
+
+def _one(effects, method, reference="kmeans", convention="missing", subset="all"):
+    row = effects[(effects["method"] == method) & (effects["reference"] == reference)
+                  & (effects["convention"] == convention) & (effects["subset"] == subset)]
+    assert len(row) == 1, row
+    return row.iloc[0]
+
+
+# --- the area under the curve ------------------------------------------------------------------------
+
+def _scores(curve: dict, dataset="a", setting="", noise="none", seed=0) -> pd.DataFrame:
+    index = pd.MultiIndex.from_tuples([(dataset, setting, b, noise, seed) for b in curve],
+                                      names=["dataset", "setting", "budget", "noise", "seed"])
+    return pd.DataFrame({"m": list(curve.values())}, index=index)
+
+
+def test_the_area_is_the_trapezoid_over_the_budgets_divided_by_their_range():
+    # budgets 10, 20, 40 at 0.2, 0.4, 0.8: (10 * 0.3 + 20 * 0.6) / 30 = 0.5 (the mean of the cells is 0.467)
+    area = pooling.curve_scores(_scores({20: 0.4, 10: 0.2, 40: 0.8}))
+    assert area["m"].iloc[0] == pytest.approx(0.5)
+    assert area.index.names == ["dataset", "setting", "noise", "seed"]
+    assert pooling.curve_scores(_scores({20: 0.7}))["m"].iloc[0] == pytest.approx(0.7)  # one budget: its cell
+    assert np.isnan(pooling.curve_scores(_scores({10: 0.2, 20: np.nan, 40: 0.8}))["m"].iloc[0])  # a gap: missing
+
+
+def test_curves_are_kept_apart_by_data_set_setting_noise_and_seed():
+    both = pd.concat([_scores({10: 0.0, 30: 1.0}, seed=0), _scores({10: 1.0, 30: 1.0}, seed=1),
+                      _scores({10: 0.5, 20: 0.5, 30: 0.5}, dataset="b")])
+    area = pooling.curve_scores(both)["m"]
+    assert area.loc[("a", "", "none", 0)] == pytest.approx(0.5)
+    assert area.loc[("a", "", "none", 1)] == pytest.approx(1.0)
+    assert area.loc[("b", "", "none", 0)] == pytest.approx(0.5)
+
+
+def test_the_headline_compares_areas_not_the_mean_of_the_cells():
+    # a - kmeans = +0.3, +0.3, -0.4 at budgets 10, 20, 100: the cells' mean is +0.067, the area -1/90 (the
+    # last budget spans most of the range); eight data sets alike: a is behind on every one by its area
+    values = {}
+    for i in range(8):
+        for b, diff in ((10, 0.3), (20, 0.3), (100, -0.4)):
+            values[(f"s{i}", "kmeans", b, 0)] = [0.5, 0.5]
+            values[(f"s{i}", "a", b, 0)] = [0.5 + diff, 0.5 + diff]
+    frame = lb.long_frame(_rows(values), "ari")
+    result = lb_effects.headline_effects(frame, "ari")
+    row = _one(result["effects"], "a")
+    assert result["unit"] == "curve"
+    assert row["mean_diff"] == pytest.approx(-1 / 90) and row["losses"] == 8
+    cells = lb_effects.headline_effects(frame, "ari", curves=False)
+    assert cells["unit"] == "cell" and _one(cells["effects"], "a")["mean_diff"] == pytest.approx(0.2 / 3)
+    # the per-budget view beside it: each budget's difference
+    view = result["per_budget"].set_index(["budget", "method"])["mean_diff"]
+    assert view.loc[(10, "a")] == pytest.approx(0.3) and view.loc[(100, "a")] == pytest.approx(-0.4)
+    assert any("area under the `ari` curve" in s for s in result["text"])
+
+
+# --- seeds -----------------------------------------------------------------------------------------------
+
+def test_two_stage_ci_is_the_data_set_bootstrap_with_one_seed_and_wider_with_seed_spread():
+    rng = np.random.default_rng(3)
+    per_set = rng.normal(0.1, 0.05, 12)
+    one = pd.Series(per_set, index=pd.MultiIndex.from_product([range(12), [0]], names=["dataset", "seed"]))
+    assert pooling.two_stage_ci(one, n_boot=500, seed=4) == bootstrap_ci(per_set, n_boot=500, seed=4)
+    # every data set's two seeds average to 0.1 exactly; the data-set bootstrap alone would give [0.1, 0.1]
+    spread = pd.Series(np.r_[np.full(12, 0.1) + 0.2, np.full(12, 0.1) - 0.2],
+                       index=pd.MultiIndex.from_product([[0, 1], range(12)], names=["seed", "dataset"])
+                       ).reorder_levels(["dataset", "seed"])
+    lo, hi = pooling.two_stage_ci(spread, n_boot=2000, seed=0)
+    assert lo < 0.02 and hi > 0.18  # the seeds' +-0.2 is in the interval
+    # a data set with one seed among others with three: its single value is always drawn
+    uneven = pd.Series([0.5, 0.5, 0.5, 0.3], index=pd.MultiIndex.from_tuples(
+        [(0, 0), (0, 1), (0, 2), (1, 0)], names=["dataset", "seed"]))
+    assert pooling.two_stage_ci(uneven, n_boot=400, seed=1) == pytest.approx((0.3, 0.5))
+
+
+def test_the_headline_pools_every_seed_and_its_interval_carries_their_spread():
+    # on each of 10 data sets a beats kmeans by 0.3 under seed 0 and loses by 0.1 under seed 1
+    values = {}
+    for i in range(10):
+        for seed, diff in ((0, 0.3), (1, -0.1)):
+            values[(f"s{i}", "kmeans", 20, seed)] = [0.5, 0.5]
+            values[(f"s{i}", "a", 20, seed)] = [0.5 + diff, 0.5 + diff]
+    result = lb_effects.headline_effects(lb.long_frame(_rows(values), "ari"), "ari")
+    row = _one(result["effects"], "a")
+    assert row["mean_diff"] == pytest.approx(0.1)  # the base seed alone would say 0.3
+    # every data set's mean is 0.1: the data sets alone would give [0.1, 0.1]; the seeds' spread (each data set
+    # at 0.3, 0.1 or -0.1 as it draws its seeds) gives about 0.1 +- 0.09
+    assert row["ci_low"] < 0.05 and row["ci_high"] > 0.15
+
+
+# --- size classes ------------------------------------------------------------------------------------
+
+def test_size_classes_follow_the_issues_bounds():
+    n = pd.Series({"a": 150, "b": 999, "c": 1000, "d": 5000, "e": 5001, "f": np.nan})
+    assert pooling.size_classes(n) == {"n < 1,000": ["a", "b"], "1,000 <= n <= 5,000": ["c", "d"],
+                                       "n > 5,000": ["e"]}
+
+
+def test_each_size_class_has_its_headline_and_a_method_that_cannot_run_one_is_not_ranked_there():
+    # six small and six large sets; slow is refused (a prediction) on every large one, and ahead on the small
+    values, sizes, statuses = {}, {}, {}
+    for i in range(12):
+        name = f"{'small' if i < 6 else 'large'}{i}"
+        sizes[name] = 300 if i < 6 else 3000
+        values[(name, "kmeans", 20, 0)] = [0.5, 0.5]
+        values[(name, "slow", 20, 0)] = [0.8, 0.8]
+        values[(name, "fast", 20, 0)] = [0.5 - 0.01 * (i + 1)] * 2
+        if i >= 6:
+            statuses[(name, "slow")] = "refused"
+    result = lb_effects.headline_effects(lb.long_frame(_rows(values, sizes, statuses), "ari"), "ari")
+    effects = result["effects"]
+    assert {"n < 1,000", "1,000 <= n <= 5,000"} <= set(effects["subset"])
+    small = _one(effects, "slow", subset="n < 1,000")
+    large = _one(effects, "slow", subset="1,000 <= n <= 5,000")
+    assert small["n_sets"] == 6 and small["mean_diff"] == pytest.approx(0.3)
+    assert large["n_sets"] == 0 and large["verdict"] != "behind"
+    assert _one(effects, "slow", convention="last", subset="1,000 <= n <= 5,000")["mean_diff"] == pytest.approx(-0.5)
+    sentence = next(s for s in result["text"] if s.startswith("**Per size class ("))
+    assert "not measured in this class" in sentence and "`slow`" in sentence.split("1,000 <= n <= 5,000")[1]
+    table = size_class_table(effects)
+    assert table.at["slow", "1,000 <= n <= 5,000"] == "not measured"
+    assert table.at["slow", "n < 1,000"].startswith("+0.300")
+
+
+def test_one_size_class_adds_no_subset():
+    values = {(f"s{i}", m, 20, 0): [0.5 + 0.1 * (m == "a")] * 2 for i in range(5) for m in ("kmeans", "a")}
+    effects = lb_effects.headline_effects(lb.long_frame(_rows(values), "ari"), "ari")["effects"]
+    assert set(effects["subset"]) == {"all"}
