@@ -159,3 +159,22 @@ def test_one_size_class_adds_no_subset():
     values = {(f"s{i}", m, 20, 0): [0.5 + 0.1 * (m == "a")] * 2 for i in range(5) for m in ("kmeans", "a")}
     effects = lb_effects.headline_effects(lb.long_frame(_rows(values), "ari"), "ari")["effects"]
     assert set(effects["subset"]) == {"all"}
+
+
+def test_the_page_and_the_site_pool_the_seeds_the_ranks_keep_the_base_seed(tmp_path):
+    from ccbench.reporting.leaderboard.site import write_site
+
+    values = {}
+    for i in range(10):
+        for seed, diff in ((0, 0.3), (1, -0.1)):
+            for b in (10, 40):
+                values[(f"s{i}", "kmeans", b, seed)] = [0.5, 0.5]
+                values[(f"s{i}", "a", b, seed)] = [0.5 + diff, 0.5 + diff]
+    data = _rows(values)
+    page = lb.write_leaderboard(data, tmp_path / "pages", metric="ari")["pairs_md"].read_text()
+    headline = page.split("## Headline")[1].split("\n## ")[0]
+    assert "| +0.100 [" in headline and "area under the `ari` curve" in headline  # both seeds, as areas
+    assert "at each budget" in headline
+    write_site(data, tmp_path / "site", "ari")
+    kind = (tmp_path / "site" / "kind-pairs.html").read_text()
+    assert "0.1" in kind.split('id="effects-kmeans"')[1][:3000] and "At each budget" in kind

@@ -349,7 +349,8 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
     secondary = headline(cd_tables["ranks_over_sets"], cd_tables["cd"], seed_summary.get("avg_rank_shift"),
                          cd_tables["n_sets"])
     blocks.insert(blocks.index(("h", 2, RANKS_TITLE)) + 1, ("md", secondary))
-    frames = {metric: frame, **{m: f for m, f in (other_metrics or {}).items() if m != metric}}
+    # the headline pools every base seed (its interval carries their spread); the ranks rank the base seed
+    frames = {metric: every_seed, **{m: f for m, f in (other_metrics or {}).items() if m != metric}}
     head_blocks, head_tables = _headline_section(frames, margin, alpha)
     blocks[2:2] = head_blocks
     wtl = win_tie_loss_cells(main_cells, metric, margin=margin, alpha=alpha)

@@ -129,8 +129,8 @@ def _nav(kinds, index: str = "index.html") -> list[tuple[str, str]]:
 
 
 def _effects(frame: pd.DataFrame, metric: str, margin: float, alpha: float) -> dict:
-    """The pages' headline (:func:`.effects.headline_effects`) of one kind's base-seed rows: the same
-    numbers as the pages' section 1, never recomputed another way here."""
+    """The pages' headline (:func:`.effects.headline_effects`) of one kind's rows (every base seed): the
+    same numbers as the pages' section 1, never recomputed another way here."""
     from .effects import headline_effects
 
     return headline_effects(frame, metric=metric, margin=margin, alpha=alpha)
@@ -154,15 +154,21 @@ def _effects_html(result: dict, metric: str, kind: str, margin: float, alpha: fl
     """The headline on a kind page: what the numbers support, the effect sizes against k-means and the
     best with their intervals (chart and table), every other view in a fold, and P(best)."""
     from ..html import _inline
+    from .headline_text import per_budget_table, size_class_table
 
     effects, p_best = result["effects"], result["p_best"]
     text = "".join(f"<p>{_inline(str(t))}</p>" for t in result.get("text") or [])
     parts = [f'<h2 id="support">What these numbers support</h2>{text or "<p>No headline: too few data sets.</p>"}',
              "<h2>Effect sizes against k-means and the best</h2>"
-             f"<p>Per method and data set, the mean over the cells both have of its cell score minus the "
-             f"reference's (a cell score: the mean <code>{esc(metric)}</code> over the cell's trials); "
+             f"<p>Per method and data set, the mean over its base seeds of the mean over "
+             + ("the curves both have of the area under its curve minus the reference's (a curve: one data set, "
+                "setting, noise and seed over its budgets; its area: the trapezoid over the budgets divided by "
+                "their range; a cell score: the mean " if result.get("unit") == "curve" else
+                "the cells both have of its cell score minus the reference's (a cell score: the mean ")
+             + f"<code>{esc(metric)}</code> over the cell's trials); "
              f"<b>mean_diff</b> is the mean of those differences over the <b>n_sets</b> data sets (positive "
-             f"= the method is better), with a 95 % bootstrap interval over data sets (<b>ci_low</b>, <b>ci_high</b>); "
+             f"= the method is better), with a 95 % bootstrap interval over data sets and their seeds "
+             f"(<b>ci_low</b>, <b>ci_high</b>); "
              f"<b>wins / ties / losses</b> count data sets; <b>p_holm</b>: Wilcoxon signed-rank over the data sets, "
              f"Holm-corrected over the family of the page's comparisons with that reference; <b>p_ahead / p_rope / "
              f"p_behind</b>: the Bayesian signed-rank posterior with a region of practical equivalence of "
@@ -181,11 +187,21 @@ def _effects_html(result: dict, metric: str, kind: str, margin: float, alpha: fl
                                   f"95 % interval over data sets", colour_by="verdict"))
         parts.append(table(rows[_EFFECT_COLS], links={"method": lambda m: slug("method", m)},
                            table_id=f"effects-{reference}", digits={"p_holm": 3}))
+    budgets, classes = per_budget_table(result.get("per_budget")), size_class_table(effects)
+    if not budgets.empty:
+        parts.append("<h2>At each budget</h2><p>Each method minus k-means at each budget, over the data sets with "
+                     "that budget (the points of the curves whose areas are compared above; 95 % interval).</p>"
+                     + table(budgets.reset_index(), table_id="per-budget"))
+    if not classes.empty:
+        parts.append("<h2>Per size class</h2><p>Each method minus k-means over the data sets of each size class "
+                     "(its own Holm family), the verdict and (the data sets); <i>not measured</i>: refused or "
+                     "skipped on every data set of the class, not ranked there.</p>"
+                     + table(classes.reset_index(), table_id="size-classes"))
     if new:
         parts.append(new["html"])
     every = effects.sort_values(["convention", "subset", "reference", "mean_diff"], ascending=[True, True, True, False])
     parts.append("<details><summary>Every convention (missing, last) and subset (all data sets, informative "
-                 "ones only)</summary>" + table(every[["convention", "subset", "reference", *_EFFECT_COLS]],
+                 "ones only, each size class)</summary>" + table(every[["convention", "subset", "reference", *_EFFECT_COLS]],
                                                  links={"method": lambda m: slug("method", m)}, table_id="effects-all")
                  + "</details>")
     head = p_best[(p_best["convention"] == _HEAD["convention"]) & (p_best["subset"] == _HEAD["subset"])]
@@ -210,9 +226,10 @@ def _pages_links(kind: str, pages: Path | None, out: Path) -> str:
 
 
 def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha: float, nav, links: str,
-               partial: dict, banner: str) -> tuple[str, pd.DataFrame]:
+               partial: dict, banner: str, every_seed: pd.DataFrame | None = None) -> tuple[str, pd.DataFrame]:
     """The kind's headline (effects, P(best), what they support) first, the average ranks as the secondary
-    view; ``frame``: the kind's base-seed rows of the board (the shipped methods, when ranking new ones)."""
+    view; ``frame``: the kind's base-seed rows of the board (the shipped methods, when ranking new ones),
+    ``every_seed``: the same of every base seed, for the headline (default: ``frame``)."""
     from .pages import cd_ranks  # the pages' own rank view: the same numbers, never recomputed another way
 
     rows = _of_kind(frame, kind)
@@ -226,7 +243,7 @@ def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha
     ranks["rank_over_data_sets"] = ranks["method"].map(by_set)
     ranks = ranks.sort_values("rank_over_data_sets", kind="stable")
     sets = sorted(cells["dataset"].unique())
-    result = _effects(rows, metric, margin, alpha)
+    result = _effects(_of_kind(frame if every_seed is None else every_seed, kind), metric, margin, alpha)
     rank_cols = {c: 2 for c in ranks.columns if c.startswith("rank")}
     body = (links
             + f'<p>{len(main)} methods at their defaults over {len(sets)} data sets and {len(means)} cells (data set '
@@ -396,7 +413,8 @@ def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_r
     new = new_methods(data, frame, new_rows)
     outside = placed_apart(frame, new)
     board = frame[~frame["method"].isin(set(outside))]
-    partial = partial_blocks(frame, board, outside, metric, margin, alpha, _effects)
+    board_seeds = every_seed[~every_seed["method"].isin(set(outside))]  # the headline pools every base seed
+    partial = partial_blocks(every_seed, board_seeds, outside, metric, margin, alpha, _effects)
     if outside:
         banner += (" " if banner else "") + partial_banner(outside)
     stats = _cell_stats(board[~board["unconstrained"]], metric, margin, alpha)
@@ -414,7 +432,7 @@ def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_r
     pages = Path(pages) if pages is not None else None
     for kind in kinds_present:
         text, kinds[kind] = _kind_page(kind, board, metric, margin, alpha, nav, _pages_links(kind, pages, out),
-                                       partial, banner)
+                                       partial, banner, board_seeds)
         write_text(out / slug("kind", kind), text, out)
     for _, rec in info.iterrows():
         write_text(out / slug("dataset", rec["dataset"]),
