@@ -178,3 +178,28 @@ def test_the_page_and_the_site_pool_the_seeds_the_ranks_keep_the_base_seed(tmp_p
     write_site(data, tmp_path / "site", "ari")
     kind = (tmp_path / "site" / "kind-pairs.html").read_text()
     assert "0.1" in kind.split('id="effects-kmeans"')[1][:3000] and "At each budget" in kind
+
+
+def test_the_site_has_a_page_per_size_class_linked_from_the_index(tmp_path):
+    from ccbench.reporting.leaderboard._site_html import slug
+    from ccbench.reporting.leaderboard.site import write_site
+
+    values, sizes, statuses = {}, {}, {}
+    for i in range(8):
+        name = f"{'small' if i < 4 else 'large'}{i}"
+        sizes[name] = 300 if i < 4 else 3000
+        values[(name, "kmeans", 20, 0)] = [0.5, 0.5]
+        values[(name, "slow", 20, 0)] = [0.8, 0.8]
+        if i >= 4:
+            statuses[(name, "slow")] = "refused"
+    write_site(_rows(values, sizes, statuses), tmp_path / "site", "ari")
+    index = (tmp_path / "site" / "index.html").read_text()
+    small, large = slug("size", "n < 1,000"), slug("size", "1,000 <= n <= 5,000")
+    assert small in index and large in index
+    large_page = (tmp_path / "site" / large).read_text()
+    assert "large4" in large_page and "small0" not in large_page
+    table = large_page.split('id="size-pairs-kmeans"')[1].split("</table>")[0]
+    slow_row = next(r for r in table.split("<tr") if ">slow<" in r)
+    assert '<td class="n" data-v="0">0</td>' in slow_row and "<td>not measured</td>" in slow_row  # n_sets 0
+    assert "behind" not in slow_row  # not ranked last in the class
+    assert "small0" in (tmp_path / "site" / small).read_text()

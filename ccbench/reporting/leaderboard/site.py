@@ -40,6 +40,7 @@ from .._safe import staged_dir, write_text
 from ..stats import _wilcoxon, decide, wilcoxon_min_p
 from ._frame import (CELL, DEFAULT_METRIC, KINDS, _cells, _of_kind, attempted_cells, cell_means,
                      main_methods, ranked_long_frame, ranked_metric, unmeasured_cells)
+from ._site_size_classes import size_class_members, size_class_page
 from ._site_html import esc, interval_svg, page, scatter_svg, slug, table
 from .partial import new_methods, partial_banner, partial_blocks, placed_apart
 from .ranks import rank_table
@@ -226,10 +227,10 @@ def _pages_links(kind: str, pages: Path | None, out: Path) -> str:
 
 
 def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha: float, nav, links: str,
-               partial: dict, banner: str, every_seed: pd.DataFrame | None = None) -> tuple[str, pd.DataFrame]:
+               partial: dict, banner: str, result: dict | None = None) -> tuple[str, pd.DataFrame]:
     """The kind's headline (effects, P(best), what they support) first, the average ranks as the secondary
     view; ``frame``: the kind's base-seed rows of the board (the shipped methods, when ranking new ones),
-    ``every_seed``: the same of every base seed, for the headline (default: ``frame``)."""
+    ``result``: its headline (:func:`_effects` of every base seed's rows; default: of ``frame``)."""
     from .pages import cd_ranks  # the pages' own rank view: the same numbers, never recomputed another way
 
     rows = _of_kind(frame, kind)
@@ -243,7 +244,7 @@ def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha
     ranks["rank_over_data_sets"] = ranks["method"].map(by_set)
     ranks = ranks.sort_values("rank_over_data_sets", kind="stable")
     sets = sorted(cells["dataset"].unique())
-    result = _effects(_of_kind(frame if every_seed is None else every_seed, kind), metric, margin, alpha)
+    result = _effects(rows, metric, margin, alpha) if result is None else result
     rank_cols = {c: 2 for c in ranks.columns if c.startswith("rank")}
     body = (links
             + f'<p>{len(main)} methods at their defaults over {len(sets)} data sets and {len(means)} cells (data set '
@@ -346,7 +347,7 @@ def _trial_count(data: pd.DataFrame, every_seed: pd.DataFrame, frame: pd.DataFra
 
 
 def _index(kinds: dict, stats: pd.DataFrame, frame: pd.DataFrame, info: pd.DataFrame, metric: str,
-           command: str, count: str, nav, banner: str, new: dict) -> str:
+           command: str, count: str, nav, banner: str, new: dict, classes: dict | None = None) -> str:
     methods = frame.groupby("method").agg(trials=("status", "size"), ok=("status", lambda s: int((s == "ok").sum())),
                                           data_sets=("dataset", "nunique"), family=("family", "first"))
     wins = stats.groupby("method")["winner"].sum().astype(int)
@@ -366,6 +367,9 @@ def _index(kinds: dict, stats: pd.DataFrame, frame: pd.DataFrame, info: pd.DataF
             f"(docs/leaderboard.md). Each kind page leads with the effect sizes over data sets against k-means and "
             f"the kind's best, with intervals and verdicts; the average ranks are its secondary view.</p>"
             f"<h2>Supervision kinds</h2><ul>{kind_list}</ul>" + mine
+            + ("<h2>Size classes</h2><ul>" + "".join(
+                f'<li><a href="{esc(slug("size", c))}">{esc(c)}</a>: {len(m)} data sets</li>'
+                for c, m in classes.items()) + "</ul>" if classes else "")
             + "<h2>Methods</h2>" + table(methods, links={"method": lambda m: slug("method", m)}, table_id="methods",
                                          digits={c: 2 for c in methods.columns if c.startswith("rank")})
             + "<h2>Data sets</h2>" + table(info, links={"dataset": lambda d: slug("dataset", d)}, table_id="datasets"))
@@ -430,10 +434,14 @@ def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_r
         info[name] = info["dataset"].map(values).round().astype("Int64")  # counts: 625, not 625.000
     kinds = {}
     pages = Path(pages) if pages is not None else None
+    results = {kind: _effects(_of_kind(board_seeds, kind), metric, margin, alpha) for kind in kinds_present}
     for kind in kinds_present:
         text, kinds[kind] = _kind_page(kind, board, metric, margin, alpha, nav, _pages_links(kind, pages, out),
-                                       partial, banner, board_seeds)
+                                       partial, banner, results[kind])
         write_text(out / slug("kind", kind), text, out)
+    classes = size_class_members(results, info)
+    for label, members in classes.items():
+        write_text(out / slug("size", label), size_class_page(label, members, results, metric, nav, banner), out)
     for _, rec in info.iterrows():
         write_text(out / slug("dataset", rec["dataset"]),
                    _dataset_page(rec["dataset"], stats, rec.to_dict(), metric, margin, alpha, nav, banner), out)
@@ -445,4 +453,4 @@ def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_r
         stats[stats["status"] == "completed"].groupby("dataset")["method"].nunique()).fillna(0).astype(int))
     count = _trial_count(data, every_seed, frame)
     return write_text(out / "index.html", _index(kinds, stats, frame, info, metric, command, count, nav, banner,
-                                                 outside), out)
+                                                 outside, classes), out)
