@@ -203,3 +203,18 @@ def test_the_site_has_a_page_per_size_class_linked_from_the_index(tmp_path):
     assert '<td class="n" data-v="0">0</td>' in slow_row and "<td>not measured</td>" in slow_row  # n_sets 0
     assert "behind" not in slow_row  # not ranked last in the class
     assert "small0" in (tmp_path / "site" / small).read_text()
+
+
+def test_a_size_class_too_small_for_any_verdict_says_so():
+    # four large sets: the smallest Wilcoxon p is 2 / 16 = 0.125 > 0.05 even for one method
+    values, sizes = {}, {}
+    for i in range(11):
+        name = f"{'small' if i < 7 else 'large'}{i}"
+        sizes[name] = 300 if i < 7 else 3000
+        values[(name, "kmeans", 20, 0)] = [0.5, 0.5]
+        values[(name, "a", 20, 0)] = [0.8, 0.8]
+    text = lb_effects.headline_effects(lb.long_frame(_rows(values, sizes), "ari"), "ari")["text"]
+    sentence = next(s for s in text if s.startswith("**Per size class ("))
+    small, large = sentence.split("1,000 <= n <= 5,000")
+    assert "ahead of `kmeans`: `a`" in small  # seven sets: p = 0.016, and 0.031 with any one dropped
+    assert "too few data sets for any verdict" in large and "0.12" in large

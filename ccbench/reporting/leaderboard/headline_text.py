@@ -87,9 +87,11 @@ def _changes(effects: pd.DataFrame, other: dict) -> list[str]:
     return out
 
 
-def _size_class_sentence(effects: pd.DataFrame, metric: str, classes: list) -> str:
+def _size_class_sentence(effects: pd.DataFrame, metric: str, classes: list, alpha: float) -> str:
     """Per size class: its data sets, its best, and who is ahead of / behind each reference there; a
-    method with no data set of the class measured is named as not measured in it, not ranked."""
+    method with no data set of the class measured is named as not measured in it, not ranked. A class
+    with too few data sets for any verdict says so: the smallest two-sided Wilcoxon p over N data sets is
+    2 / 2^N, and Holm's first step needs p <= alpha / m over a family of m methods."""
     parts = []
     for label in classes:
         view = effects[(effects["convention"] == "missing") & (effects["subset"] == label)]
@@ -97,15 +99,21 @@ def _size_class_sentence(effects: pd.DataFrame, metric: str, classes: list) -> s
             continue
         n_sets = int(view["n_sets"].max())
         text = f"{label} ({n_sets} data set{'s' if n_sets != 1 else ''})"
+        family = int(view[view["reference"] == "kmeans"]["p_wilcoxon"].notna().sum())
+        if family and 2.0 / 2.0 ** n_sets > alpha / family:
+            parts.append(text + f": too few data sets for any verdict (the smallest two-sided Wilcoxon p over "
+                                f"{n_sets} data sets is {2.0 / 2.0 ** n_sets:.2g}; Holm over {family} methods "
+                                f"needs {alpha / family:.2g}); its differences are in the table below")
+            continue
         for reference in ("kmeans", "best"):
             ref = view[view["reference"] == reference].set_index("method")
             if ref.empty:
                 continue
             name = ref["reference_name"].iloc[0]
             who = f"`{name}`" + (" (the best)" if reference == "best" else "")
-            said = [f"{v} of {who}: {_names(ref.index[ref['verdict'] == v])}" for v in ("ahead", "behind")
-                    if (ref["verdict"] == v).any()]
-            text += "; " + ("; ".join(said) if said else f"nobody ahead of or behind `{name}`")
+            said = [f"{'ahead of' if v == 'ahead' else 'behind'} {who}: {_names(ref.index[ref['verdict'] == v])}"
+                    for v in ("ahead", "behind") if (ref["verdict"] == v).any()]
+            text += "; " + ("; ".join(said) if said else f"nobody ahead of or behind {who}")
         unmeasured = view.loc[view["n_sets"] == 0, "method"].unique()
         if len(unmeasured):
             text += f"; not measured in this class (refused or skipped on every data set): {_names(unmeasured)}"
@@ -154,7 +162,7 @@ def headline_sentences(effects: pd.DataFrame, p_best: pd.DataFrame, flags: pd.Da
                    + ("; ".join(kept) + "." if kept else "no verdict changes."))
     classes = [c for c in pd.unique(effects["subset"]) if c not in ("all", "informative")]
     if classes:
-        out.append(_size_class_sentence(effects, metric, classes))
+        out.append(_size_class_sentence(effects, metric, classes, alpha))
     return out
 
 
