@@ -253,3 +253,24 @@ def test_a_file_that_is_not_parquet_is_named_with_exit_2(tmp_path, capsys):
     assert main(["time-models", str(tmp_path / "rows.parquet")]) == 2
     err = capsys.readouterr().err
     assert "is not a readable Parquet file" in err and "Traceback" not in err
+
+
+def test_a_sweep_folder_is_read_as_its_jobs_rows(tmp_path):
+    # a pilot sweep calibrates as its rows do (board_cost.py --rows reports/leaderboard runs/pilot)
+    from ccbench.running.results import write_results
+
+    rows = _synthetic_rows(TimeModel(n=1000, seconds=0.5, exponent=1.5), registry.get_method_spec("srcp"),
+                           np.random.default_rng(2))
+    rows = rows[rows["n_clusters_given"].notna()].reset_index(drop=True)
+    rows = rows.assign(trial=rows.groupby("config_hash").cumcount())  # one row per (cell, trial), as a sweep
+    half = len(rows) // 2
+    for i, part in enumerate((rows.iloc[:half], rows.iloc[half:])):
+        (tmp_path / "sweep" / f"job{i}").mkdir(parents=True)
+        write_results(part, tmp_path / "sweep" / f"job{i}" / "results.parquet")
+    read = time_models.read_rows(tmp_path / "sweep")
+    assert len(read) == len(rows)
+    model = time_models.calibrate(time_models.cell_times(read))["srcp"]
+    assert model.seconds == pytest.approx(0.5, rel=0.05) and model.exponent == pytest.approx(1.5, abs=0.05)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="sweep's output folder"):
+        time_models.read_rows(tmp_path / "empty")

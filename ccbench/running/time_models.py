@@ -80,18 +80,34 @@ _COLUMNS = ["config_hash", "method.name", "dataset.name", "n_samples", "n_featur
 
 
 def read_rows(path) -> pd.DataFrame:
-    """The rows of ``path``: a parquet file, or a folder holding ``rows.parquet`` (a shipped leaderboard)."""
+    """The rows of ``path``: a parquet file, a folder holding ``rows.parquet`` (a shipped leaderboard), or a
+    sweep's output folder (every job's ``results.parquet`` under it: :func:`~.results.gather`)."""
     path = Path(path)
+    if path.is_dir() and not (path / "rows.parquet").is_file():
+        from .results import gather
+
+        try:
+            rows = gather(path)
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no rows under {path}: give a rows .parquet file (e.g. "
+                                    f"reports/leaderboard/rows.parquet), the folder holding rows.parquet, or a "
+                                    f"sweep's output folder") from None
+        return _checked(rows, path)
     if path.is_dir():
         path = path / "rows.parquet"
     if not path.is_file():
         raise FileNotFoundError(f"no rows file at {path}: give a rows .parquet file (e.g. "
-                                f"reports/leaderboard/rows.parquet) or the folder holding rows.parquet")
+                                f"reports/leaderboard/rows.parquet), the folder holding rows.parquet, or a "
+                                f"sweep's output folder")
     try:
         rows = pd.read_parquet(path)
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for one cause
         raise ValueError(f"{path} is not a readable Parquet file ({type(exc).__name__}: {exc}): give the rows "
                          f"file a sweep or a shipped leaderboard wrote") from exc
+    return _checked(rows, path)
+
+
+def _checked(rows: pd.DataFrame, path) -> pd.DataFrame:
     missing = sorted({"config_hash", "method.name", "n_samples", "status", "trial_cpu_time"} - set(rows.columns))
     if missing:
         raise ValueError(f"{path} lacks the columns {missing} a calibration needs: rows written by ccbench's harness "

@@ -278,8 +278,9 @@ def tables(g: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", default=str(ROOT / "reports" / "leaderboard"),
-                        help="rows the time models are calibrated on (a rows .parquet or a shipped folder)")
+    parser.add_argument("--rows", nargs="+", default=[str(ROOT / "reports" / "leaderboard")],
+                        help="rows the time models are calibrated on (rows .parquet files, shipped folders or sweep "
+                             "folders; several are read together, e.g. the board and a pilot)")
     parser.add_argument("--experiment", action="append", help=f"experiments to project (default: {', '.join(EXPERIMENTS)})")
     parser.add_argument("--memory-gib", type=float, default=None, help="memory available to a trial (default: this "
                                                                        "machine's available memory now)")
@@ -290,11 +291,12 @@ def main(argv=None) -> int:
     from ccbench.running import time_models
 
     available = args.memory_gib * 2**30 if args.memory_gib else available_memory()
-    models = time_models.calibrate(time_models.cell_times(time_models.read_rows(args.rows)))
+    rows = pd.concat([time_models.read_rows(p) for p in args.rows], ignore_index=True)
+    models = time_models.calibrate(time_models.cell_times(rows))
     g = project(_compose_grid(args.experiment or EXPERIMENTS), models, available)
     t = tables(g)
     pd.set_option("display.width", 200)
-    print(f"PROJECTED (calibrated time models from {args.rows}; memory available {available / 2**30:.1f} GiB); "
+    print(f"PROJECTED (calibrated time models from {', '.join(args.rows)}; memory available {available / 2**30:.1f} GiB); "
           f"a prediction, not a measurement")
     for method, (seconds, n_max) in PROVISIONAL.items():
         print(f"provisional (no rows): {method} at {seconds:g} s a trial for n <= {n_max:,}")
