@@ -274,3 +274,22 @@ def test_a_sweep_folder_is_read_as_its_jobs_rows(tmp_path):
     (tmp_path / "empty").mkdir()
     with pytest.raises(FileNotFoundError, match="sweep's output folder"):
         time_models.read_rows(tmp_path / "empty")
+
+
+def test_a_term_the_cells_do_not_vary_is_fixed_not_traded_against_the_intercept(monkeypatch):
+    # a pilot at one budget: every cell has 0.1 n pairs, so the pairs term is constant; before, the fit traded
+    # it against the intercept (a 15-cell PCCC pilot gave seconds = 5e-31, every prediction 1e-29 of the truth)
+    spec = dataclasses.replace(registry.get_method_spec("srcp"), name="synthetic_pilot", time=None)  # no search
+    monkeypatch.setattr(registry, "get_method_spec",
+                        lambda name, _get=registry.get_method_spec: spec if name == "synthetic_pilot" else _get(name))
+    truth = TimeModel(n=1000, seconds=0.8, exponent=1.6, pairs_exponent=0.5, k_exponent=0.7, features_exponent=0.3)
+    rows = _synthetic_rows(truth, spec, np.random.default_rng(5))
+    pilot = rows[(rows["n_must_link"] + rows["n_cannot_link"] == rows["n_samples"] // 10)
+                 & rows["n_clusters_given"].notna() & rows["tune"].eq("none")]
+    cells = time_models.cell_times(pilot)
+    model = time_models.calibrate(cells)["synthetic_pilot"]
+    assert model.pairs_exponent == 0.0  # not identifiable from these cells: fixed, its factor in seconds
+    predicted = time_models.predict_cells(cells, {"synthetic_pilot": model})
+    ok = ~cells["censored"]
+    ratio = predicted[ok] / cells.loc[ok, "measured"]
+    assert ((ratio > 0.67) & (ratio < 1.5)).all(), ratio.describe()

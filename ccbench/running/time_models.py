@@ -166,19 +166,46 @@ def _design(cells: pd.DataFrame, with_k: bool, with_d: bool) -> np.ndarray:
     return np.column_stack(columns)
 
 
+def _identifiable(X: np.ndarray) -> np.ndarray:
+    """Which columns of ``X`` the cells can identify: the intercept, then each column kept only where it adds to
+    the rank of those kept before it. A term the cells do not vary (every cell at the same pairs per point, as a
+    pilot at one budget) or vary only together with another (pairs in proportion to n) has no exponent of its
+    own to find: it is fixed at 0 and the others carry its effect, where a free exponent would let the fit trade
+    it against the intercept without bound (a pilot of 15 PCCC cells fitted seconds = 5e-31 that way)."""
+    keep = np.zeros(X.shape[1], dtype=bool)
+    keep[0] = True
+    for j in range(1, X.shape[1]):
+        trial = keep.copy()
+        trial[j] = True
+        if np.linalg.matrix_rank(X[:, trial]) > keep.sum():
+            keep = trial
+    return keep
+
+
+def _bounds(width: int, n_exponents: int, keep: np.ndarray) -> list:
+    """The box of each kept coefficient: none on the intercept, _N_BOUNDS on n's exponent, _BOUNDS on the other
+    exponents, _LOG_TUNED on the tuned factor."""
+    every = [(None, None), _N_BOUNDS] + [_BOUNDS] * (n_exponents - 1) + [_LOG_TUNED] * (width - 1 - n_exponents)
+    return [b for b, k in zip(every, keep) if k]
+
+
 def _welsch_fit(X: np.ndarray, offset: np.ndarray, measured: np.ndarray, censored: np.ndarray, budget: np.ndarray,
-                n_exponents: int) -> np.ndarray:
+                n_exponents: int, bounds: list | None = None) -> np.ndarray:
     """beta minimising the Welsch loss of ``X @ beta + offset`` against log(measured) (module docstring), plus the
     safety term: a cell measured within its budget predicted above TIME_REFUSAL_FACTOR times it would be refused
-    by the model although the rows show it fits, so that excess is penalised a hundredfold."""
-    from scipy.optimize import minimize
+    by the model although the rows show it fits, so that excess is penalised a hundredfold. ``bounds``: each
+    column's box (default: intercept free, then n's exponent, the other exponents, the tuned factor)."""
+    from scipy.optimize import lsq_linear, minimize
 
     y = np.log(np.maximum(np.where(censored, budget, measured), FLOOR))
     ok = ~censored
-    start = (np.linalg.lstsq(X[ok], np.log(np.maximum(measured[ok], 0.01)) - offset[ok], rcond=None)[0]
-             if ok.sum() >= X.shape[1] else np.zeros(X.shape[1]))
-    start[1] = np.clip(start[1], *_N_BOUNDS)
-    start[2:1 + n_exponents] = np.clip(start[2:1 + n_exponents], *_BOUNDS)
+    bounds = bounds if bounds is not None else _bounds(X.shape[1], n_exponents, np.ones(X.shape[1], dtype=bool))
+    lower = np.array([-np.inf if lo is None else lo for lo, _ in bounds])
+    upper = np.array([np.inf if hi is None else hi for _, hi in bounds])
+    # the start: least squares on the measured cells *within* the bounds, so the intercept answers for a clipped
+    # exponent (clipping an unbounded solution afterwards left a pilot's start e^60 off and the robust loss flat)
+    start = (lsq_linear(X[ok], np.log(np.maximum(measured[ok], 0.01)) - offset[ok], bounds=(lower, upper)).x
+             if ok.sum() >= X.shape[1] else np.clip(np.zeros(X.shape[1]), lower, upper))
     log_floor = math.log(FLOOR)
     fits = ok & (measured <= budget)
     limit = np.log(protocol.TIME_REFUSAL_FACTOR * np.where(np.isfinite(budget), budget, np.inf))
@@ -190,7 +217,6 @@ def _welsch_fit(X: np.ndarray, offset: np.ndarray, measured: np.ndarray, censore
         refused = np.where(fits, np.maximum(log_pred - limit, 0.0), 0.0)
         return float(np.sum(_C**2 * (1.0 - np.exp(-(r / _C) ** 2))) + 100.0 * np.sum(refused**2))
 
-    bounds = [(None, None), _N_BOUNDS] + [_BOUNDS] * (n_exponents - 1) + [_LOG_TUNED] * (X.shape[1] - 1 - n_exponents)
     best, shift = start, np.r_[0.5, np.zeros(X.shape[1] - 1)]
     for beta0 in (start, start + shift, start - shift):
         result = minimize(loss, beta0, method="Powell", bounds=bounds)
@@ -214,8 +240,11 @@ def fit_model(cells: pd.DataFrame) -> TimeModel:
     if is_tuned.any():
         X = np.column_stack([X, is_tuned.astype(float)])
     offset = np.log(np.where(is_tuned, cells["fits"].to_numpy(float), 1.0))
-    beta = _welsch_fit(X, offset, cells["measured"].to_numpy(float), cells["censored"].to_numpy(bool),
-                       cells["budget"].fillna(np.inf).to_numpy(float), n_exponents)
+    keep = _identifiable(X)
+    beta = np.zeros(X.shape[1])
+    beta[keep] = _welsch_fit(X[:, keep], offset, cells["measured"].to_numpy(float), cells["censored"].to_numpy(bool),
+                             cells["budget"].fillna(np.inf).to_numpy(float), int(keep[:1 + n_exponents].sum()) - 1,
+                             bounds=_bounds(X.shape[1], n_exponents, keep))
     exponents = iter(beta[2:1 + n_exponents])
     return TimeModel(n=N_REF, seconds=_round(math.exp(beta[0])), exponent=round(float(beta[1]), 2),
                      pairs_exponent=round(float(next(exponents)), 2),
