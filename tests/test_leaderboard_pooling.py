@@ -48,10 +48,15 @@ def _scores(curve: dict, dataset="a", setting="", noise="none", seed=0) -> pd.Da
     return pd.DataFrame({"m": list(curve.values())}, index=index)
 
 
-def test_the_area_is_the_trapezoid_over_the_budgets_divided_by_their_range():
-    # budgets 10, 20, 40 at 0.2, 0.4, 0.8: (10 * 0.3 + 20 * 0.6) / 30 = 0.5 (the mean of the cells is 0.467)
+def test_the_area_is_the_trapezoid_over_log_budget_divided_by_its_range():
+    # budgets 10, 20, 40 at 0.2, 0.4, 0.8, one doubling a step: (0.3 + 0.6) / 2 = 0.45 (linear axis: 0.5; the
+    # mean of the cells: 0.467)
     area = pooling.curve_scores(_scores({20: 0.4, 10: 0.2, 40: 0.8}))
-    assert area["m"].iloc[0] == pytest.approx(0.5)
+    assert area["m"].iloc[0] == pytest.approx(0.45)
+    # uneven steps: 10 -> 20 -> 80 is one doubling then two: (log 2 * 0.3 + log 4 * 0.6) / log 8 = 0.5
+    assert pooling.curve_scores(_scores({10: 0.2, 20: 0.4, 80: 0.8}))["m"].iloc[0] == pytest.approx(0.5)
+    # a budget of 0 has no logarithm: that curve is read on the linear axis, (1 * 0.25 + 3 * 0.75) / 4
+    assert pooling.curve_scores(_scores({0: 0.0, 1: 0.5, 4: 1.0}))["m"].iloc[0] == pytest.approx(0.625)
     assert area.index.names == ["dataset", "setting", "noise", "seed"]
     assert pooling.curve_scores(_scores({20: 0.7}))["m"].iloc[0] == pytest.approx(0.7)  # one budget: its cell
     assert np.isnan(pooling.curve_scores(_scores({10: 0.2, 20: np.nan, 40: 0.8}))["m"].iloc[0])  # a gap: missing
@@ -59,7 +64,7 @@ def test_the_area_is_the_trapezoid_over_the_budgets_divided_by_their_range():
 
 def test_curves_are_kept_apart_by_data_set_setting_noise_and_seed():
     both = pd.concat([_scores({10: 0.0, 30: 1.0}, seed=0), _scores({10: 1.0, 30: 1.0}, seed=1),
-                      _scores({10: 0.5, 20: 0.5, 30: 0.5}, dataset="b")])
+                      _scores({10: 0.5, 20: 0.5, 30: 0.5, 0: 0.5}, dataset="b")])
     area = pooling.curve_scores(both)["m"]
     assert area.loc[("a", "", "none", 0)] == pytest.approx(0.5)
     assert area.loc[("a", "", "none", 1)] == pytest.approx(1.0)
@@ -67,23 +72,23 @@ def test_curves_are_kept_apart_by_data_set_setting_noise_and_seed():
 
 
 def test_the_headline_compares_areas_not_the_mean_of_the_cells():
-    # a - kmeans = +0.3, +0.3, -0.4 at budgets 10, 20, 100: the cells' mean is +0.067, the area -1/90 (the
-    # last budget spans most of the range); eight data sets alike: a is behind on every one by its area
+    # a - kmeans = +0.3, -0.2, -0.2, +0.3 at budgets 1, 2, 4, 8 (one doubling a step: weights 1/6, 1/3, 1/3,
+    # 1/6): the cells' mean is +0.05, the area -1/30; eight data sets alike: a is behind on every one by its area
     values = {}
     for i in range(8):
-        for b, diff in ((10, 0.3), (20, 0.3), (100, -0.4)):
+        for b, diff in ((1, 0.3), (2, -0.2), (4, -0.2), (8, 0.3)):
             values[(f"s{i}", "kmeans", b, 0)] = [0.5, 0.5]
             values[(f"s{i}", "a", b, 0)] = [0.5 + diff, 0.5 + diff]
     frame = lb.long_frame(_rows(values), "ari")
     result = lb_effects.headline_effects(frame, "ari")
     row = _one(result["effects"], "a")
     assert result["unit"] == "curve"
-    assert row["mean_diff"] == pytest.approx(-1 / 90) and row["losses"] == 8
+    assert row["mean_diff"] == pytest.approx(-1 / 30) and row["losses"] == 8
     cells = lb_effects.headline_effects(frame, "ari", curves=False)
-    assert cells["unit"] == "cell" and _one(cells["effects"], "a")["mean_diff"] == pytest.approx(0.2 / 3)
+    assert cells["unit"] == "cell" and _one(cells["effects"], "a")["mean_diff"] == pytest.approx(0.05)
     # the per-budget view beside it: each budget's difference
     view = result["per_budget"].set_index(["budget", "method"])["mean_diff"]
-    assert view.loc[(10, "a")] == pytest.approx(0.3) and view.loc[(100, "a")] == pytest.approx(-0.4)
+    assert view.loc[(1, "a")] == pytest.approx(0.3) and view.loc[(4, "a")] == pytest.approx(-0.2)
     assert any("area under the `ari` curve" in s for s in result["text"])
 
 

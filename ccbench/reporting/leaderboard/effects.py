@@ -11,7 +11,7 @@ Definitions (each is stated on the pages and in docs/leaderboard.md):
   An ``ok`` trial with no metric value makes the cell missing under both.
 - A method's **cell score** is the mean of its trials' scores in the cell (missing as above), per base seed.
 - The **unit** compared: where a kind has curves (a data set, setting, noise and seed followed over two
-  budgets or more), each curve's area under the cell scores over the budgets, divided by the budget range
+  budgets or more), each curve's area under the cell scores over log budget, divided by its range
   (:func:`~.pooling.curve_scores`; issue 51, item 2); else each cell. :func:`per_budget` keeps the
   curve's points beside the area.
 - **Paired difference** of method M against reference R on a data set: the mean over the data set's base

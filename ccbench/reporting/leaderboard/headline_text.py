@@ -35,7 +35,7 @@ def _names(index) -> str:
 #: What a data set's paired difference is a mean of, per unit (:func:`~.effects.headline_effects`).
 UNIT_TEXT = {"cell": "the mean over its seeds and the cells both have of the difference in `{metric}`",
              "curve": "the mean over its seeds and the curves both have of the difference in the area under "
-                      "the `{metric}` curve over the budgets (divided by the budget range)"}
+                      "the `{metric}` curve over log budget (divided by its range)"}
 
 
 def _reference_sentence(view: pd.DataFrame, metric: str, alpha: float, best_text: str | None,
@@ -247,8 +247,9 @@ def headline_blocks(results: dict, alpha: float, margin: float, n_boot: int, md_
     metrics = list(results)
     curves = any(r.get("unit") == "curve" for r in results.values())
     unit = ("the curves both methods have (a curve: one data set, setting, noise and seed followed over its "
-            "budgets; its score: the trapezoid area under the cell scores over the budgets, divided by the "
-            "budget range, so its mean height; a method missing any budget of a curve misses the curve)"
+            "budgets; its score: the trapezoid area under the cell scores over log budget, divided by the "
+            "log budget range, so its mean height with each doubling of the supervision weighed alike; a "
+            "method missing any budget of a curve misses the curve)"
             if curves else "the cells both methods have")
     blocks = [("h", 2, "Headline: paired effect sizes over data sets"),
               ("md", "Each method against two references: plain `kmeans`, and the kind's best (the highest mean "

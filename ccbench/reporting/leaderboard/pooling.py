@@ -1,10 +1,14 @@
 """How the headline (:mod:`.effects`) pools a data set's cells into its one value (issue 51, items 2, 3, 5).
 
 - **Over budgets, the area under the curve.** A *curve* is one (data set, setting, noise, seed) followed
-  over its supervision budgets. Its score is the trapezoid area under (budget, cell score), divided by the
-  budget range: the curve's mean height over the budgets it spans, on the metric's own scale (a method at
-  0.8 at every budget has 0.8). The budget axis is linear, as COBRAS's and PCCC's curves are drawn (ARI
-  against the number of answers / the fraction of points). A curve of one budget scores its one cell. A
+  over its supervision budgets. Its score is the trapezoid area under (log budget, cell score), divided by
+  the log budget range: the curve's mean height over the budgets it spans, on the metric's own scale (a
+  method at 0.8 at every budget has 0.8). The axis is logarithmic because the board's budgets are geometric
+  (pairs at 0.02-0.4 n, labels at 1-20 per class, about x2 a step): each doubling of the supervision weighs
+  alike, where a linear axis would give the richest step half the area and the scarce end, where methods
+  differ most, almost none. (A budget of 0 or less has no logarithm: a curve with one is read on the linear
+  axis.) The active track's curves (q = 0, 10, ..., 200 answers) are equally spaced and have their own area
+  (:mod:`ccbench.reporting.active`). A curve of one budget scores its one cell. A
   method missing any budget of a curve misses the curve (the curve's budgets are those any method has:
   an area over fewer budgets is another quantity); under the ``last`` convention a refusal is a 0 there,
   so the area is still measured.
@@ -44,11 +48,13 @@ def has_curves(scores: pd.DataFrame) -> bool:
 
 
 def _trapezoid_weights(index: pd.MultiIndex) -> np.ndarray:
-    """Per cell of ``index``: its weight in its curve's normalised trapezoid area (the weights of a curve
-    sum to 1; a one-budget curve's cell weighs 1)."""
+    """Per cell of ``index``: its weight in its curve's normalised trapezoid area over log budget (the
+    weights of a curve sum to 1; a one-budget curve's cell weighs 1)."""
     cells = index.to_frame(index=False)
     keys = [k for k in _CURVE if k in cells]
     budget = cells["budget"].astype(float)
+    positive = (budget > 0).groupby([cells[k] for k in keys], dropna=False).transform("all")
+    budget = budget.where(~positive, np.log(budget.where(positive, 1.0)))  # log axis where every budget is > 0
     order = cells.assign(_b=budget).sort_values([*keys, "_b"]).index
     b = budget[order]
     grouped = b.groupby([cells.loc[order, k] for k in keys], sort=False, dropna=False)

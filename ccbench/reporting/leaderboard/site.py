@@ -163,8 +163,8 @@ def _effects_html(result: dict, metric: str, kind: str, margin: float, alpha: fl
              "<h2>Effect sizes against k-means and the best</h2>"
              f"<p>Per method and data set, the mean over its base seeds of the mean over "
              + ("the curves both have of the area under its curve minus the reference's (a curve: one data set, "
-                "setting, noise and seed over its budgets; its area: the trapezoid over the budgets divided by "
-                "their range; a cell score: the mean " if result.get("unit") == "curve" else
+                "setting, noise and seed over its budgets; its area: the trapezoid over log budget divided by "
+                "its range; a cell score: the mean " if result.get("unit") == "curve" else
                 "the cells both have of its cell score minus the reference's (a cell score: the mean ")
              + f"<code>{esc(metric)}</code> over the cell's trials); "
              f"<b>mean_diff</b> is the mean of those differences over the <b>n_sets</b> data sets (positive "
