@@ -6,7 +6,8 @@ those questions one page each, from the same rows and the same definitions (:mod
 
 - ``index.html``: the kinds, every data set (n, d, k as counts) and every method, with links; its trial
   count says what it counts (the base seed's trials, of the rows);
-- every number is the base seed's, as the pages rank it (the pages give a second seed's spread);
+- the ranks, cell statistics and data-set pages are the base seed's, as the pages rank it; the kind pages'
+  effect sizes pool every base seed, as the pages' headline does (:mod:`.pooling`);
 - ``kind-<kind>.html``: the pages' headline (:func:`.effects.headline_effects`): what the numbers support,
   each method's paired difference over data sets against k-means and the kind's best with its interval
   (a chart and a table; convention ``missing``, every data set first, every other view in a fold) and
@@ -340,9 +341,10 @@ def _trial_count(data: pd.DataFrame, every_seed: pd.DataFrame, frame: pd.DataFra
     other = len(every_seed) - len(frame)
     unused = len(data) - len(every_seed)
     seeds = sorted(set(every_seed["seed"]) - {seed}) if "seed" in every_seed else []
-    return (f"{len(frame):,} trials at base seed {seed} (every number here is theirs), of the {len(data):,} rows"
-            + (f"; the other {other:,} are seed {', '.join(map(str, seeds))}, which the pages use only for the "
-               f"seed spread" if other else "")
+    return (f"{len(frame):,} trials at base seed {seed} (the ranks, cells and data-set pages are theirs), of the "
+            f"{len(data):,} rows"
+            + (f"; the other {other:,} are seed {', '.join(map(str, seeds))}, pooled with them in the kind pages' "
+               f"effect sizes (their intervals carry the seed-to-seed spread)" if other else "")
             + (f"; {unused:,} rows are of no leaderboard scheme or a re-run's older copy" if unused else ""))
 
 
