@@ -155,9 +155,22 @@ def test_each_size_class_has_its_headline_and_a_method_that_cannot_run_one_is_no
     assert _one(effects, "slow", convention="last", subset="1,000 <= n <= 5,000")["mean_diff"] == pytest.approx(-0.5)
     sentence = next(s for s in result["text"] if s.startswith("**Per size class ("))
     assert "not measured in this class" in sentence and "`slow`" in sentence.split("1,000 <= n <= 5,000")[1]
+    assert result["subsets"]["n < 1,000"] == sorted(f"small{i}" for i in range(6))
+    assert result["subsets"]["1,000 <= n <= 5,000"] == sorted(f"large{i}" for i in range(6, 12))
     table = size_class_table(effects)
     assert table.at["slow", "1,000 <= n <= 5,000"] == "not measured"
     assert table.at["slow", "n < 1,000"].startswith("+0.300")
+
+
+def test_the_site_lists_a_size_class_as_the_headlines_compared_it():
+    from ccbench.reporting.leaderboard._site_size_classes import size_class_members
+
+    big, small = "1,000 <= n <= 5,000", "n < 1,000"
+    results = {"pairs": {"subsets": {"all": ["a", "b", "c"], big: ["c"], small: ["a", "b"]}},
+               "labels": {"subsets": {"all": ["b", "d"], big: ["d"], small: ["b"]}}}
+    members = size_class_members(results)
+    assert list(members) == [small, big]  # SIZE_CLASSES order, whatever order the kinds give
+    assert members == {small: ["a", "b"], big: ["c", "d"]}
 
 
 def test_one_size_class_adds_no_subset():

@@ -4,10 +4,9 @@ class's data sets; "not measured" for a method with no measured cell there (not 
 
 from __future__ import annotations
 
-import pandas as pd
 
 from ._site_html import esc, interval_svg, page, slug, table
-from .pooling import size_classes
+from .pooling import SIZE_CLASSES
 
 __all__ = ["size_class_members", "size_class_page"]
 
@@ -15,14 +14,18 @@ _COLS = ["method", "reference_name", "n_sets", "mean_diff", "ci_low", "ci_high",
          "p_holm", "verdict", "loo_flips", "loo_n"]
 
 
-def size_class_members(results: dict, info: pd.DataFrame) -> dict:
-    """{class label: its data sets} for the classes the headlines of ``results`` ({kind: headline}) have
-    as subsets (the data sets fall in more than one class); ``info``: the site's data-set table (``n``)."""
-    subsets = set()
-    for result in results.values():
-        subsets |= set(result["effects"]["subset"])
-    classes = size_classes(info.set_index("dataset")["n"].astype(float)) if len(info) else {}
-    return {label: members for label, members in classes.items() if label in subsets}
+def size_class_members(results: dict) -> dict:
+    """{class label: its data sets} for the size classes the headlines of ``results`` ({kind: headline})
+    have as subsets, in :data:`~.pooling.SIZE_CLASSES` order: the members each headline compared (its
+    ``subsets``), joined over the kinds, so a page lists the data sets its numbers come from."""
+    out = {}
+    for label, _, _ in SIZE_CLASSES:
+        members = set()
+        for result in results.values():
+            members |= set(result["subsets"].get(label, ()))
+        if members:
+            out[label] = sorted(members)
+    return out
 
 
 def size_class_page(label: str, members: list, results: dict, metric: str, nav, banner: str) -> str:

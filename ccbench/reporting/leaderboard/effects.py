@@ -223,11 +223,10 @@ def per_budget(scores: pd.DataFrame, reference: str, seed: int = 0, n_boot: int 
     if reference not in scores.columns:
         return pd.DataFrame(columns=cols)
     rows = []
-    diff = scores.drop(columns=reference).sub(scores[reference], axis=0)
-    for (setting, budget), block in diff.groupby(level=["setting", "budget"]):
-        by_seed = block.groupby(level=["dataset", "seed"]).mean().round(DECIMALS)
-        per_set = set_values(block).round(DECIMALS)
-        for method in block.columns:
+    for (setting, budget), block in scores.groupby(level=["setting", "budget"]):
+        keep = sorted(block.index.get_level_values("dataset").unique())
+        per_set, by_seed = _differences(block, reference, keep)
+        for method in per_set.columns:
             d = per_set[method].dropna().to_numpy(float)
             if not d.size:
                 continue
@@ -246,10 +245,11 @@ def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0
     every seed, the supervised cells and the main methods are selected here. ``curves``: score each
     (data set, setting, noise, seed) by its area under the curve over the budgets (:mod:`.pooling`) instead
     of cell by cell; by default wherever a curve spans two budgets or more. Returns ``{"effects",
-    "p_best", "flags", "text", "per_budget", "unit"}``: one row per (convention, subset, reference,
+    "p_best", "flags", "text", "per_budget", "unit", "subsets"}``: one row per (convention, subset, reference,
     method) (:data:`EFFECT_COLUMNS`; the reference itself has no row), P(best) per (convention, subset,
     method), the flagged data sets, the headline's sentences (markdown), the per-budget view against
-    ``kmeans`` (:func:`per_budget`, with curves only) and the unit compared (``"curve"`` or ``"cell"``).
+    ``kmeans`` (:func:`per_budget`, with curves only), the unit compared (``"curve"`` or ``"cell"``) and
+    ``subsets`` ({subset: its data sets}, the one place the size classes' members are derived).
     ``failure_score``: the score of a measured failure for a metric :data:`FAILURE_SCORE` does not know
     (else a ValueError). Subsets: ``all``, ``informative`` (without the flagged data sets) and the size
     classes (:func:`_subsets`).
@@ -289,4 +289,4 @@ def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0
     text = headline_sentences(effects, p_best_table, flagged, metric=metric, alpha=alpha, margin=margin,
                               n_boot=n_boot, unit=unit)
     return {"effects": effects, "p_best": p_best_table, "flags": flagged, "text": text, "per_budget": budget_view,
-            "unit": unit}
+            "unit": unit, "subsets": subsets}

@@ -441,7 +441,7 @@ def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_r
         text, kinds[kind] = _kind_page(kind, board, metric, margin, alpha, nav, _pages_links(kind, pages, out),
                                        partial, banner, results[kind])
         write_text(out / slug("kind", kind), text, out)
-    classes = size_class_members(results, info)
+    classes = size_class_members(results)
     for label, members in classes.items():
         write_text(out / slug("size", label), size_class_page(label, members, results, metric, nav, banner), out)
     for _, rec in info.iterrows():
