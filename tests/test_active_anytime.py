@@ -160,11 +160,38 @@ class FailsAtTenPairs:
         return self
 
 
+class InAWorker(FailsAtTenPairs):
+    """A method whose fit says it spent 2.5 CPU seconds in a worker process (as a peer library run isolated
+    does, ``peer_fit_seconds_``), which this process's clock cannot see."""
+
+    def fit(self, X, constraints=None):
+        self.labels_, self.peer_fit_seconds_ = (X[:, 0] > 5).astype(int), 2.5
+        return self
+
+
+class AsksInAWorker:
+    """A method that asks its own questions ((0, 1), (0, 2), ...) in a worker process: 2.5 CPU seconds there."""
+
+    def __init__(self, n_clusters=2, max_questions=10, random_state=None):
+        self.max_questions = max_questions
+
+    def fit(self, X, oracle=None):
+        pairs = np.c_[np.zeros(self.max_questions, int), np.arange(1, self.max_questions + 1)]
+        self.queried_pairs_, self.answers_ = pairs, np.array([bool(oracle(i, j)) for i, j in pairs])
+        self.labels_history_ = np.tile((X[:, 0] > 5).astype(int), (self.max_questions + 1, 1))
+        self.labels_, self.peer_fit_seconds_ = self.labels_history_[-1], 2.5
+        return self
+
+
 class _Plugin:
     @hookimpl
     def ccbench_methods(self):
         return [MethodSpec(name="fails_at_ten", estimator=FailsAtTenPairs, summary="raises on ten pairs",
-                           supervision=("must_link", "cannot_link"), needs_n_clusters=True)]
+                           supervision=("must_link", "cannot_link"), needs_n_clusters=True),
+                MethodSpec(name="in_a_worker", estimator=InAWorker, summary="fits in a worker",
+                           supervision=("must_link", "cannot_link"), needs_n_clusters=True),
+                MethodSpec(name="asks_in_a_worker", estimator=AsksInAWorker, summary="asks in a worker",
+                           supervision=("labels",), needs_n_clusters=True)]
 
 
 @pytest.fixture
@@ -198,6 +225,25 @@ def test_costs_are_charged_per_budget(failing_method, monkeypatch):
     curve = anytime_curve(X, y, strategy="random", method="fails_at_ten", budgets=[0, 4, 11, 12], seed=0)
     assert curve.strategy_seconds.tolist() == [0.0, 4.0, 7.0, 1.0]  # the questions since the previous budget
     assert curve.refit_seconds.tolist() == [1.0, 1.0, 1.0, 1.0]
+
+
+def test_the_cpu_a_fit_spent_in_a_worker_is_charged(failing_method, monkeypatch):
+    ticks = iter(range(10_000))  # this process's clock: 1 s per fit, as above
+    monkeypatch.setattr(anytime, "_cpu_seconds", lambda: float(next(ticks)))
+    X, y = _strips()
+    curve = anytime_curve(X, y, strategy="random", method="in_a_worker", budgets=[4, 8], seed=0)
+    assert curve.refit_seconds.tolist() == [3.5, 3.5]  # 1 s here and 2.5 s in the worker, per fit
+    # the unsupervised fit made for the strategy's first partition (budgets leave out 0) is charged too
+    assert curve.worker_seconds.tolist() == [5.0, 2.5]
+
+
+def test_the_cpu_a_self_asking_method_spent_in_a_worker_is_charged(failing_method, monkeypatch):
+    ticks = iter(range(10_000))
+    monkeypatch.setattr(anytime, "_cpu_seconds", lambda: float(next(ticks)))
+    X, y = _strips()
+    curve = anytime_curve(X, y, strategy=None, method="asks_in_a_worker", budgets=[0, 5, 10], seed=0)
+    assert (curve.status == "ok").all()
+    assert curve.worker_seconds.tolist() == [0.0, 0.0, 2.5] and curve.refit_seconds.tolist() == [0.0, 0.0, 3.5]
 
 
 class RepeatsItself:

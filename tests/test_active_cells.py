@@ -118,6 +118,40 @@ def test_a_strategy_proposing_a_bad_pair_is_a_recorded_error_row(tmp_path, throw
     assert np.isnan(row["auc_ari"])
 
 
+_IN_A_WORKER = '''
+import numpy as np
+from ccbench.hookspecs import hookimpl
+from ccbench.registry import MethodSpec
+
+
+class InAWorker:
+    """Cuts on the first feature; says its fit spent 2.5 CPU seconds in a worker process (a peer library's)."""
+
+    def __init__(self, n_clusters=2, random_state=None):
+        self.n_clusters = n_clusters
+
+    def fit(self, X, constraints=None):
+        self.labels_, self.peer_fit_seconds_ = (X[:, 0] > 0).astype(int), 2.5
+        return self
+
+
+@hookimpl
+def ccbench_methods():
+    return [MethodSpec(name="test_in_a_worker", estimator=InAWorker, summary="fits in a worker",
+                       supervision=("must_link", "cannot_link"), needs_n_clusters=True)]
+'''
+
+
+def test_the_curves_cpu_counts_what_its_fits_spent_in_a_worker(tmp_path, throwaway_plugin):
+    module = throwaway_plugin(_IN_A_WORKER)
+    cell = _cell("random", rate=0.0, method="test_in_a_worker", n_trials=1)
+    cell["plugins"] = [*cell["plugins"], module.__name__]
+    row = run_job(cell, tmp_path).iloc[0]
+    assert row["status"] == "ok", row["error"]
+    # three fits (q = 0, 10, 20) of 2.5 s each in the worker, which this process's clock does not see
+    assert 7.5 <= row["curve_cpu_time"] < 7.5 + 5.0
+
+
 @pytest.mark.parametrize("change, cause", [
     (lambda c: c["noise"].update(rate=0.7), "noise_rate must be a number in [0, 0.5]"),
     (lambda c: c["constraints"].update(budget=0), "constraints.budget must be an int >= 1"),

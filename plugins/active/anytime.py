@@ -10,7 +10,10 @@ tidy frame, one row per budget ``q``:
 - ``n_must_link``, ``n_cannot_link``: the answers (True = must-link) among the ``q``;
 - ``n_clusters_found``: the number of clusters of the method's partition after ``q`` answers;
 - ``strategy_seconds``: CPU seconds (``time.process_time``, this process's) the strategy spent proposing the pairs
-  since the previous budget; ``refit_seconds``: CPU seconds of the method's fit at ``q``;
+  since the previous budget; ``refit_seconds``: CPU seconds of the method's fit at ``q``, those it spent in a
+  worker process included; ``worker_seconds``: that worker part alone (a peer library run isolated, e.g.
+  ``peer_cobras``, reports it as ``peer_fit_seconds_``; this process's clock does not see it; 0 without one;
+  the first row also carries that of the unsupervised fit made for the strategy when ``budgets`` leave out 0);
 - ``status``: ``"ok"``, or ``"<where> error: <Exception>: <message>"`` (``where`` = ``method``,
   ``strategy`` or ``oracle``); a failed row's ARIs are NaN. A method that raises at one budget
   fails that row only; a strategy that raises or proposes an invalid pair (out of range, a point
@@ -31,7 +34,8 @@ None (or ``"cobras"``); it is run once with ``max_questions = max(budgets)`` and
 ``q`` is row ``q`` of its ``labels_history_`` (row 0: its starting partition, every point in one
 cluster). When it stops early (nothing left to split), later rows repeat its last partition and
 ``n_must_link + n_cannot_link`` says how many questions it asked. Its one run's CPU time is the
-``refit_seconds`` of the largest budget (0 on the other rows); ``strategy_seconds`` is NaN.
+``refit_seconds`` (and ``worker_seconds``) of the largest budget (0 on the other rows); ``strategy_seconds`` is
+NaN.
 
 **Seeds and paired trials.** ``seed`` seeds three independent streams: the oracle
 (``Oracle(seed=seed)``), the strategy (``SeedSequence([seed, 1])``) and the method's
@@ -64,7 +68,7 @@ __all__ = ["anytime_curve", "area_under_curve", "check_budgets", "COLUMNS"]
 
 #: The columns of :func:`anytime_curve`'s frame, in order.
 COLUMNS = ("budget", "ari_all", "ari_unqueried", "n_must_link", "n_cannot_link", "n_clusters_found",
-           "strategy_seconds", "refit_seconds", "status")
+           "strategy_seconds", "refit_seconds", "worker_seconds", "status")
 
 #: Longest exception message kept in a row's status.
 _MAX_MESSAGE = 300
@@ -144,25 +148,34 @@ def _scores(y, labels, asked) -> tuple[float, float, int]:
 
 
 def _row(budget, given, scores=(np.nan, np.nan, np.nan), strategy_seconds=np.nan, refit_seconds=np.nan,
-         status="ok") -> dict:
+         status="ok", worker_seconds=0.0) -> dict:
     """One row; ``given`` the answers the row's partition had (fewer than ``budget`` when asking ended)."""
     return dict(budget=int(budget), ari_all=scores[0], ari_unqueried=scores[1],
                 n_must_link=int(given.sum()), n_cannot_link=int(len(given) - given.sum()),
                 n_clusters_found=scores[2], strategy_seconds=strategy_seconds, refit_seconds=refit_seconds,
-                status=status)
+                worker_seconds=worker_seconds, status=status)
+
+
+def _worker_seconds(estimator) -> float:
+    """CPU seconds ``estimator``'s fit spent in a worker process (``peer_fit_seconds_``; 0 without one)."""
+    return float(getattr(estimator, "peer_fit_seconds_", 0.0) or 0.0)
 
 
 def _fit_at(make, X, y, asked, answers):
-    """``(labels, scores, seconds, status)`` of a fresh fit on the answers to ``asked``."""
+    """``(labels, scores, seconds, worker_seconds, status)`` of a fresh fit on the answers to ``asked``
+    (``seconds`` includes ``worker_seconds``)."""
     n = len(X)
     cons = Constraints(must_link=asked[answers], cannot_link=asked[~answers], n_samples=n)
-    start = _cpu_seconds()
+    start, est = _cpu_seconds(), None
     try:
-        labels = make().fit(X, constraints=cons).labels_
+        est = make()
+        labels = est.fit(X, constraints=cons).labels_
         scores = _scores(y, labels, asked)
     except Exception as exc:  # a failed fit is a row, never a crash (the curve goes on)
-        return None, (np.nan, np.nan, np.nan), _cpu_seconds() - start, _error_status("method", exc)
-    return np.asarray(labels), scores, _cpu_seconds() - start, "ok"
+        worker = _worker_seconds(est)
+        return None, (np.nan, np.nan, np.nan), _cpu_seconds() - start + worker, worker, _error_status("method", exc)
+    worker = _worker_seconds(est)
+    return np.asarray(labels), scores, _cpu_seconds() - start + worker, worker, "ok"
 
 
 def _strategy_curve(X, y, strategy, make, budgets, oracle, seed) -> list[dict]:
@@ -171,9 +184,9 @@ def _strategy_curve(X, y, strategy, make, budgets, oracle, seed) -> list[dict]:
     answers = np.zeros(last, dtype=bool)
     rng = np.random.default_rng(np.random.SeedSequence([seed, 1]))
     who = repr(strategy)
-    rows, labels, q, spent = [], None, 0, 0.0
+    rows, labels, q, spent, first_worker = [], None, 0, 0.0, 0.0
     if budgets[0] > 0:  # the unsupervised fit is the strategy's first partition even when not a row
-        labels = _fit_at(make, X, y, asked[:0], answers[:0])[0]
+        labels, _, _, first_worker, _ = _fit_at(make, X, y, asked[:0], answers[:0])
     for budget in budgets:
         stage = "strategy"
         try:
@@ -189,8 +202,9 @@ def _strategy_curve(X, y, strategy, make, budgets, oracle, seed) -> list[dict]:
         except Exception as exc:  # the asking ends: this budget and every later one record why
             status = _error_status(stage, exc)
             return rows + [_row(b, answers[:q], status=status) for b in budgets[len(rows):]]
-        fitted, scores, seconds, status = _fit_at(make, X, y, asked[:q], answers[:q])
-        rows.append(_row(budget, answers[:q], scores, spent, seconds, status))
+        fitted, scores, seconds, worker, status = _fit_at(make, X, y, asked[:q], answers[:q])
+        rows.append(_row(budget, answers[:q], scores, spent, seconds, status, worker + first_worker))
+        first_worker = 0.0
         spent = 0.0
         if fitted is not None:
             labels = fitted
@@ -206,7 +220,8 @@ def _self_asking_curve(X, y, make, budgets, oracle) -> list[dict]:
     except Exception as exc:
         status = _error_status("method", exc)
         return [_row(b, np.zeros(0, dtype=bool), status=status) for b in budgets]
-    seconds = _cpu_seconds() - start
+    worker = _worker_seconds(est)
+    seconds = _cpu_seconds() - start + worker
     rows = []
     for budget in budgets:
         t = min(int(budget), len(said))
@@ -214,7 +229,9 @@ def _self_asking_curve(X, y, make, budgets, oracle) -> list[dict]:
             scores, status = _scores(y, history[t], np.asarray(pairs[:t]).reshape(-1, 2)), "ok"
         except Exception as exc:
             scores, status = (np.nan, np.nan, np.nan), _error_status("method", exc)
-        rows.append(_row(budget, said[:t], scores, np.nan, seconds if budget == last else 0.0, status))
+        at_last = budget == last
+        rows.append(_row(budget, said[:t], scores, np.nan, seconds if at_last else 0.0, status,
+                         worker if at_last else 0.0))
     return rows
 
 

@@ -431,6 +431,20 @@ ISSUE54_ROUND2: list[Break] = [
 ]
 BREAKS += ISSUE54_ROUND2
 
+#: Issue 53: the CPU a peer library spends in its worker process reaches the anytime rows' costs.
+BREAKS += [
+    Break("plugins/active/anytime.py:_worker_seconds", "passed on",
+          "the CPU a fit spent in a worker process (peer_fit_seconds_) not passed on to the curve's costs",
+          'return float(getattr(estimator, "peer_fit_seconds_", 0.0) or 0.0)', "return 0.0",
+          ["tests/test_active_anytime.py::test_the_cpu_a_fit_spent_in_a_worker_is_charged",
+           "tests/test_active_anytime.py::test_the_cpu_a_self_asking_method_spent_in_a_worker_is_charged"], 53),
+    Break("ccbench/running/active_cells.py:_curve_row", "passed on",
+          "the curve's worker seconds left out of curve_cpu_time",
+          'out["curve_cpu_time"] = _cpu() - start + float(curve["worker_seconds"].sum())',
+          'out["curve_cpu_time"] = _cpu() - start',
+          ["tests/test_active_cells.py::test_the_curves_cpu_counts_what_its_fits_spent_in_a_worker"], 53),
+]
+
 COPIED = ("ccbench", "plugins", "conf", "tests", "pyproject.toml")
 #: import name -> directory of the copy (the editable install's mapping, mirrored)
 PACKAGES = {"ccbench": "ccbench", "ccbench_plugins": "plugins", "ccbench_conf": "conf"}
