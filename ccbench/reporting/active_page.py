@@ -175,8 +175,9 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
                               f"{budgets[-1] if budgets else '-'} ({len(budgets)} budgets), up to {trials} paired "
                               f"trials per cell; {len(data)} rows in all."},
         {"kind": "p", "text": f"**Measured**: {hours:.3f} core-hours ({hours * 3600:.0f} CPU seconds) inside the curves (the rows' "
-                              f"`curve_cpu_time`, process CPU time of the strategy, the oracle and the refits; the "
-                              f"harness's own start-up per job is not in it)."},
+                              f"`curve_cpu_time`: CPU time of the strategy, the oracle and the refits, with what a "
+                              f"refit spent in a worker process, a peer library's; the harness's own start-up per "
+                              f"job is not in it)."},
         {"kind": "p", "text": f"**Estimate, not a measurement**: the full track (experiment=active: "
                               f"{len(FULL_TRACK['points'])} UCI sets, {FULL_TRACK['noise_rates']} noise rates, "
                               f"{FULL_TRACK['budgets']} budgets to q = 200, {FULL_TRACK['trials']} trials) for "
