@@ -142,3 +142,12 @@ def test_cell_costs_on_a_hand_sized_grid():
     costs = board_cost.cell_costs(cells)
     assert costs.tolist() == [6, 10, 0, 3, 0, 3, 30, 10, 10, 0, 6]
     assert costs.sum() == 78
+
+
+def test_a_speedup_is_method_equals_a_positive_factor():
+    import argparse
+
+    assert board_cost._speedup("srcp=3") == ("srcp", 3.0)
+    for bad in ("srcp", "srcp=0", "srcp=-2", "=2", "srcp=fast"):
+        with pytest.raises(argparse.ArgumentTypeError, match="METHOD=FACTOR"):
+            board_cost._speedup(bad)

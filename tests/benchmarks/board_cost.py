@@ -178,8 +178,10 @@ def _k_given(spec, value, classes: int):
     return int(value)
 
 
-def project(grid: pd.DataFrame, models, available_bytes: float) -> pd.DataFrame:
-    """The grid with ``p``, ``k``, ``size_class``, ``track``, ``refused`` (and why), ``predicted`` and ``cpu_s``."""
+def project(grid: pd.DataFrame, models, available_bytes: float, speedups: dict | None = None) -> pd.DataFrame:
+    """The grid with ``p``, ``k``, ``size_class``, ``track``, ``refused`` (and why), ``predicted`` and ``cpu_s``;
+    ``speedups`` ({registered method: factor}) divides that method's predicted CPU per trial (a code change measured
+    elsewhere, whose rows do not exist yet), before the budget decides fit or time-out."""
     from ccbench import registry
     from ccbench.constraints import Constraints
     from ccbench.running import protocol, time_models
@@ -199,7 +201,20 @@ def project(grid: pd.DataFrame, models, available_bytes: float) -> pd.DataFrame:
     g["predicted"] = time_models.predict_cells(cells, models).to_numpy()
     for method, (seconds, n_max) in PROVISIONAL.items():
         g.loc[(g["method_name"] == method) & g["predicted"].isna() & (g["n"] <= n_max), "predicted"] = seconds
+    for method, factor in (speedups or {}).items():
+        g.loc[g["method_name"] == method, "predicted"] /= factor
     return priced(g, available_bytes)
+
+
+def _speedup(text: str) -> tuple[str, float]:
+    method, sep, factor = text.partition("=")
+    try:
+        value = float(factor)
+    except ValueError:
+        value = float("nan")
+    if not sep or not method or not value > 0:
+        raise argparse.ArgumentTypeError(f"--speedup takes METHOD=FACTOR with FACTOR > 0 (e.g. srcp=3.0), got {text!r}")
+    return method, value
 
 
 def priced(g: pd.DataFrame, available_bytes: float) -> pd.DataFrame:
@@ -287,20 +302,31 @@ def main(argv=None) -> int:
                                                                        "machine's available memory now)")
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--cuts", action="store_true", help="also project the uncut design and each cut in turn")
+    parser.add_argument("--speedup", type=_speedup, action="append", default=[], metavar="METHOD=FACTOR",
+                        help="divide a registered method's predicted CPU by FACTOR (a speed-up measured on code whose "
+                             "rows do not exist yet), e.g. --speedup srcp=3.0; repeatable")
     args = parser.parse_args(argv)
+    speedups = dict(args.speedup)
+    from ccbench import registry
+
+    for method in speedups:
+        registry.get_method_spec(method)  # an unknown name is the registry's clear error
     from ccbench.base import available_memory
     from ccbench.running import time_models
 
     available = args.memory_gib * 2**30 if args.memory_gib else available_memory()
     rows = pd.concat([time_models.read_rows(p) for p in args.rows], ignore_index=True)
     models = time_models.calibrate(time_models.cell_times(rows))
-    g = project(_compose_grid(args.experiment or EXPERIMENTS), models, available)
+    g = project(_compose_grid(args.experiment or EXPERIMENTS), models, available, speedups)
     t = tables(g)
     pd.set_option("display.width", 200)
     print(f"PROJECTED (calibrated time models from {', '.join(args.rows)}; memory available {available / 2**30:.1f} GiB); "
           f"a prediction, not a measurement")
     for method, (seconds, n_max) in PROVISIONAL.items():
         print(f"provisional (no rows): {method} at {seconds:g} s a trial for n <= {n_max:,}")
+    if speedups:
+        print("speed-ups applied to the predictions (measured elsewhere, not in these rows): "
+              + ", ".join(f"{m} / {f:g}" for m, f in speedups.items()))
     print(f"cells {len(g):,} (method x data set x supervision x seed), trials {int(g['trials'].sum()):,}")
     print("\nprojected core-hours per track and size class:")
     print(t["hours"].round(2).to_string())
@@ -322,7 +348,7 @@ def main(argv=None) -> int:
         print(f"\nno calibrated model (charged T x budget per cell, an upper bound): {', '.join(unmodelled)}; "
               f"{g.loc[g['status'] == 'unmodelled', 'cpu_s'].sum() / 3600:.2f} core-hours of the total")
     if args.cuts:
-        uncut = project(_compose_grid(UNCUT["experiments"], UNCUT["replace"]), models, available)
+        uncut = project(_compose_grid(UNCUT["experiments"], UNCUT["replace"]), models, available, speedups)
         print("\nthe cuts, in turn (projected core-hours: total, per size class; saving of each cut):")
         before = None
         for label, frame in cut_ladder(uncut, available):
