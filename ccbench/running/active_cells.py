@@ -27,8 +27,8 @@ given); ``strategy_cpu_per_query`` (the strategy's CPU seconds over its question
 asks itself); ``refit_cpu_mean`` (CPU seconds of one refit, the mean over the budgets; for a method that
 asks itself, its one run's CPU divided by the budgets after q = 0); ``curve_cpu_time`` (the whole trial's
 CPU seconds: this process's, plus those its fits spent in a worker process, the curve's ``worker_seconds``:
-a peer library run isolated, whose CPU this process's clock does not see). Status: ``ok`` when every budget's row is; ``skipped`` when the method
-and the strategy do not go together (a method that asks its own questions under a strategy, or the
+a peer library run isolated, whose CPU this process's clock does not see). Status: ``ok`` when every
+budget's row is; ``skipped`` when the method and the strategy do not go together (a method that asks its own questions under a strategy, or the
 reverse: nothing to measure); else ``error`` with the first failing budget's cause; the ARIs of the
 budgets before it are kept, the areas are NaN; ``timeout`` when the curve passed ``trial_timeout`` (it
 then runs in the harness's trial worker: :func:`run_curve`). Nothing fails silently.

@@ -310,7 +310,10 @@ def main(argv=None) -> int:
     from ccbench import registry
 
     for method in speedups:
-        registry.get_method_spec(method)  # an unknown name is the registry's clear error
+        try:
+            registry.get_method_spec(method)
+        except registry.UnknownNameError as exc:
+            parser.error(f"--speedup {method}=...: {exc}")
     from ccbench.base import available_memory
     from ccbench.running import time_models
 

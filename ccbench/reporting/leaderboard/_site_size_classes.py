@@ -4,7 +4,6 @@ class's data sets; "not measured" for a method with no measured cell there (not 
 
 from __future__ import annotations
 
-
 from ._site_html import esc, interval_svg, page, slug, table
 from .pooling import SIZE_CLASSES
 
