@@ -1,0 +1,96 @@
+"""Run an experiment whose cells are not one grid: the ``ccbench`` commands listed in its config's header.
+
+A config such as ``conf/experiment/leaderboard_budget6x.yaml`` lists, in comment lines of the form
+``#   ccbench experiment=NAME hydra.sweep.dir=DIR ...``, the blocks (grids) that together make its cells.
+This runs them all into one sweep directory, ``--jobs`` blocks at a time (each block is one ``ccbench -m``
+command; the harness runs its cells one after the other), and records a finished block in
+``DIR/.blocks_done`` so that a later run skips it. Killed, the same command resumes: a block that did not
+finish runs again and the harness skips its complete cells.
+
+    python sweeps/run_blocks.py conf/experiment/leaderboard_budget6x.yaml --jobs 2 --dir sweeps/leaderboard_budget6x
+
+Why a sweep folder here is committed: a long sweep outlives the machine it started on (a session's machine is
+not kept), so its rows are committed under ``sweeps/`` between sessions (``sweeps/README.md``) and the next
+machine resumes from them. Exit status: 0 when every block finished, 1 otherwise (the failed blocks named).
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+DONE_FILE = ".blocks_done"
+
+
+def blocks(config: Path) -> list[list[str]]:
+    """The commands in ``config``'s header, each as its ``ccbench`` arguments (the sweep dir removed)."""
+    name = config.stem
+    found = []
+    for line in config.read_text().splitlines():
+        text = line.lstrip("#").strip()
+        if text.startswith(f"ccbench experiment={name} ") or text == f"ccbench experiment={name}":
+            found.append([a for a in shlex.split(text)[1:] if not a.startswith("hydra.sweep.dir=")])
+    if not found:
+        raise SystemExit(f"{config}: no '#   ccbench experiment={name} ...' lines in its header")
+    return found
+
+
+def _key(args: list[str]) -> str:
+    return " ".join(args)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("config", type=Path)
+    parser.add_argument("--dir", type=Path, required=True, help="the sweep directory every block writes into")
+    parser.add_argument("--jobs", type=int, default=1, help="blocks run at once (one core each)")
+    parser.add_argument("--ccbench", default=str(Path(sys.executable).with_name("ccbench")))
+    opts = parser.parse_args(argv)
+    todo = blocks(opts.config)
+    opts.dir.mkdir(parents=True, exist_ok=True)
+    done_path = opts.dir / DONE_FILE
+    done = set(done_path.read_text().splitlines()) if done_path.exists() else set()
+    queue = [b for b in todo if _key(b) not in done]
+    print(f"{len(todo)} blocks, {len(todo) - len(queue)} done before, {len(queue)} to run", flush=True)
+    lock, failed = threading.Lock(), []
+
+    def worker(slot: int) -> None:
+        while True:
+            with lock:
+                if not queue:
+                    return
+                args = queue.pop(0)
+            log = opts.dir / f".block_{slot}.log"
+            start = time.monotonic()
+            print(f"{time.strftime('%H:%M:%S')} [{slot}] {_key(args)}", flush=True)
+            with open(log, "a") as out:
+                rc = subprocess.call([opts.ccbench, "-m", *args, f"hydra.sweep.dir={opts.dir}"],
+                                     stdout=out, stderr=subprocess.STDOUT)
+            took = time.monotonic() - start
+            with lock:
+                if rc == 0:
+                    with open(done_path, "a") as f:
+                        f.write(_key(args) + "\n")
+                else:
+                    failed.append(args)
+                left = len(queue)
+            print(f"{time.strftime('%H:%M:%S')} [{slot}] exit {rc} after {took:.0f} s; {left} blocks queued"
+                  + ("" if rc == 0 else f" (see {log})"), flush=True)
+
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(max(1, opts.jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for args in failed:
+        print(f"FAILED block: ccbench -m {_key(args)} hydra.sweep.dir={opts.dir}", file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""sweeps/run_blocks.py and sweeps/progress.py: the runner of a config's listed blocks, resumable by block."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "sweeps"))
+run_blocks = importlib.import_module("run_blocks")
+progress = importlib.import_module("progress")
+
+
+def test_budget6x_blocks_hold_the_1036_cells_its_header_states():
+    config = REPO / "conf" / "experiment" / "leaderboard_budget6x.yaml"
+    assert len(run_blocks.blocks(config)) == 60
+    assert progress.planned_cells(config) == 1036
+    assert all(not a.startswith("hydra.sweep.dir=") for b in run_blocks.blocks(config) for a in b)
+
+
+def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
+    exe = tmp_path / "ccbench"
+    exe.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls'}\n"
+                   f"case \"$*\" in *{fail_on}*) exit 3;; esac\nexit 0\n")
+    exe.chmod(0o755)
+    return exe
+
+
+def test_run_blocks_records_finished_blocks_names_failed_ones_and_resumes(tmp_path, capsys):
+    config = tmp_path / "demo.yaml"
+    config.write_text("# blocks:\n#   ccbench experiment=demo hydra.sweep.dir=runs/x method=a dataset=d1,d2\n"
+                      "#   ccbench experiment=demo method=b dataset=d1\n#   ccbench experiment=demo method=c dataset=d3\n"
+                      "defaults: []\n")
+    exe = _fake_ccbench(tmp_path, fail_on="method=b")
+    sweep = tmp_path / "sweep"
+    argv = [str(config), "--dir", str(sweep), "--jobs", "2", "--ccbench", str(exe)]
+    assert run_blocks.main(argv) == 1
+    assert "FAILED block: ccbench -m experiment=demo method=b dataset=d1" in capsys.readouterr().err
+    done = (sweep / run_blocks.DONE_FILE).read_text().splitlines()
+    assert sorted(done) == ["experiment=demo method=a dataset=d1,d2", "experiment=demo method=c dataset=d3"]
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert len(calls) == 3 and all(c.startswith("-m ") and c.endswith(f"hydra.sweep.dir={sweep}") for c in calls)
+    # the same command again runs only the block that failed
+    assert run_blocks.main(argv) == 1
+    assert (tmp_path / "calls").read_text().splitlines()[3:] == [f"-m experiment=demo method=b dataset=d1 hydra.sweep.dir={sweep}"]
+    assert progress.planned_cells(config) == 2 + 1 + 1
+
+
+def test_a_config_without_listed_blocks_is_a_clear_error(tmp_path):
+    config = tmp_path / "plain.yaml"
+    config.write_text("defaults: []\n")
+    with pytest.raises(SystemExit, match="no '#   ccbench experiment=plain"):
+        run_blocks.blocks(config)
