@@ -122,7 +122,8 @@ def test_without_rerun_rows_the_section_gives_the_command_and_the_estimate():
     board, _ = _board_and_rerun()
     text = _section(board)
     assert "has not been made" in text
-    assert "ccbench experiment=leaderboard_budget6x hydra.sweep.dir=runs/leaderboard_budget6x" in text
+    assert "ccbench experiment=leaderboard_budget6x hydra.sweep.dir=sweeps/leaderboard_budget6x" in text
+    assert "python sweeps/run_blocks.py conf/experiment/leaderboard_budget6x.yaml --jobs 2" in text
     assert "core-hours" in text
 
 

@@ -213,8 +213,9 @@ def _experiment_text() -> str:
     if not commands:
         return f"(conf/experiment/{_EXPERIMENT}.yaml lists no command)"
     return (f"Run the {len(commands)} command(s) listed in conf/experiment/{_EXPERIMENT}.yaml into one sweep dir "
-            f"(the first: `{commands[0]}`), then report that dir beside this one (`ccbench report "
-            f"reports/leaderboard runs/leaderboard_budget6x --leaderboard --out DIR`)."
+            f"(the first: `{commands[0]}`; `python sweeps/run_blocks.py conf/experiment/{_EXPERIMENT}.yaml "
+            f"--jobs 2 --dir sweeps/{_EXPERIMENT}` runs them all), then report that dir beside this one "
+            f"(`ccbench report reports/leaderboard sweeps/{_EXPERIMENT} --leaderboard --out DIR`)."
             + (f" The calibrated time models estimate {estimate.group(1)} core-hours." if estimate else ""))
 
 
