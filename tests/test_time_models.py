@@ -293,3 +293,22 @@ def test_a_term_the_cells_do_not_vary_is_fixed_not_traded_against_the_intercept(
     ok = ~cells["censored"]
     ratio = predicted[ok] / cells.loc[ok, "measured"]
     assert ((ratio > 0.67) & (ratio < 1.5)).all(), ratio.describe()
+
+
+def test_a_method_with_no_declared_model_says_so_without_numpy_warnings(tmp_path, capsys):
+    # PCCC declares no model (its pilot calibrates one): the overall line printed "nan% of 0 cells" with two
+    # numpy RuntimeWarnings (a mean of an empty selection)
+    import warnings
+
+    from ccbench.running.cli import main
+
+    spec = registry.get_method_spec("pccc")
+    assert spec.time is None
+    rows = _synthetic_rows(TimeModel(n=1000, seconds=0.2, exponent=1.2), spec, np.random.default_rng(3))
+    rows[rows["n_clusters_given"].notna() & (rows["tune"] == "none")].to_parquet(tmp_path / "rows.parquet")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert main(["time-models", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "declared:   none declared" in out
+    assert "overall: declared no cell has a prediction; calibrated within 2x" in out and "nan%" not in out

@@ -339,8 +339,10 @@ def declaration(model: TimeModel) -> str:
 def _overall(cells: pd.DataFrame, predicted: pd.Series) -> dict:
     ok = predicted.notna() & (cells["n_trials"] > 0) & ~cells["censored"]
     big = ok & (cells["measured"] >= FLOOR)
-    return {"cells": int(ok.sum()), "within2": float(within(predicted[ok], cells.loc[ok, "measured"]).mean()),
-            "big": int(big.sum()), "within2_big": float(within(predicted[big], cells.loc[big, "measured"]).mean())}
+    def share(mask) -> float:  # NaN for no cell (no declared model), without numpy's empty-mean warning
+        return float(within(predicted[mask], cells.loc[mask, "measured"]).mean()) if mask.any() else math.nan
+
+    return {"cells": int(ok.sum()), "within2": share(ok), "big": int(big.sum()), "within2_big": share(big)}
 
 
 def main(args) -> int:
@@ -380,6 +382,8 @@ def main(args) -> int:
 
 
 def _fmt(o: dict) -> str:
+    if not o["cells"]:
+        return "no cell has a prediction"
     return f"within 2x {o['within2']:.1%} of {o['cells']} cells ({o['within2_big']:.1%} of {o['big']} at >= {FLOOR:g} s)"
 
 
