@@ -180,3 +180,25 @@ def test_a_rerun_of_fewer_trials_than_the_board_stands_for_its_cell_when_it_ran_
     text = _section(pd.concat([board, first.drop(columns="n_trials")], ignore_index=True))
     assert f"0 now ok, 0 still timeout, 0 still refused, 0 still failed, {len(FAILED)} incomplete" in text
     assert "No verdict comparison: no complete re-run" in text
+
+
+def test_the_section_says_how_a_cpu_second_of_the_rerun_compares_with_the_boards():
+    # the re-run of 2026-11-30 ran on another CPU with faster code of the same answers: scap_k's trials took
+    # 4.7x less CPU there, so its 60 s bought about 280 s of the board's work; the page must say so
+    keys = dict(config_hash=["c1", "c1", "c2", "c3"], trial=[0, 1, 0, 0])
+    board = pd.DataFrame({**keys, "method.name": ["m", "m", "n", "n"], "status": ["ok", "ok", "ok", "timeout"],
+                          "trial_cpu_time": [8.0, 6.0, 3.0, 10.0], "trial_timeout": 10.0, "time_budget": 10.0,
+                          "env.cpu": "Intel Xeon", "code.method_hash": ["h1", "h1", "g1", "g1"]})
+    rerun = board.assign(status="ok", trial_cpu_time=[2.0, 2.0, 3.0, 40.0], trial_timeout=60.0, time_budget=60.0,
+                         **{"env.cpu": "AMD EPYC", "code.method_hash": ["h2", "h2", "g1", "g1"]})
+    data = pd.concat([board, rerun], ignore_index=True)
+    mask = bs.rerun_mask(data)
+    assert mask.tolist() == [False] * 4 + [True] * 4
+    text = bs.machine_comparison(data, mask, 60.0)
+    assert "made on `AMD EPYC`, the board's on `Intel Xeon`" in text
+    # c1's two pairs: 8/2 and 6/2 (median 3.5x); c2's: 1x; c3 finished only in the re-run: no pair
+    assert "3 trials finished at both budgets (2 methods)" in text
+    assert "`n` 1x, `m` 3.5x" in text and "median" in text
+    assert "The code of 1 of them changed in between (`code.method_hash`: `m`)" in text
+    none = bs.machine_comparison(data.assign(status="timeout"), mask, 60.0)
+    assert "No trial finished at both budgets" in none and "machine_check.py" in none

@@ -26,6 +26,9 @@ Definitions (stated on the page and in docs/leaderboard.md):
   ``incomplete`` while it is not complete.
 - **Cost**: the sum of the re-run rows' ``trial_cpu_time`` (the worker's CPU for the whole trial), in
   core-hours.
+- **Machines** (:func:`machine_comparison`): the CPUs the two sets of rows were made on (``env.cpu``) and, from
+  the trials that finished at both budgets, the board's CPU over the re-run's per method: a re-run on a faster
+  machine or with faster code (same answers) buys more than its factor of the board's work, and says by how much.
 - **Size classes** (:data:`SIZE_CLASSES`, on ``n_samples``): per (method, class), the share of the method's
   cells (``config_hash``) that hit the board's budget (a trial timed out or was refused), and of those the
   share the installed (calibrated) time models predict to fit the larger budget (predicted CPU per trial
@@ -219,6 +222,43 @@ def _experiment_text() -> str:
             + (f" The calibrated time models estimate {estimate.group(1)} core-hours." if estimate else ""))
 
 
+def _machines(rows: pd.DataFrame) -> str:
+    cpus = sorted(rows["env.cpu"].dropna().astype(str).unique()) if "env.cpu" in rows else []
+    return ", ".join(f"`{c}`" for c in cpus) or "an unrecorded CPU"
+
+
+def machine_comparison(data: pd.DataFrame, mask: pd.Series, rerun_timeout: float) -> str:
+    """How a CPU second of the re-run compares with one of the board's, from the trials that finished (``ok``)
+    at both budgets: the board's ``trial_cpu_time`` over the re-run's, per method. The re-run may be made on
+    another machine, or with faster code of the same answers, and then buys more than its factor of the board's
+    work; only these paired trials measure by how much (cells the board completed, run again, measure it too:
+    ``tests/benchmarks/machine_check.py``)."""
+    text = f"The re-run's rows were made on {_machines(data[mask])}, the board's on {_machines(data[~mask])}."
+    cols = _KEY + ["method.name", "trial_cpu_time"] + (["code.method_hash"] if "code.method_hash" in data else [])
+
+    def finished(rows: pd.DataFrame) -> pd.DataFrame:
+        rows = rows[rows["status"].eq("ok")][cols].astype({k: str for k in _KEY})
+        return rows[pd.to_numeric(rows["trial_cpu_time"], errors="coerce").gt(0)]
+
+    pairs = finished(data[mask]).merge(finished(data[~mask]), on=_KEY, suffixes=("", "_board"))
+    if pairs.empty:
+        return text + (" No trial finished at both budgets, so how a CPU second of one compares with one of the other "
+                       "is not measured here (`tests/benchmarks/machine_check.py` measures it on cells the board "
+                       "completed).")
+    ratio = pairs["trial_cpu_time_board"].astype(float) / pairs["trial_cpu_time"].astype(float)
+    per = ratio.groupby(pairs["method.name"]).median().sort_values()
+    text += (f" {len(pairs)} trials finished at both budgets ({per.size} methods): the board's took {ratio.median():.2g}x "
+             f"the re-run's CPU (median; per method " + ", ".join(f"`{m}` {r:.2g}x" for m, r in per.items())
+             + f"), so for those methods the re-run's {rerun_timeout:g} s bought about that multiple of "
+               f"{rerun_timeout:g} s of the board's work, not exactly {rerun_timeout:g} s.")
+    if "code.method_hash" in pairs:
+        changed = sorted(pairs.loc[pairs["code.method_hash"] != pairs["code.method_hash_board"], "method.name"].unique())
+        if changed:
+            text += (f" The code of {len(changed)} of them changed in between (`code.method_hash`: "
+                     + ", ".join(f"`{m}`" for m in changed) + "), so the ratio holds the code's speed with the machine's.")
+    return text
+
+
 def _cpu_seconds(data: pd.DataFrame, rows: pd.DataFrame) -> pd.Series:
     """The ``trial_cpu_time`` of long-frame ``rows`` (``row`` points into ``data``); 0 where not recorded."""
     return _numeric(data, "trial_cpu_time").iloc[rows["row"].to_numpy()].fillna(0.0)
@@ -271,6 +311,7 @@ def budget_sensitivity_blocks(frame: pd.DataFrame, kind: str, data: pd.DataFrame
                                                                           "still failed", "incomplete")) + "."))
     if len(cells):
         blocks.append(("md", md_frame(cells.assign(cpu_s=cells["cpu_s"].round(2)), index=False)))
+    blocks.append(("md", machine_comparison(data, mask, float(re_timeout.max()))))
     if metric not in FAILURE_SCORE or not complete.any():
         return blocks + [("md", "No verdict comparison: " + (f"no failure score for `{metric}`." if metric not in
                                                            FAILURE_SCORE else "no complete re-run of this kind."))]
