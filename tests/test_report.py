@@ -416,3 +416,20 @@ def test_a_figure_of_many_data_sets_shows_the_first_ones_and_says_how_many_more(
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible()]
     assert titles == [f"set_{i:03d}" for i in range(rplots.MAX_PANELS)]
     assert "5 more are in the tables" in fig.get_suptitle()
+
+
+def test_a_dot_chart_of_one_method_on_many_data_sets_keeps_room_for_every_panel():
+    # the PCCC pilot (one method, 23 data sets, one x): 8 rows of panels got 3.1 inches in all, constrained
+    # layout collapsed the axes ("axes sizes collapsed to zero") and the report's figure was unreadable
+    import io
+    import warnings
+
+    summary = pd.concat([_summary({"pccc": [0.5 + i / 100]}, xs=(5,), dataset=f"set{i:02d}") for i in range(23)])
+    fig = plot_metric(summary, "modified_rand", "constraints.per_class")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # matplotlib warns when the layout collapses
+        fig.savefig(io.BytesIO(), format="png", dpi=100)  # as the report draws it (the layout runs here)
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(shown) == 23
+    dpi = fig.dpi
+    assert min(ax.get_window_extent().height for ax in shown) >= 0.25 * dpi  # every panel at least 1/4 inch tall

@@ -181,7 +181,9 @@ def _dot_chart(s, metric, x, datasets, ncols, nrows, lines, styles):
 
     rows_of = {line: i for i, line in enumerate(lines)}
     xs = s["x"].unique()
-    fig = Figure(figsize=(3.6 * ncols + 0.07 * max(map(len, lines)) + 0.6, 0.8 + 0.28 * len(lines) * nrows + 0.6),
+    # each row of panels has its title and axis label besides its lines (0.28 in each): many data sets of one
+    # method would otherwise leave constrained layout no room for the axes
+    fig = Figure(figsize=(3.6 * ncols + 0.07 * max(map(len, lines)) + 0.6, 0.6 + nrows * (0.8 + 0.28 * len(lines))),
                  layout="constrained")
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False, sharey=True)).ravel()
     for ax, dataset in zip(axes, datasets):
