@@ -32,7 +32,10 @@ def main(argv=None) -> int:
     from ccbench.running.results import gather
 
     config = opts.config or Path("conf/experiment") / f"{opts.folder.name}.yaml"
-    rows = gather(opts.folder)
+    try:
+        rows = gather(opts.folder)
+    except FileNotFoundError as exc:
+        raise SystemExit(f"progress: {exc}") from None
     per_cell = rows.groupby("config_hash").agg(trials=("trial", "nunique"), wanted=("n_trials", "max"))
     complete = int((per_cell.trials >= per_cell.wanted).sum())
     planned = planned_cells(config) if config.exists() else float("nan")

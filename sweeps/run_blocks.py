@@ -29,6 +29,8 @@ DONE_FILE = ".blocks_done"
 
 def blocks(config: Path) -> list[list[str]]:
     """The commands in ``config``'s header, each as its ``ccbench`` arguments (the sweep dir removed)."""
+    if not config.is_file():
+        raise SystemExit(f"{config}: no such experiment file (the blocks are read from its header)")
     name = config.stem
     found = []
     for line in config.read_text().splitlines():
@@ -51,6 +53,8 @@ def main(argv=None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="blocks run at once (one core each)")
     parser.add_argument("--ccbench", default=str(Path(sys.executable).with_name("ccbench")))
     opts = parser.parse_args(argv)
+    if opts.jobs < 1:
+        parser.error(f"--jobs must be at least 1, got {opts.jobs}")
     todo = blocks(opts.config)
     opts.dir.mkdir(parents=True, exist_ok=True)
     done_path = opts.dir / DONE_FILE
@@ -82,7 +86,7 @@ def main(argv=None) -> int:
             print(f"{time.strftime('%H:%M:%S')} [{slot}] exit {rc} after {took:.0f} s; {left} blocks queued"
                   + ("" if rc == 0 else f" (see {log})"), flush=True)
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(max(1, opts.jobs))]
+    threads = [threading.Thread(target=worker, args=(i,)) for i in range(opts.jobs)]
     for t in threads:
         t.start()
     for t in threads:

@@ -54,3 +54,13 @@ def test_a_config_without_listed_blocks_is_a_clear_error(tmp_path):
     config.write_text("defaults: []\n")
     with pytest.raises(SystemExit, match="no '#   ccbench experiment=plain"):
         run_blocks.blocks(config)
+
+
+def test_a_missing_config_or_folder_and_a_bad_job_count_are_one_line_errors(tmp_path, capsys):
+    with pytest.raises(SystemExit, match="no such experiment file"):
+        run_blocks.blocks(tmp_path / "nosuch.yaml")
+    with pytest.raises(SystemExit) as exc:
+        run_blocks.main([str(tmp_path / "x.yaml"), "--dir", str(tmp_path / "s"), "--jobs", "0"])
+    assert exc.value.code == 2 and "--jobs must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit, match="progress: no such results file"):
+        progress.main([str(tmp_path / "nowhere")])
