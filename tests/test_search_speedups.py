@@ -1,0 +1,113 @@
+"""Issue 51, deliverable 6: the slow methods made cheaper without changing their answers.
+
+Each speed-up is checked against the route it replaces, run in the same test: the same labels (and the
+same preference found), and the saving's mechanism itself (the work it removes is really not done).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from ccbench_plugins.scap import scap as scap_module
+from ccbench_plugins.scap.scap import SCAP, SSAPL
+from sklearn.datasets import load_iris, load_wine
+from sklearn.preprocessing import StandardScaler
+
+from ccbench import constraints as cgen
+
+
+def _data(loader, n_pairs, seed):
+    X, y = loader(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    rng = np.random.default_rng(seed)
+    return X, y, cgen.random_pairs(y, n_constraints=n_pairs, rng=rng)
+
+
+def _search(est, X, cons):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, constraints=cons)
+    return est
+
+
+@pytest.mark.parametrize("method", [SCAP, SSAPL])
+@pytest.mark.parametrize("loader, n_pairs", [(load_iris, 15), (load_wine, 18)])
+def test_scap_search_builds_its_dense_similarities_once_with_the_same_answer(method, loader, n_pairs, monkeypatch):
+    X, y, cons = _data(loader, n_pairs, seed=3)
+    k = len(np.unique(y))
+    built = []
+    row = scap_module._CandidateSimilarity.row
+
+    def counting_row(self, position):
+        built.append(position)
+        return row(self, position)
+
+    monkeypatch.setattr(scap_module._CandidateSimilarity, "row", counting_row)
+    shared = _search(method(n_clusters=k, random_state=0), X, cons)
+    n_built_shared = len(built)
+
+    run_scap = scap_module._run_scap
+    monkeypatch.setattr(scap_module, "_run_scap", lambda *a, **kw: run_scap(*a, **{**kw, "dense_rows": None}))
+    built.clear()
+    alone = _search(method(n_clusters=k, random_state=0), X, cons)
+
+    np.testing.assert_array_equal(shared.labels_, alone.labels_)
+    assert shared.p_ == alone.p_ and shared.n_preference_fits_ == alone.n_preference_fits_ > 1
+    n_variables = len(shared.exemplars_) - sum(len(g) for g in shared.macro_nodes_) + shared.n_free_macro_nodes_
+    assert n_built_shared == n_variables  # one matrix for the whole search
+    assert len(built) == n_variables * alone.n_preference_fits_
+
+
+# --------------------------------------------------------------------------- SRCP / E2CP eigendecomposition
+
+
+def _spectral_case(n_components=1):
+    from sklearn.datasets import make_blobs
+
+    X, y = make_blobs(n_samples=240, centers=3, cluster_std=1.0 if n_components == 1 else 0.2,
+                      center_box=(-30, 30), random_state=4)
+    cons = cgen.random_pairs(y, n_constraints=40, rng=np.random.default_rng(2))
+    return X, y, cons
+
+
+@pytest.mark.parametrize("n_components", [1, 3])  # 3: a repeated eigenvalue 0, a basis the drivers choose freely
+def test_divide_and_conquer_eigh_propagates_the_same_constraints(n_components, monkeypatch):
+    import scipy.linalg
+    from ccbench_plugins.spectral import core
+
+    X, y, cons = _spectral_case(n_components)
+    W = core.gaussian_knn_graph(X, 10)
+    L = core.normalized_laplacian(W)
+    Y = core.constraint_matrix(cons, len(y))
+    drivers = []
+    eigh = scipy.linalg.eigh
+    monkeypatch.setattr(scipy.linalg, "eigh", lambda *a, **kw: drivers.append(kw.get("driver")) or eigh(*a, **kw))
+    lam, U = core.laplacian_eigh(L)
+    assert drivers == ["evd"]
+    lam_evr, U_evr = eigh(L.toarray(), driver="evr")
+    np.testing.assert_allclose(lam, np.clip(lam_evr, 0, 2), atol=1e-12)
+    for propagate, kw in ((core.propagate_eig, {"mu": 0.2}), (core.propagate_e2cp, {"alpha": 0.8})):
+        F = propagate(lam, U, Y, **kw)
+        F_evr = propagate(np.clip(lam_evr, 0, 2), U_evr, Y, **kw)
+        np.testing.assert_allclose(F, F_evr, atol=1e-12)
+        assert np.abs(F).max() > 1e-3  # something was propagated
+
+
+@pytest.mark.parametrize("method", ["srcp", "e2cp"])
+def test_srcp_and_e2cp_labels_do_not_depend_on_the_eigh_driver(method, monkeypatch):
+    from ccbench import registry
+    from ccbench_plugins.spectral import core
+
+    X, y, cons = _spectral_case()
+    fit = lambda: registry.make_method(method, n_clusters=3, random_state=0).fit(X, constraints=cons).labels_
+    labels = fit()
+    monkeypatch.setattr(core, "EIGH_DRIVER", "evr")
+    # the same partition; the cluster numbers may differ (an eigenvector's sign is the driver's choice)
+    np.testing.assert_array_equal(_first_seen_order(labels), _first_seen_order(fit()))
+
+
+def _first_seen_order(labels):
+    _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
+    return np.argsort(np.argsort(first))[inverse]
