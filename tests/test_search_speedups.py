@@ -111,3 +111,63 @@ def test_srcp_and_e2cp_labels_do_not_depend_on_the_eigh_driver(method, monkeypat
 def _first_seen_order(labels):
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     return np.argsort(np.argsort(first))[inverse]
+
+
+# --------------------------------------------------------------------------- the AP message kernel's scan
+
+
+def _one_lane(v):
+    """The scan ``best_two`` replaces, written out: first index of the largest, largest elsewhere."""
+    best, arg = -np.inf, 0
+    for j, x in enumerate(v):
+        if x > best:
+            best, arg = x, j
+    second = max((x for j, x in enumerate(v) if j != arg), default=-np.inf)
+    return best, arg, second
+
+
+def _best_two(v):
+    from ccbench_plugins.affinity import _kernels
+
+    lanes = _kernels.SCAN_LANES
+    buffers = np.empty(lanes, v.dtype), np.empty(lanes, v.dtype), np.empty(lanes, np.intp)
+    best, arg, second = _kernels.best_two(v, *buffers)
+    return float(best), int(arg), float(second)
+
+
+@pytest.mark.parametrize("v, expected", [
+    ([1.0, 5.0, 2.0], (5.0, 1, 2.0)),
+    ([5.0, 1.0, 5.0], (5.0, 0, 5.0)),  # a tie: the first index, and second = best
+    ([-np.inf, -np.inf, 3.0, -np.inf], (3.0, 2, -np.inf)),
+    ([-np.inf] * 20, (-np.inf, 0, -np.inf)),
+    ([0.0] * 17 + [2.0] + [2.0] * 3, (2.0, 17, 2.0)),  # lanes 1-4 hold the ties; the first wins
+    (list(range(33, 0, -1)), (33.0, 0, 32.0)),  # best in lane 0, second in lane 1
+    ([1.0] * 16 + [9.0] + [1.0] * 15 + [9.0], (9.0, 16, 9.0)),  # two 9s in one lane (0)
+])
+def test_best_two_on_hand_cases(v, expected):
+    assert _best_two(np.asarray(v, dtype=np.float64)) == expected
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_best_two_is_the_one_lane_scan_on_random_rows_with_ties(dtype):
+    rng = np.random.default_rng(7)
+    for m in [2, 3, 15, 16, 17, 31, 32, 33, 100, 257]:
+        for _ in range(20):
+            v = np.round(rng.normal(size=m) * 2).astype(dtype)  # few distinct values: many ties
+            v[rng.random(m) < 0.1] = -np.inf
+            assert _best_two(v) == _one_lane(v.tolist()), (m, v)
+
+
+def test_fused_iteration_gives_the_numpy_iterations_messages():
+    """The fused kernel with the lane scan against the numpy back-end, 200 iterations with constraints."""
+    from ccbench_plugins.affinity import core
+
+    X, y, cons = _data(load_iris, 30, seed=1)
+    S = -((X[:, None] - X[None]) ** 2).sum(-1)
+    np.fill_diagonal(S, np.median(S))
+    factors = core.pair_factors(cons.must_link, cons.cannot_link, penalty_must=2.0, penalty_cannot=2.0)
+    runs = [core.affinity_propagation(S, backend=b, factors=factors, max_iter=200, convergence_iter=None, warn=False)
+            for b in ("numba", "numpy")]
+    np.testing.assert_allclose(runs[0].availability, runs[1].availability, rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(runs[0].responsibility, runs[1].responsibility, rtol=1e-9, atol=1e-9)
+    np.testing.assert_array_equal(runs[0].labels, runs[1].labels)

@@ -91,7 +91,7 @@ FAMILIES = {
     f.name: f
     for f in (
         Family("affinity", ("tests/test_ap_core*.py", "tests/test_scssap*.py", "tests/test_ssap_g*.py",
-                            "tests/test_affinity*.py", "tests/test_ap_n_clusters.py")),
+                            "tests/test_affinity*.py", "tests/test_ap_n_clusters.py", "tests/test_search_speedups.py")),
         # test_ap_n_clusters.py: the n_clusters search both families share (six survivors of seed 20261126)
         Family("scap", ("tests/test_scap*.py", "tests/test_ap_n_clusters.py", "tests/test_search_speedups.py"), jit=False),
         Family("kmeans", ("tests/test_kmeans*.py", "tests/test_pccc_method.py", "tests/test_cop_kmeans_explores.py")),  # pccc.py: PCCC; local_search.py, _kernels.py: COP-k-means search (issue 52)
