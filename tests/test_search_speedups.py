@@ -126,13 +126,20 @@ def _one_lane(v):
     return best, arg, second
 
 
-def _best_two(v):
-    from ccbench_plugins.affinity import _kernels
+def _best_two(v, family):
+    """The scan of the AP message kernel (``affinity``) or of SCAP's sweep (``scap``, a copy: see its docstring)."""
+    from ccbench_plugins.affinity import _kernels as affinity_kernels
+    from ccbench_plugins.scap import _kernels as scap_kernels
 
-    lanes = _kernels.SCAN_LANES
+    kernels = {"affinity": affinity_kernels, "scap": scap_kernels}[family]
+    scan = kernels.best_two if family == "affinity" else kernels._best_two
+    lanes = kernels.SCAN_LANES
     buffers = np.empty(lanes, v.dtype), np.empty(lanes, v.dtype), np.empty(lanes, np.intp)
-    best, arg, second = _kernels.best_two(v, *buffers)
+    best, arg, second = scan(v, *buffers)
     return float(best), int(arg), float(second)
+
+
+FAMILIES = pytest.mark.parametrize("family", ["affinity", "scap"])
 
 
 @pytest.mark.parametrize("v, expected", [
@@ -144,18 +151,19 @@ def _best_two(v):
     (list(range(33, 0, -1)), (33.0, 0, 32.0)),  # best in lane 0, second in lane 1
     ([1.0] * 16 + [9.0] + [1.0] * 15 + [9.0], (9.0, 16, 9.0)),  # two 9s in one lane (0)
 ])
-def test_best_two_on_hand_cases(v, expected):
-    assert _best_two(np.asarray(v, dtype=np.float64)) == expected
+@FAMILIES
+def test_best_two_on_hand_cases(v, expected, family):
+    assert _best_two(np.asarray(v, dtype=np.float64), family) == expected
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32])
-def test_best_two_is_the_one_lane_scan_on_random_rows_with_ties(dtype):
+@pytest.mark.parametrize("family, dtype", [("affinity", np.float64), ("affinity", np.float32), ("scap", np.float64)])
+def test_best_two_is_the_one_lane_scan_on_random_rows_with_ties(family, dtype):
     rng = np.random.default_rng(7)
     for m in [2, 3, 15, 16, 17, 31, 32, 33, 100, 257]:
         for _ in range(20):
             v = np.round(rng.normal(size=m) * 2).astype(dtype)  # few distinct values: many ties
             v[rng.random(m) < 0.1] = -np.inf
-            assert _best_two(v) == _one_lane(v.tolist()), (m, v)
+            assert _best_two(v, family) == _one_lane(v.tolist()), (m, v)
 
 
 def test_fused_iteration_gives_the_numpy_iterations_messages():
@@ -171,3 +179,18 @@ def test_fused_iteration_gives_the_numpy_iterations_messages():
     np.testing.assert_allclose(runs[0].availability, runs[1].availability, rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(runs[0].responsibility, runs[1].responsibility, rtol=1e-9, atol=1e-9)
     np.testing.assert_array_equal(runs[0].labels, runs[1].labels)
+
+
+def test_scap_compiled_sweep_gives_the_numpy_sweeps_exemplars_with_ties():
+    """The lane scan inside SCAP's compiled sweep against the numpy path's per-point update, on data
+    with exact distance ties (integer grid points), with and without macro-nodes. Dense memory: in
+    linear mode the two paths sum a similarity row in another order, so a tie may break differently
+    (``_auto_backend``), before and after this change alike."""
+    rng = np.random.default_rng(5)
+    X = rng.integers(0, 4, size=(90, 2)).astype(float)
+    y = (X[:, 0] > 1).astype(int)
+    cons = cgen.random_pairs(y, n_constraints=12, rng=np.random.default_rng(1))
+    for method in (SCAP, SSAPL):
+        fits = [_search(method(p=1.5, backend=b, random_state=0), X, cons) for b in ("numba", "numpy")]
+        np.testing.assert_array_equal(fits[0].exemplars_, fits[1].exemplars_)
+        np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)

@@ -12,6 +12,60 @@ import numpy as np
 from numba import njit
 
 
+#: Lanes of :func:`_best_two` (a compile-time constant, so its lane loops unroll into vector code).
+SCAN_LANES = 16
+
+
+@njit(cache=True, inline="always")
+def _best_two(v, lane_best, lane_second, lane_arg):  # pragma: no cover - numba
+    """``(best, arg, second)``: the largest entry of ``v``, its FIRST index, the largest at any other.
+
+    The same scan as ``ccbench_plugins.affinity._kernels.best_two`` (tested against one reference:
+    ``tests/test_search_speedups.py``), copied, not imported: a family imports only its own folder,
+    and numba's cache does not see a change to a function compiled into another module's cache
+    (an edit there would leave this kernel running the old code). One running maximum is a chain of
+    dependent compares; :data:`SCAN_LANES` chains run side by side, lane l holding the entries
+    j = l mod lanes, then the lanes' maxima are compared, ties to the smaller index. Exact.
+    """
+    m = v.shape[0]
+    lanes = SCAN_LANES
+    neg_inf = -np.inf
+    for lane in range(lanes):
+        lane_best[lane] = neg_inf
+        lane_second[lane] = neg_inf
+        lane_arg[lane] = m
+    full = m - m % lanes
+    for base in range(0, full, lanes):
+        for lane in range(lanes):
+            x = v[base + lane]
+            above = x > lane_best[lane]
+            lane_second[lane] = lane_best[lane] if above else max(lane_second[lane], x)
+            lane_arg[lane] = base + lane if above else lane_arg[lane]
+            lane_best[lane] = x if above else lane_best[lane]
+    for j in range(full, m):
+        lane = j - full
+        x = v[j]
+        above = x > lane_best[lane]
+        lane_second[lane] = lane_best[lane] if above else max(lane_second[lane], x)
+        lane_arg[lane] = j if above else lane_arg[lane]
+        lane_best[lane] = x if above else lane_best[lane]
+    best = neg_inf
+    arg = m
+    for lane in range(lanes):
+        if lane_best[lane] > best or (lane_best[lane] == best and lane_arg[lane] < arg):
+            best = lane_best[lane]
+            arg = lane_arg[lane]
+    if arg == m:
+        arg = 0
+    second = neg_inf
+    for lane in range(lanes):
+        if lane_arg[lane] == arg:
+            second = max(second, lane_second[lane])
+        else:
+            second = max(second, lane_best[lane])
+    return best, arg, second
+
+
 @njit(cache=True)
 def _point_row(X, XT, sq_norms, point, euclidean, out):
     """out[j] = -||x_point - x_j||^2 (Gram identity on the X the caller centred, clipped at 0), or -||.|| if euclidean.
@@ -47,6 +101,10 @@ def sweep(
     s = np.empty(n_cand)
     full = np.empty(X.shape[0])
     pos_old = np.empty(n_cand)
+    field = np.empty(n_cand)
+    lane_best = np.empty(SCAN_LANES)
+    lane_second = np.empty(SCAN_LANES)
+    lane_arg = np.empty(SCAN_LANES, np.intp)
     for i in order:
         if dense:
             s[:] = S[i]
@@ -76,25 +134,31 @@ def sweep(
         else:
             pos_old[:] = 0.0
         pos_old[i] = 0.0
-        # Availabilities (eq. 19) and the two best fields (eq. 16).
-        h1, h2, c = -np.inf, -np.inf, -1
+        # Availabilities (eq. 19) and the two best fields (eq. 16) over k != i: one vectorised
+        # pass, then the scan in lanes (i's own field set to -inf takes no part).
         for k in range(n_cand):
-            field = s[k] + min(u[k] - pos_old[k] - p, 0.0)
-            if k == i:
-                continue
-            if field > h2:
-                if field > h1:
-                    h2, h1, c = h1, field, k
-                else:
-                    h2 = field
-        # New requests (eq. 17) and running sums u (eq. 18).
+            field[k] = s[k] + min(u[k] - pos_old[k] - p, 0.0)
+        field[i] = -np.inf
+        h1, c, h2 = _best_two(field, lane_best, lane_second, lane_arg)
+        if h1 == -np.inf:  # no field above -inf: no exemplar chosen
+            c = -1
+        # New requests (eq. 17) and running sums u (eq. 18): r = s - h1 everywhere, then the
+        # exemplar's (s - h2) and i's own (0) put right from the sums saved first.
+        u_c = u[c] if c >= 0 else 0.0
+        u_i = u[i]
         for k in range(n_cand):
-            r_new = s[k] - (h2 if k == c else h1)
-            if k == i:
-                r_new = 0.0
+            r_new = s[k] - h1
             u[k] = (u[k] + max(r_new, 0.0)) - pos_old[k]
             if dense:
                 R[i, k] = r_new
+        if c >= 0:
+            r_new = s[c] - h2
+            u[c] = (u_c + max(r_new, 0.0)) - pos_old[c]
+            if dense:
+                R[i, c] = r_new
+        u[i] = (u_i + max(0.0, 0.0)) - pos_old[i]
+        if dense:
+            R[i, i] = 0.0
         best[i], exemplar[i], second[i] = h1, c, h2
         started[i] = True
 
