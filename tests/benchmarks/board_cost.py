@@ -64,10 +64,12 @@ SIZE_CLASSES = ("n < 1,000", "1,000-5,000", "n > 5,000")
 #: (pccc: reports/pccc_col1/summary.parquet, fit_time_mean at most 0.97 s over n = 47-569, f = 5-20 %)
 PROVISIONAL = {"pccc": (1.0, 999)}
 ISSUE_BUDGET_CORE_HOURS = 20.0
-#: CPU a job costs beyond its trials (start-up, composition, data loading, row writing), estimated from today's
-#: board: 6.8 h of wall on 2 cores for 9.6 core-hours of trials over 7,632 jobs (conf/experiment/leaderboard.yaml:
-#: 24 x 12 x 22 + 24 x 3 x 7 k-free + 18 x 2 x 22 second seed), (2 x 6.8 - 9.6) h / 7,632 = 1.9 s a job
-JOB_OVERHEAD_S = (2 * 6.8 - 9.6) * 3600 / 7632
+#: CPU a job costs beyond its trials (composition, data loading, worker hand-off, rows, labels), measured by
+#: ``tests/benchmarks/job_overhead.py`` (two grids of 12 and 48 jobs, the difference per job; 2026-11-30, AMD EPYC,
+#: beside a running sweep): 0.23 s (kmeans, shared fits) and 0.25 s (pck_means, 10 trials a job). The figure used
+#: before, 1.9 s, divided the shipped board's whole wall time on 2 cores (6.8 h) less its trials over its 7,632
+#: jobs: it counted idle cores (a block waiting on its slowest cell), not work a job does.
+JOB_OVERHEAD_S = 0.25
 
 
 def size_class(n: int) -> str:
@@ -337,8 +339,8 @@ def main(argv=None) -> int:
     print(f"\nprojected total {total:.2f} core-hours against the issue's {ISSUE_BUDGET_CORE_HOURS:g} "
           f"({total / ISSUE_BUDGET_CORE_HOURS:.2f} x); wall on {args.cores} cores at least {total / args.cores:.1f} h")
     jobs = len(g)  # one job per cell (method x data set x supervision x seed)
-    print(f"jobs {jobs:,}: beyond the trials, at today's measured {JOB_OVERHEAD_S:.1f} s a job (start-up, data, rows), "
-          f"about {jobs * JOB_OVERHEAD_S / 3600:.1f} core-hours more of wall-clock work (not trials: outside the "
+    print(f"jobs {jobs:,}: beyond the trials, at the measured {JOB_OVERHEAD_S:.2f} s of CPU a job (composition, data, rows; "
+          f"tests/benchmarks/job_overhead.py), about {jobs * JOB_OVERHEAD_S / 3600:.1f} core-hours more of CPU (not trials: outside the "
           f"issue's count)")
     print("\nprojected cell statuses per size class:")
     print(t["status"].to_string())
