@@ -194,3 +194,59 @@ def test_scap_compiled_sweep_gives_the_numpy_sweeps_exemplars_with_ties():
         fits = [_search(method(p=1.5, backend=b, random_state=0), X, cons) for b in ("numba", "numpy")]
         np.testing.assert_array_equal(fits[0].exemplars_, fits[1].exemplars_)
         np.testing.assert_array_equal(fits[0].labels_, fits[1].labels_)
+
+
+# --------------------------------------------------------------------------- the k-means family's ICM pass
+
+
+def _icm_case(rng, n, k, n_ml, n_cl, hard_share):
+    from ccbench_plugins.kmeans import core as kcore
+
+    cost = rng.normal(size=(n, k)) ** 2
+    pairs = rng.choice(n, size=(n_ml + n_cl, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    ml, cl = pairs[: len(pairs) // 2], pairs[len(pairs) // 2:]
+    adj = []
+    for part, with_q in ((ml, True), (cl, False)):
+        w = rng.uniform(0.1, 3.0, size=len(part))
+        w[rng.random(len(part)) < hard_share] = np.inf
+        indptr, nbr, we = kcore.neighbours(part, n, w)
+        P = we[:, None] * rng.uniform(0.5, 1.5, size=(len(we), k))
+        Q = P[:, ::-1].copy() if with_q else None
+        adj.append((indptr, nbr, P, Q))
+    lab = np.argmin(cost, axis=1)
+    constrained = np.unique(pairs)
+    lab[constrained[rng.random(len(constrained)) < 0.5]] = -1  # some not placed yet: no penalty from them
+    return cost, lab, rng.permutation(constrained), adj[0], adj[1]
+
+
+@pytest.mark.parametrize("hard_share", [0.0, 0.3])
+def test_compiled_icm_pass_gives_the_numpy_pass_labels(hard_share):
+    from ccbench_plugins.kmeans import core as kcore
+
+    rng = np.random.default_rng(11)
+    for case in range(60):
+        n, k = int(rng.integers(5, 80)), int(rng.integers(2, 7))
+        cost, lab, order, ml, cl = _icm_case(rng, n, k, int(rng.integers(0, 3 * n)), int(rng.integers(0, 3 * n)),
+                                             hard_share)
+        expected = kcore.icm_sweep(cost, lab.copy(), order, ml, cl, backend="numpy")
+        got = kcore.icm_sweep(cost, lab.copy(), order, ml, cl, backend="numba")
+        np.testing.assert_array_equal(got, expected, err_msg=f"case {case}")
+    assert (expected != np.argmin(cost, axis=1)).any()  # the penalties moved someone
+
+
+@pytest.mark.parametrize("method", ["pck_means", "mpck_means"])
+def test_pck_and_mpck_means_give_the_same_labels_on_either_icm_pass(method, monkeypatch):
+    import functools
+
+    from ccbench import registry
+    from ccbench_plugins.kmeans import core as kcore
+    from ccbench_plugins.kmeans import mpck_means, pck_means
+
+    X, y, cons = _data(load_wine, 60, seed=4)
+    fit = lambda: registry.make_method(method, n_clusters=3, random_state=0).fit(X, constraints=cons).labels_
+    labels = fit()
+    numpy_pass = functools.partial(kcore.icm_sweep, backend="numpy")
+    for module in (pck_means, mpck_means):
+        monkeypatch.setattr(module, "icm_sweep", numpy_pass)
+    np.testing.assert_array_equal(labels, fit())

@@ -208,3 +208,59 @@ def kempe_pass(mean, size, lab, k, indptr, nbr, tol):
                 made += 1
                 break
     return made
+
+
+@njit(cache=True)
+def _add_edges(i, k, lab, indptr, nbr, P, Q, same, row, hard, acc):  # pragma: no cover - numba
+    """One constraint type's penalties for point ``i`` (see :func:`icm_sweep`): the finite ones summed
+    edge by edge into ``acc`` then added to ``row`` once, the infinite ones counted in ``hard``."""
+    s, e = indptr[i], indptr[i + 1]
+    for c in range(k):
+        acc[c] = 0.0
+    placed = False
+    for t in range(s, e):
+        lj = lab[nbr[t]]
+        if lj < 0:
+            continue
+        placed = True
+        q = 0.0 if same else Q[t, lj]
+        for c in range(k):
+            if (c == lj) == same:
+                pen = P[t, c] + q if not same else P[t, c]
+                if np.isinf(pen):
+                    hard[c] += 1.0
+                else:
+                    acc[c] += pen
+    if placed:
+        for c in range(k):
+            row[c] += acc[c]
+
+
+@njit(cache=True)
+def icm_sweep(cost, lab, order, mp, mn, mP, mQ, cp, cn, cP):  # pragma: no cover - numba
+    """:func:`ccbench_plugins.kmeans.core.icm_sweep` compiled: the same sums in the same order
+    (per point: its unary cost, plus the must-link penalties summed edge by edge, plus the
+    cannot-link ones), the same hard-violation rule and the same first-index argmin; ``lab``
+    is updated in place and returned."""
+    k = cost.shape[1]
+    row = np.empty(k)
+    hard = np.empty(k)
+    acc = np.empty(k)
+    for i in order:
+        for c in range(k):
+            row[c] = cost[i, c]
+            hard[c] = 0.0
+        _add_edges(i, k, lab, mp, mn, mP, mQ, False, row, hard, acc)
+        _add_edges(i, k, lab, cp, cn, cP, cP, True, row, hard, acc)
+        fewest = hard[0]
+        for c in range(1, k):
+            fewest = min(fewest, hard[c])
+        best = 0
+        for c in range(k):
+            if hard[c] > fewest:
+                row[c] = np.inf
+        for c in range(1, k):
+            if row[c] < row[best]:
+                best = c
+        lab[i] = best
+    return lab

@@ -241,7 +241,7 @@ def initial_centres(X, constraints: Constraints, init: str, k: int, rng, *, rest
     return np.asarray(seeds, dtype=float)
 
 
-def icm_sweep(cost, lab, order, ml, cl):
+def icm_sweep(cost, lab, order, ml, cl, *, backend="numba"):
     """One sequential pass of iterated conditional modes over the points in ``order``.
 
     Each point takes the cluster minimising ``cost[i] + pair penalties`` given the
@@ -251,7 +251,27 @@ def icm_sweep(cost, lab, order, ml, cl):
     ``c != l_j``; a cannot-link edge costs ``P[e, c]`` when ``c == l_j`` (``Q`` unused).
     Infinite penalties are counted apart and compared first (the w -> inf limit:
     fewest hard violations, then least finite cost), so they never meet a zero.
+
+    ``backend="numba"`` runs the pass as one compiled loop
+    (:func:`ccbench_plugins.kmeans._kernels.icm_sweep`, the same sums in the same order:
+    the same labels, tested); ``"numpy"`` is the per-point loop below, kept as its reference.
+    The pass is sequential by nature (each point sees the labels just given), so in Python
+    it cost a call per constrained point per iteration: 71 % of MPCK-means's curve on ecoli.
     """
+    if backend == "numba":
+        from ._kernels import icm_sweep as compiled
+
+        (mp, mn, mP, mQ), (cp, cn, cP, _) = ml, cl
+        cost = np.ascontiguousarray(cost, dtype=np.float64)
+        k = cost.shape[1]
+        mP, mQ, cP = (np.zeros((0, k)) if a is None else np.ascontiguousarray(a, dtype=np.float64)
+                      for a in (mP, mQ, cP))
+        lab[:] = compiled(cost, np.ascontiguousarray(lab, dtype=np.intp), np.asarray(order, dtype=np.intp),
+                          np.asarray(mp, dtype=np.intp), np.asarray(mn, dtype=np.intp), mP, mQ,
+                          np.asarray(cp, dtype=np.intp), np.asarray(cn, dtype=np.intp), cP)
+        return lab
+    if backend != "numpy":
+        raise ValueError(f"backend must be 'numba' or 'numpy', got {backend!r}")
     for i in order:
         row, hard = icm_row(i, cost, lab, ml, cl)
         row[hard > hard.min()] = np.inf

@@ -94,7 +94,7 @@ FAMILIES = {
                             "tests/test_affinity*.py", "tests/test_ap_n_clusters.py", "tests/test_search_speedups.py")),
         # test_ap_n_clusters.py: the n_clusters search both families share (six survivors of seed 20261126)
         Family("scap", ("tests/test_scap*.py", "tests/test_ap_n_clusters.py", "tests/test_search_speedups.py"), jit=False),
-        Family("kmeans", ("tests/test_kmeans*.py", "tests/test_pccc_method.py", "tests/test_cop_kmeans_explores.py")),  # pccc.py: PCCC; local_search.py, _kernels.py: COP-k-means search (issue 52)
+        Family("kmeans", ("tests/test_kmeans*.py", "tests/test_pccc_method.py", "tests/test_cop_kmeans_explores.py", "tests/test_search_speedups.py")),  # pccc.py: PCCC; local_search.py, _kernels.py: COP-k-means search (issue 52)
         Family("nnc", ("tests/test_nnc*.py",), jit=False),
         Family("spectral", ("tests/test_spectral*.py", "tests/test_search_speedups.py")),
         Family("sdp", ("tests/test_sdp*.py", "tests/test_kmeans_bound.py")),  # kmeans_bound.py: the k-means SDP bound
