@@ -250,3 +250,22 @@ def test_pck_and_mpck_means_give_the_same_labels_on_either_icm_pass(method, monk
     for module in (pck_means, mpck_means):
         monkeypatch.setattr(module, "icm_sweep", numpy_pass)
     np.testing.assert_array_equal(labels, fit())
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy"])
+def test_icm_pass_on_a_hand_sized_case(backend):
+    """Point 0 ties between clusters 0 and 1 (the first wins); point 1, must-linked to point 0 with
+    P = 2 and Q = 1, pays 2 + 1 away from 0's cluster; point 2, hard cannot-linked to point 1, avoids
+    its cluster whatever the cost."""
+    from ccbench_plugins.kmeans import core as kcore
+
+    cost = np.array([[1.0, 1.0, 5.0], [0.0, 2.5, 9.0], [0.0, 9.0, 9.0]])
+    ml = kcore.neighbours(np.array([[0, 1]]), 3, np.array([1.0]))
+    ml = (ml[0], ml[1], np.full((2, 3), 2.0), np.full((2, 3), 1.0))
+    cl = kcore.neighbours(np.array([[1, 2]]), 3, np.array([np.inf]))
+    cl = (cl[0], cl[1], np.full((2, 3), np.inf), None)
+    lab = kcore.icm_sweep(cost, np.full(3, -1, dtype=np.intp), np.array([0, 1, 2]), ml, cl, backend=backend)
+    np.testing.assert_array_equal(lab, [0, 0, 1])
+    # point 1 with its partner in cluster 1: 0 + 3 in cluster 0 against 2.5 in cluster 1
+    lab = kcore.icm_sweep(cost, np.array([1, -1, -1], dtype=np.intp), np.array([1]), ml, cl, backend=backend)
+    assert lab[1] == 1
