@@ -143,3 +143,53 @@ class KMeansVsPeer:
         return 1e3 * times[(n, method)][0]
 
     track_ms_ours.unit = "ms per fit"
+
+
+class ICMPassCompiled:
+    """The ICM pass of PCK-means / MPCK-means (``core.icm_sweep``): the compiled loop against the
+    numpy per-point loop it replaced (kept as its reference), on the same pass in the same process:
+    ``n`` points, k = 5, 0.3 n must-links and 0.3 n cannot-links, every point constrained; median
+    of 5 alternating timings of each (1 in the smoke run). The labels are checked equal first."""
+
+    param_names = ["n"]
+    params = (smoke_or([500, 2000], [100]),)
+
+    def setup_cache(self):
+        import numpy as np
+        from ccbench_plugins.kmeans import core as kcore
+
+        out = {}
+        for n in self.params[0]:
+            rng = np.random.default_rng(0)
+            k = 5
+            cost = rng.random((n, k))
+            adj = []
+            for q in (True, False):
+                pairs = rng.choice(n, size=(int(0.3 * n), 2))
+                pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+                indptr, nbr, w = kcore.neighbours(pairs, n, rng.uniform(0.1, 1.0, len(pairs)))
+                P = np.repeat(w[:, None], k, axis=1)
+                adj.append((indptr, nbr, P, P if q else None))
+            order = rng.permutation(n)
+            start = np.argmin(cost, axis=1)
+            routes = {b: lambda b=b: kcore.icm_sweep(cost, start.copy(), order, *adj, backend=b) for b in ("numba", "numpy")}
+            if not np.array_equal(routes["numba"](), routes["numpy"]()):
+                raise AssertionError("the compiled ICM pass and the numpy one disagree")
+            times = {b: [] for b in routes}
+            for _ in range(1 if QUICK else 5):
+                for b, route in routes.items():
+                    t0 = time.process_time()
+                    route()
+                    times[b].append(time.process_time() - t0)
+            out[n] = {b: statistics.median(v) for b, v in times.items()}
+        return out
+
+    def track_speedup(self, times, n):
+        return times[n]["numpy"] / times[n]["numba"]
+
+    track_speedup.unit = "numpy pass CPU / compiled pass CPU"
+
+    def track_ms_compiled(self, times, n):
+        return 1e3 * times[n]["numba"]
+
+    track_ms_compiled.unit = "ms CPU per pass"
