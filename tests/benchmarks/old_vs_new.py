@@ -49,7 +49,10 @@ def child(method: str, dataset: str) -> None:
 
 def _run(python: str, method: str, dataset: str) -> dict:
     out = subprocess.run([python, os.path.abspath(__file__), "--child", method, dataset], capture_output=True,
-                         text=True, env={**os.environ, **ONE_THREAD}, check=True)
+                         text=True, env={**os.environ, **ONE_THREAD})
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
+        raise SystemExit(f"{method} on {dataset} failed under {python}: {last}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
