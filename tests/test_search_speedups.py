@@ -269,3 +269,39 @@ def test_icm_pass_on_a_hand_sized_case(backend):
     # point 1 with its partner in cluster 1: 0 + 3 in cluster 0 against 2.5 in cluster 1
     lab = kcore.icm_sweep(cost, np.array([1, -1, -1], dtype=np.intp), np.array([1]), ml, cl, backend=backend)
     assert lab[1] == 1
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("with_factors", [False, True])
+@pytest.mark.parametrize("convergence_iter", [15, None])
+def test_compiled_message_loop_is_the_step_by_step_loop(dtype, with_factors, convergence_iter):
+    """``affinity_propagation``'s compiled loop (``_kernels.run_iterations``) against ``_NumbaSteps``
+    called once per iteration under the same stopping rule: the same messages bit for bit, the same
+    iteration count, convergence flag and pairwise messages."""
+    from ccbench_plugins.affinity import core
+
+    X, y, cons = _data(load_iris, 30, seed=2)
+    S = -((X[:, None] - X[None]) ** 2).sum(-1)
+    np.fill_diagonal(S, np.median(S))
+    S = S.astype(dtype)
+    factors = (core.pair_factors(cons.must_link, cons.cannot_link, penalty_must=1.0, penalty_cannot=1.0)
+               if with_factors else None)
+    compiled = core.affinity_propagation(S, backend="numba", factors=factors, max_iter=400,
+                                         convergence_iter=convergence_iter, warn=False, dtype=dtype)
+    A, R = np.zeros_like(S), np.zeros_like(S)
+    step = core._NumbaSteps(S, A, R, factors, 0.75)
+    stable, converged, it = 0, False, 0
+    for it in range(1, 401):
+        n_changed, n_exemplars = step()
+        if convergence_iter is None:
+            continue
+        stable = 1 if it == 1 or n_changed else stable + 1
+        if stable >= convergence_iter and n_exemplars:
+            converged = True
+            break
+    assert (compiled.n_iter, compiled.converged) == (it, converged)
+    assert it < 400 if convergence_iter else it == 400
+    np.testing.assert_array_equal(compiled.availability, A)
+    np.testing.assert_array_equal(compiled.responsibility, R)
+    if with_factors:
+        np.testing.assert_array_equal(compiled.pair_messages, step.msg)

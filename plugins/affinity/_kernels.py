@@ -234,3 +234,37 @@ def similarity_delta(msg, starts, out):  # pragma: no cover - numba
         for r in range(r0 + 1, r1):
             for j in range(m):
                 out[p, j] += msg[r, j]
+
+
+@njit(cache=True)
+def run_iterations(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next, acc, damping, is_exemplar,
+                   msg, msg_next, partner, reverse, sign, low, high, starts, max_iter, convergence_iter):
+    # pragma: no cover - numba
+    """Algorithm 1's iterations until convergence, in one compiled loop (no Python call per iteration).
+
+    Each iteration is exactly :class:`ccbench_plugins.affinity.core._NumbaSteps`'s: the pairwise
+    messages (:func:`pair_messages`, lines 1-2) and their per-row sums (:func:`similarity_delta`,
+    eq. 24) when there are factors (``partner`` not empty), then :func:`fused_iteration`; the stopping
+    rule is :func:`~ccbench_plugins.affinity.core.affinity_propagation`'s (``convergence_iter < 0``:
+    run ``max_iter`` iterations). Returns ``(n_iter, converged, msg)``, ``msg`` the buffer holding the
+    last pairwise messages.
+    """
+    has_factors = partner.shape[0] > 0
+    stable = 0
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        if has_factors:
+            pair_messages(A, R, msg, msg_next, partner, reverse, sign, low, high)
+            msg, msg_next = msg_next, msg
+            similarity_delta(msg, starts, delta)
+        n_changed, n_exemplars = fused_iteration(S, A, R, delta, delta_row, pos_colsum, diag_r, diag_r_next,
+                                                 acc, damping, is_exemplar)
+        diag_r, diag_r_next = diag_r_next, diag_r
+        if convergence_iter < 0:
+            continue
+        stable = 1 if it == 1 or n_changed else stable + 1
+        if stable >= convergence_iter and n_exemplars:
+            converged = True
+            break
+    return it, converged, msg

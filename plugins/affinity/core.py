@@ -471,18 +471,21 @@ def affinity_propagation(
     step = (_NumbaSteps if backend == "numba" else _NumpySteps)(S, A, R, factors, damping)
     threads = _set_kernel_threads(n * m) if backend == "numba" else None
     try:
-        stable = 0
-        converged = False
-        it = 0
-        for it in range(1, max_iter + 1):
-            n_changed, n_exemplars = step()
-            if convergence_iter is None:
-                continue
-            # iterations for which the exemplar set {k : alpha_kk + rho_kk > 0} has not changed
-            stable = 1 if it == 1 or n_changed else stable + 1
-            if stable >= convergence_iter and n_exemplars:
-                converged = True
-                break
+        if backend == "numba":  # the same iterations and stopping rule, compiled: no Python call per iteration
+            it, converged = step.run(max_iter, convergence_iter)
+        else:
+            stable = 0
+            converged = False
+            it = 0
+            for it in range(1, max_iter + 1):
+                n_changed, n_exemplars = step()
+                if convergence_iter is None:
+                    continue
+                # iterations for which the exemplar set {k : alpha_kk + rho_kk > 0} has not changed
+                stable = 1 if it == 1 or n_changed else stable + 1
+                if stable >= convergence_iter and n_exemplars:
+                    converged = True
+                    break
     finally:
         if threads is not None:
             import numba
@@ -566,6 +569,30 @@ class _NumbaSteps:
                                       self.diag_r, self.diag_r_next, self.acc, self.damping, self.is_exemplar)
         self.diag_r, self.diag_r_next = self.diag_r_next, self.diag_r
         return counts
+
+    def run(self, max_iter: int, convergence_iter: int | None) -> tuple[int, bool]:
+        """Iterate until :func:`affinity_propagation`'s stopping rule holds, in one compiled loop
+        (:func:`~ccbench_plugins.affinity._kernels.run_iterations`: the iterations of ``__call__``,
+        bit for bit); returns ``(n_iter, converged)``. At n = 214 a Python call per iteration cost
+        about a tenth of SCSSAP-ML's fit."""
+        f, kern = self.factors, self.kern
+        m = self.A.shape[1]
+        if f is None:
+            no_rows = np.zeros(0, dtype=np.intp)
+            empty = np.zeros((0, m), self.A.dtype)
+            msg, msg_next = empty, empty
+            partner = reverse = starts = no_rows
+            sign = low = high = np.zeros(0)  # float64, as PairFactors holds them: one compiled signature
+        else:
+            msg, msg_next = self.msg, self.msg_next
+            partner, reverse, sign, low, high, starts = f.partner, f.reverse, f.sign, f.low, f.high, f.starts
+        it, converged, last = kern.run_iterations(
+            self.S, self.A, self.R, self.delta, self.delta_row, self.pos_colsum, self.diag_r, self.diag_r_next,
+            self.acc, self.damping, self.is_exemplar, msg, msg_next, partner, reverse, sign, low, high, starts,
+            int(max_iter), -1 if convergence_iter is None else int(convergence_iter))
+        if f is not None:
+            self.msg = last
+        return int(it), bool(converged)
 
 
 def _noise_tolerance(scale, dtype=np.float64) -> float:
