@@ -290,15 +290,7 @@ def test_compiled_message_loop_is_the_step_by_step_loop(dtype, with_factors, con
                                          convergence_iter=convergence_iter, warn=False, dtype=dtype)
     A, R = np.zeros_like(S), np.zeros_like(S)
     step = core._NumbaSteps(S, A, R, factors, 0.75)
-    stable, converged, it = 0, False, 0
-    for it in range(1, 401):
-        n_changed, n_exemplars = step()
-        if convergence_iter is None:
-            continue
-        stable = 1 if it == 1 or n_changed else stable + 1
-        if stable >= convergence_iter and n_exemplars:
-            converged = True
-            break
+    it, converged = core._iterate(step, 400, convergence_iter)  # the numpy back-end's loop, one call a step
     assert (compiled.n_iter, compiled.converged) == (it, converged)
     assert it < 400 if convergence_iter else it == 400
     np.testing.assert_array_equal(compiled.availability, A)

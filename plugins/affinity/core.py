@@ -474,18 +474,7 @@ def affinity_propagation(
         if backend == "numba":  # the same iterations and stopping rule, compiled: no Python call per iteration
             it, converged = step.run(max_iter, convergence_iter)
         else:
-            stable = 0
-            converged = False
-            it = 0
-            for it in range(1, max_iter + 1):
-                n_changed, n_exemplars = step()
-                if convergence_iter is None:
-                    continue
-                # iterations for which the exemplar set {k : alpha_kk + rho_kk > 0} has not changed
-                stable = 1 if it == 1 or n_changed else stable + 1
-                if stable >= convergence_iter and n_exemplars:
-                    converged = True
-                    break
+            it, converged = _iterate(step, max_iter, convergence_iter)
     finally:
         if threads is not None:
             import numba
@@ -501,6 +490,24 @@ def affinity_propagation(
             text = f"did not converge in {max_iter} iterations; labels may be degenerate"
         warnings.warn(f"Affinity propagation {text}. Raise max_iter or damping.", ConvergenceWarning, stacklevel=2)
     return APResult(labels, exemplars, it, converged, A, R, step.msg)
+
+
+def _iterate(step, max_iter: int, convergence_iter: int | None) -> tuple[int, bool]:
+    """Call ``step`` (one iteration) until the exemplar set {k : alpha_kk + rho_kk > 0} has been the
+    same, and non-empty, for ``convergence_iter`` iterations (None: ``max_iter`` iterations);
+    returns ``(n_iter, converged)``. ``_kernels.run_iterations`` is this loop compiled."""
+    stable = 0
+    converged = False
+    it = 0
+    for it in range(1, max_iter + 1):
+        n_changed, n_exemplars = step()
+        if convergence_iter is None:
+            continue
+        stable = 1 if it == 1 or n_changed else stable + 1
+        if stable >= convergence_iter and n_exemplars:
+            converged = True
+            break
+    return it, converged
 
 
 def _pair_buffers(factors, m, dtype):
