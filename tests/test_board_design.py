@@ -56,7 +56,9 @@ def test_each_board_experiment_composes_and_every_supervision_passes_the_check(e
     params = _params(experiment)
     base = compose_board(f"experiment={experiment}", "dataset=keel_iris", f"method={params['method'][-1]}",
                          f"supervision={params['supervision'][-1]}")
-    assert base["n_trials"] == 2 and base["evaluate_on"] == "both" and base["timeout_stops_cell"]
+    assert base["n_trials"] == 1 and base["evaluate_on"] == "both" and base["timeout_stops_cell"]
+    # one killed trial per cell across its base seeds; a resume keeps measured kills (rerun_errors=false)
+    assert base["timeout_stops_seeds"] and not base["rerun_errors"]
     cells = []
     for name in params["supervision"]:
         conf = OmegaConf.load(CONF / "supervision" / f"{name}.yaml")
@@ -142,6 +144,23 @@ def test_cell_costs_on_a_hand_sized_grid():
     costs = board_cost.cell_costs(cells)
     assert costs.tolist() == [6, 10, 0, 3, 0, 3, 30, 10, 10, 0, 6]
     assert costs.sum() == 78
+
+
+def test_under_timeout_stops_seeds_a_predicted_timeout_is_charged_at_its_first_seed_only():
+    rows = [  # method, dataset, supervision, seed, predicted s per trial, budget; T = 2
+        ("A", "d1", "pairs", 0, 50.0, 10.0),  # killed: 10
+        ("A", "d1", "pairs", 1, 50.0, 10.0),  # the same family at another seed: 0
+        ("A", "d1", "pairs", 2, 50.0, 10.0),  # 0
+        ("A", "d1", "labels", 1, 50.0, 10.0),  # another supervision, its first seed: 10
+        ("A", "d2", "pairs", 1, 50.0, 10.0),  # another data set: 10
+        ("A", "d1", "pairs", 1, 50.0, 20.0),  # another budget is another family: 20
+        ("A", "d1", "pairs", 1, 2.0, 10.0),   # fits: 2 x 2 at every seed
+        ("A", "d1", "pairs", 2, 2.0, 10.0),   # 4
+    ]
+    cells = pd.DataFrame(rows, columns=["method", "dataset", "supervision", "seed", "predicted", "budget"]).assign(
+        trials=2, refused=False, shared=False)
+    assert board_cost.cell_costs(cells.assign(stops_seeds=True)).tolist() == [10, 0, 0, 10, 10, 20, 4, 4]
+    assert board_cost.cell_costs(cells.assign(stops_seeds=False)).tolist() == [10, 10, 10, 10, 10, 20, 4, 4]
 
 
 def test_a_speedup_is_method_equals_a_positive_factor():

@@ -62,7 +62,11 @@ MAX_MANIFEST_BYTES = 1 << 20
 #: its options, supervision, noise, tuner) are checked apart (:func:`merge_with`), so a sweep of a
 #: few data sets can still be ranked against the full grid.
 PROTOCOL_KEYS = ("seed", "n_trials", "metrics", "evaluate_on", "time_budget", "trial_timeout", "timeout_stops_cell",
+                 "timeout_stops_seeds",
                  "share_unsupervised_fits", "tune_folds", "inconsistent", "dataset.preprocess")
+#: protocol keys added after rows were shipped, at the value rows made before them had (a row without the column
+#: was made under it): a new row at that value stays comparable with the old shipped rows
+_ADDED_LATER = {"timeout_stops_seeds": False}
 
 # columns a report adds on loading (recomputed from the rows): not shipped
 _DERIVED = ("method_label", "setting")
@@ -108,13 +112,20 @@ def _hash_rows(data: pd.DataFrame, cols: list) -> pd.Series:
     return pd.Series(hashes[codes] if len(codes) else [], index=data.index, dtype=object)
 
 
+def _with_added_keys(data: pd.DataFrame) -> pd.DataFrame:
+    missing = {k: v for k, v in _ADDED_LATER.items() if k not in data}
+    return data.assign(**missing) if missing else data
+
+
 def protocol_hashes(data: pd.DataFrame) -> pd.Series:
-    """Each row's protocol hash: a hash of its :data:`PROTOCOL_KEYS` values."""
-    return _hash_rows(data, list(PROTOCOL_KEYS))
+    """Each row's protocol hash: a hash of its :data:`PROTOCOL_KEYS` values (a key of :data:`_ADDED_LATER`
+    missing from the rows at the value it stands for)."""
+    return _hash_rows(_with_added_keys(data), list(PROTOCOL_KEYS))
 
 
 def protocol_values(data: pd.DataFrame) -> dict:
     """{protocol hash: {key: value}} of the rows (one entry for a sweep made under one protocol)."""
+    data = _with_added_keys(data)
     hashes = protocol_hashes(data)
     out = {}
     for h, idx in hashes.groupby(hashes).groups.items():

@@ -87,6 +87,9 @@ class CellConfig:
     # once a trial of the cell times out, record its later trials as timeout without fitting them (each
     # would cost trial_timeout seconds to learn the same); a resume retries them like any timeout
     timeout_stops_cell: bool = False
+    # once a trial of the cell is killed at trial_timeout, the cell's jobs at the other base seeds record their
+    # trials as timeout without fitting (ccbench.running.seed_timeouts: a marker in <sweep dir>/.timeouts/)
+    timeout_stops_seeds: bool = False
     # seconds a fit may be predicted to take (MethodSpec.time); set, a longer cell is refused
     # before fitting (status refused) instead of running into trial_timeout
     time_budget: Optional[float] = None

@@ -47,7 +47,7 @@ import numpy as np
 import pandas as pd
 
 from .. import registry
-from . import active_cells, protocol, provenance, shared_fits
+from . import active_cells, protocol, provenance, seed_timeouts, shared_fits
 from .tuning import tune_trial
 from ._memory import peak_rss as _peak_rss
 from ._memory import reset_peak_rss as _reset_peak_rss
@@ -87,7 +87,7 @@ def validate_cell(cell: dict) -> None:
     ``error`` rows, so a sweep keeps a record of what was asked.
     """
     for key in ("n_trials", "seed", "metrics", "inconsistent", "evaluate_on", "tune", "tune_folds", "share_unsupervised_fits",
-                "timeout_stops_cell"):
+                "timeout_stops_cell", "timeout_stops_seeds"):
         message = protocol.check_value(key, cell[key])
         if message:
             raise ValueError(message)
@@ -199,8 +199,10 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         log.info("%s: resuming: %d trial(s) kept, %d to run%s", label, kept, len(todo), detail)
     progress = _Progress(label, len(todo))
     setup, setup_error = None, spec_error
+    seeds_stop = _seeds_stop(cell, code, out, fits_dir) if todo else None
+    inherited = None if seeds_stop is None else seeds_stop[2]
     try:
-        if todo and setup_error is None:  # a finished cell resumes without loading any data
+        if todo and setup_error is None and inherited is None:  # a finished cell resumes without loading any data
             setup = _setup(cell)
             setup["code"] = code
             setup["fits_dir"] = Path(fits_dir) if fits_dir is not None else out.parent / shared_fits.FITS_DIR
@@ -217,6 +219,8 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
             if setup_error is not None:
                 row.update(status="error", error=setup_error)
+            elif inherited is not None:  # another base seed's trial was killed: logged once, after the loop
+                row.update(status="timeout", error=seed_timeouts.not_fitted_error(inherited))
             elif timed_out is not None:  # logged once, after the loop
                 row.update(status="timeout", error=f"TrialTimeout: not fitted: trial {timed_out} of this cell timed "
                                                    f"out at trial_timeout={cell['trial_timeout']:g} s "
@@ -229,6 +233,8 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                     stopped = exc
                 if row["status"] == "timeout" and cell.get("timeout_stops_cell"):
                     timed_out = t
+                if seeds_stop is not None:
+                    _mark_seeds(seeds_stop, cell, t, row["status"])
             # store_labels: beside the rows, not in them, and on disk before the row (a job killed between the
             # two leaves no ok row without its labels); a re-run trial's old labels go when it made none
             fitted = row.pop("labels", None)
@@ -242,6 +248,9 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                 _stop_worker(setup)
                 log.error("%s trial %d: %s", label, t, row["error"])
                 raise stopped
+        if inherited is not None:
+            log.error("%s: %d trial(s) recorded as timeout without fitting: base seed %d timed out at trial %d "
+                      "(timeout_stops_seeds=true)", label, len(todo), inherited["seed"], inherited["trial"])
         if timed_out is not None and todo[-1] != timed_out:
             log.error("%s: trials after %d recorded as timeout without fitting (timeout_stops_cell=true)",
                       label, timed_out)
@@ -254,6 +263,27 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     rows = frame[frame["config_hash"] == chash].sort_values("trial").reset_index(drop=True)
     log.info("%s: %s", label, ", ".join(f"{s} {n}" for s, n in rows["status"].value_counts().items()))
     return rows
+
+
+def _seeds_stop(cell: dict, code: dict | None, out: Path, fits_dir) -> tuple | None:
+    """Under ``timeout_stops_seeds``: (the sweep's ``.timeouts`` dir, the cell's family, the marker another base
+    seed left, or None). The sweep dir is the shared fits' parent, else the job directory's parent."""
+    if not cell.get("timeout_stops_seeds") or cell.get("trial_timeout") is None:
+        return None
+    timeouts_dir = (Path(fits_dir).parent if fits_dir is not None else out.parent) / seed_timeouts.TIMEOUTS_DIR
+    family = seed_timeouts.family_key(cell, code)
+    marker = seed_timeouts.find(timeouts_dir, family)
+    return timeouts_dir, family, marker if marker is not None and marker["seed"] != int(cell["seed"]) else None
+
+
+def _mark_seeds(seeds_stop: tuple, cell: dict, trial: int, status: str) -> None:
+    """After a fitted trial: a kill at trial_timeout is written for the other seeds; a trial that ran again and
+    finished takes back the marker it had written."""
+    timeouts_dir, family, _ = seeds_stop
+    if status == "timeout":
+        seed_timeouts.record(timeouts_dir, family, cell["seed"], trial, cell["trial_timeout"])
+    elif status in ("ok", "infeasible", "not_found"):  # a fit that ended: what the marker claimed is not so
+        seed_timeouts.clear(timeouts_dir, family, cell["seed"], trial)
 
 
 def _stop_worker(setup: dict | None) -> None:

@@ -549,6 +549,7 @@ VALUE_CHECKS = {
     "tune_folds": _folds,
     "share_unsupervised_fits": _boolean,
     "timeout_stops_cell": _boolean,
+    "timeout_stops_seeds": _boolean,
 }
 
 
@@ -568,7 +569,7 @@ def check_cell(cell: dict) -> list[str]:
     """
     flat = {k: cell.get(k) for k in ("n_trials", "seed", "metrics", "inconsistent", "trial_timeout", "time_budget",
                                      "evaluate_on", "tune", "tune_folds",
-                                     "share_unsupervised_fits", "timeout_stops_cell")
+                                     "share_unsupervised_fits", "timeout_stops_cell", "timeout_stops_seeds")
             if k in cell}
     for group in ("dataset", "method", "constraints", "noise"):
         flat.update({f"{group}.{k}": v for k, v in cell[group].items()})

@@ -22,7 +22,9 @@ board's per-size-class budget). Per cell:
   with the models :func:`~ccbench.running.time_models.calibrate` fits to ``--rows``): the harness refuses by
   the declared models, the projection costs by the calibrated ones (today they agree where both exist);
 - a cell with ``c > B`` (its budget) is charged **one killed trial**, ``B`` (``timeout_stops_cell``: its
-  later trials are recorded without fitting); else ``T c`` for its ``T`` trials;
+  later trials are recorded without fitting); else ``T c`` for its ``T`` trials; under ``timeout_stops_seeds``
+  only the first base seed of such a cell is charged (the other seeds' jobs find the sweep's marker and record
+  their trials without fitting, :mod:`ccbench.running.seed_timeouts`): the prediction is the same at every seed;
 - a fit that uses no supervision (an unsupervised method, or any method's unconstrained cell) is shared
   (``share_unsupervised_fits``): one group per (method config, data set, seed), charged ``T c`` once, to its
   first cell in the grid's order; a group predicted over its budget is charged ``B`` in every cell (the
@@ -82,7 +84,9 @@ def cell_costs(cells: pd.DataFrame) -> pd.Series:
 
     ``cells`` columns: ``method`` (the method config), ``dataset``, ``seed``, ``trials`` T, ``budget`` B (s),
     ``predicted`` c (s per trial; NaN: no model, charged T B), ``refused`` (bool), ``shared`` (bool: the fit
-    uses no supervision). Rows are in the grid's order (a shared group is charged to its first cell).
+    uses no supervision), optional ``stops_seeds`` (bool: ``timeout_stops_seeds``; a predicted timeout is then
+    charged at the first seed of its (method, data set, supervision, budget) only) and ``supervision``. Rows are
+    in the grid's order (a shared group, and a family of seeds, is charged to its first cell).
     """
     T, B = cells["trials"].to_numpy(float), cells["budget"].to_numpy(float)
     c = cells["predicted"].to_numpy(float)
@@ -91,6 +95,11 @@ def cell_costs(cells: pd.DataFrame) -> pd.Series:
     shared = cells["shared"].to_numpy(bool) & ~np.isnan(c) & (c <= B) & ~refused
     first = ~cells[["method", "dataset", "seed"]].assign(_s=shared).duplicated(keep="first").to_numpy()
     cost = np.where(shared & ~first, 0.0, own)
+    if "stops_seeds" in cells:
+        killed = ~np.isnan(c) & (c > B) & ~refused
+        family = cells[["method", "dataset", "supervision", "budget"]].assign(_k=killed)
+        later_seed = family.duplicated(keep="first").to_numpy() & killed & cells["stops_seeds"].to_numpy(bool)
+        cost = np.where(later_seed, 0.0, cost)
     return pd.Series(np.where(refused, 0.0, cost), index=cells.index, name="cpu_s")
 
 
@@ -164,6 +173,7 @@ def _compose_grid(experiments, replace=None) -> pd.DataFrame:
                                          "method_params": {k: v for k, v in method.items()
                                                            if k not in ("name", "n_clusters")},
                                          "n_clusters": method.get("n_clusters"), "trials": int(cell["n_trials"]),
+                                         "stops_seeds": bool(cell.get("timeout_stops_seeds")),
                                          "budget": budgets[d][0], "time_budget": budgets[d][1]})
     return pd.DataFrame(rows)
 
@@ -262,7 +272,7 @@ def cut_ladder(uncut: pd.DataFrame, available_bytes: float) -> list[tuple[str, p
     """The uncut design (:data:`UNCUT`, already enriched by :func:`project`'s columns) and the cuts applied one
     after another, each priced: (label, frame). The last is the committed design."""
     side = uncut["track"].isin(["noise", "PCCC scheme", "k-free"])
-    g = uncut.assign(trials=UNCUT["trials"])
+    g = uncut.assign(trials=UNCUT["trials"], stops_seeds=False)
     steps = [("uncut: every track, 71 sets, S = 3, T = 3, budget 10/30/60 s", _with_budget(g, UNCUT["budget"], False))]
     g = g[~side | (g["seed"] == 0)]
     steps.append(("noise, PCCC scheme and k-free at one base seed (seed 0)", _with_budget(g, UNCUT["budget"], False)))
@@ -277,6 +287,11 @@ def cut_ladder(uncut: pd.DataFrame, available_bytes: float) -> list[tuple[str, p
     steps.append(("n > 5,000: the 5 % noise levels dropped", _with_budget(g, budget, False)))
     g = g[~((g["size_class"] == SIZE_CLASSES[2]) & (g["track"] == "PCCC scheme"))]
     steps.append(("PCCC's scheme on n <= 5,000 only", _with_budget(g, budget, False)))
+    # the power analysis: a base seed is just more trials, and data sets, not draws per cell, buy power
+    g = g.assign(trials=1)
+    steps.append(("T = 1 trial per cell (S = 3 on the curves: 3 draws per cell)", _with_budget(g, budget, False)))
+    g = g.assign(stops_seeds=True)
+    steps.append(("a timeout at one base seed stops the cell's other seeds", _with_budget(g, budget, False)))
     return [(label, priced(frame, available_bytes)) for label, frame in steps]
 
 

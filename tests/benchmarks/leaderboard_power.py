@@ -30,12 +30,16 @@ import pandas as pd
 from ccbench.reporting import load
 from ccbench.reporting.leaderboard._frame import long_frame
 from ccbench.reporting.leaderboard.power import (COMPONENTS, pair_components, pooled_components, power_grid,
-                                                 sets_for_power, set_variance)
+                                                 sets_for_power, set_variance, wilcoxon_power)
 
 KINDS = ("pairs", "labels", "dense_pairs")
 FAMILY = 21  # the board's Holm family: 22 main methods, each compared with one reference
 ALPHA = 0.05
 EFFECTS = (0.02, 0.05)
+#: the reference board as committed (conf/experiment/board.yaml): N data sets, S base seeds, T trials per cell,
+#: C cells of a curve (5 budgets); and the designs it was cut from, for the closed form beside it
+COMMITTED = {"N": 71, "S": 3, "T": 1, "C": 5}
+CLOSED_FORM_DESIGNS = ((3, 3), (3, 2), (3, 1), (1, 3))
 
 
 def _components(frame: pd.DataFrame, quantile: float) -> tuple[pd.DataFrame, dict, pd.DataFrame]:
@@ -58,6 +62,20 @@ def _summary(pairs: pd.DataFrame, quantile: float) -> pd.DataFrame:
     out = med.round(3).astype(str) + " [" + q.round(3).astype(str) + "]"
     out.insert(0, "pairs", g.size())
     return out
+
+
+def _committed(pooled: dict) -> pd.DataFrame:
+    """The committed design against the designs it was cut from, in closed form (normal D[s], the signed-rank
+    test's efficiency): sd_D over C curve cells and the power at N data sets, per kind and pooling."""
+    print(f"## The committed design (N = {COMMITTED['N']}, C = {COMMITTED['C']} curve cells): sd_D and closed-form "
+          f"power of the signed-rank test, alpha = {ALPHA:g}\n")
+    rows = []
+    for (kind, pool), comp in pooled.items():
+        for s, t in CLOSED_FORM_DESIGNS:
+            sd = float(np.sqrt(set_variance(*(comp[k] for k in COMPONENTS), COMMITTED["C"], s, t)))
+            rows.append({"kind": kind, "components": pool, "S": s, "T": t, "draws per cell": s * t, "sd_D": sd,
+                         **{f"power@{e:g}": wilcoxon_power(sd, e, COMMITTED["N"], ALPHA) for e in EFFECTS}})
+    return pd.DataFrame(rows).round(4)
 
 
 def main(argv=None) -> int:
@@ -83,6 +101,7 @@ def main(argv=None) -> int:
         table[f"N80_{effect:g}"] = [sets_for_power(sd, effect, ALPHA) for sd in table["sd_D_today"]]
         table[f"N80_{effect:g}_holm1"] = [sets_for_power(sd, effect, ALPHA / FAMILY) for sd in table["sd_D_today"]]
     print(table.round(4).to_string(float_format=lambda v: f"{v:.4g}"), "\n")
+    print(_committed(pooled).to_string(), "\n")
     alphas = (ALPHA, ALPHA / FAMILY)
     summary = []
     for (kind, pool), comp in pooled.items():
