@@ -10,7 +10,9 @@ and prints each run's fit CPU and a hash of its labels::
     python tests/benchmarks/old_vs_new.py --old-python /tmp/old-venv/bin/python ssap_l:credit ap:ecoli --runs 2
 
 The fit's CPU includes loading the compiled kernels from numba's cache (a few tenths of a second), as a
-trial's does; the first, warm-up run of each side is not counted.
+fresh process's first trial does; the first, warm-up run of each side is not counted. ``--warm`` fits once in
+the child before the timed fit, so the kernels are loaded: what a sweep's trial costs, whose worker is kept from
+job to job (``ccbench.running.harness._worker``) and loads them once in its life.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import sys
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
 
 
-def child(method: str, dataset: str) -> None:
+def child(method: str, dataset: str, warm: bool = False) -> None:
     import time
 
     import numpy as np
@@ -39,7 +41,10 @@ def child(method: str, dataset: str) -> None:
     rng, seed = protocol.trial_streams(0)
     cons, _ = protocol.draw_supervision(
         data.y, {"name": "random_pairs", "n_constraints": None, "per_point": 0.1}, {"name": "none"}, rng)
-    est = protocol.build_estimator(registry.get_method_spec(method), {}, seed, n_clusters=data.n_classes)
+    spec = registry.get_method_spec(method)
+    if warm:  # the same fit once, untimed: the kernels loaded, as in a sweep's long-lived worker
+        protocol.build_estimator(spec, {}, seed, n_clusters=data.n_classes).fit(data.X, constraints=cons)
+    est = protocol.build_estimator(spec, {}, seed, n_clusters=data.n_classes)
     start = time.process_time()
     est.fit(data.X, constraints=cons)
     cpu = time.process_time() - start
@@ -47,8 +52,9 @@ def child(method: str, dataset: str) -> None:
     print(json.dumps({"cpu": cpu, "labels": hashlib.sha1(labels.tobytes()).hexdigest()[:12]}))
 
 
-def _run(python: str, method: str, dataset: str) -> dict:
-    out = subprocess.run([python, os.path.abspath(__file__), "--child", method, dataset], capture_output=True,
+def _run(python: str, method: str, dataset: str, warm: bool = False) -> dict:
+    out = subprocess.run([python, os.path.abspath(__file__), "--child", method, dataset, *(["--warm"] if warm else [])],
+                         capture_output=True,
                          text=True, env={**os.environ, **ONE_THREAD})
     if out.returncode != 0:
         last = (out.stderr.strip().splitlines() or ["(no output)"])[-1]
@@ -61,10 +67,11 @@ def main(argv=None) -> int:
     parser.add_argument("cases", nargs="*", help="METHOD:DATASET, e.g. ssap_l:credit")
     parser.add_argument("--old-python", help="the Python of an environment with the old code installed")
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--warm", action="store_true", help="time a second fit in the process (kernels loaded)")
     parser.add_argument("--child", nargs=2, metavar=("METHOD", "DATASET"), help=argparse.SUPPRESS)
     opts = parser.parse_args(argv)
     if opts.child:
-        child(*opts.child)
+        child(*opts.child, warm=opts.warm)
         return 0
     if not opts.old_python or not opts.cases:
         parser.error("give --old-python and at least one METHOD:DATASET")
@@ -78,7 +85,7 @@ def main(argv=None) -> int:
         runs = {"old": [], "new": []}
         for _ in range(opts.runs):
             for side, python in sides.items():
-                runs[side].append(_run(python, method, dataset))
+                runs[side].append(_run(python, method, dataset, opts.warm))
         old = statistics.median(r["cpu"] for r in runs["old"])
         new = statistics.median(r["cpu"] for r in runs["new"])
         same = len({r["labels"] for r in runs["old"] + runs["new"]}) == 1
