@@ -211,8 +211,10 @@ def project(grid: pd.DataFrame, models, available_bytes: float, speedups: dict |
     cells = pd.DataFrame({"method": g["method_name"], "n": g["n"], "d": g["d"], "p": g["p"],
                           "k": g["k"].astype("Float64").to_numpy(float, na_value=np.nan), "fits": 1})
     g["predicted"] = time_models.predict_cells(cells, models).to_numpy()
+    g["provisional"] = False
     for method, (seconds, n_max) in PROVISIONAL.items():
-        g.loc[(g["method_name"] == method) & g["predicted"].isna() & (g["n"] <= n_max), "predicted"] = seconds
+        use = (g["method_name"] == method) & g["predicted"].isna() & (g["n"] <= n_max)
+        g.loc[use, ["predicted", "provisional"]] = seconds, True
     for method, factor in (speedups or {}).items():
         g.loc[g["method_name"] == method, "predicted"] /= factor
     return priced(g, available_bytes)
@@ -343,7 +345,8 @@ def main(argv=None) -> int:
     print(f"PROJECTED (calibrated time models from {', '.join(args.rows)}; memory available {available / 2**30:.1f} GiB); "
           f"a prediction, not a measurement")
     for method, (seconds, n_max) in PROVISIONAL.items():
-        print(f"provisional (no rows): {method} at {seconds:g} s a trial for n <= {n_max:,}")
+        if g.loc[g["method_name"] == method, "provisional"].any():  # only where its rows left it unmodelled
+            print(f"provisional (no rows): {method} at {seconds:g} s a trial for n <= {n_max:,}")
     if speedups:
         print("speed-ups applied to the predictions (measured elsewhere, not in these rows): "
               + ", ".join(f"{m} / {f:g}" for m, f in speedups.items()))
