@@ -305,6 +305,25 @@ def test_minus_one_is_noise_only_for_a_method_that_declares_it(throwaway_plugin,
     assert checked_labels(registry.get_method_spec("bad_output"), [0, 2, 1], 3).dtype == np.intp
 
 
+def test_every_label_minus_one_is_named_as_no_clustering_as_affinity_propagation_gives_it():
+    import warnings
+
+    import numpy as np
+
+    from ccbench.registry import make_method
+    from ccbench.running.protocol import MethodOutputError, checked_labels
+
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # its ConvergenceWarning says the same
+        fitted = make_method("ap", preference=-1e6, max_iter=1, convergence_iter=1).fit(X)
+    assert (fitted.labels_ == -1).all() and not fitted.converged_
+    with pytest.raises(MethodOutputError, match="returned no clustering: every label is -1 .*no exemplar emerged"):
+        checked_labels(registry.get_method_spec("ap"), fitted.labels_, 30)
+    with pytest.raises(MethodOutputError, match="below 0"):  # some -1 among clusters: the general message
+        checked_labels(registry.get_method_spec("ap"), np.r_[-1, np.zeros(29, int)], 30)
+
+
 # -- 17: every bad override is one line; a broken plugin's warning is one line -----------------------------------
 
 

@@ -364,6 +364,9 @@ def checked_labels(spec: registry.MethodSpec, labels, n_samples: int) -> np.ndar
     out = arr.astype(np.intp)
     lowest = -1 if getattr(spec, "noise_label", False) else 0
     below = out < lowest
+    if below.any() and (out == -1).all():  # the AP family's answer when no exemplar emerged: a fit, not a bug
+        raise MethodOutputError(f"method {name!r} returned no clustering: every label is -1 (affinity propagation's "
+                                f"answer when no exemplar emerged, a fit that did not converge)")
     if below.any():
         allowed = "-1 (noise, which it declares) or more" if lowest == -1 else (
             "0 or more (-1 for noise only when its MethodSpec declares noise_label=True)")
