@@ -37,6 +37,7 @@ __all__ = [
     "canonical_json",
     "stable_hash",
     "cell_hash",
+    "identity",
     "to_cell",
     "register_configs",
 ]
@@ -143,12 +144,16 @@ def stable_hash(value, length: int = 16) -> str:
     return hashlib.sha256(canonical_json(value).encode()).hexdigest()[:length]
 
 
+def identity(cell: Mapping, exclude=()) -> dict:
+    """The :data:`IDENTITY_KEYS` values that identify ``cell`` (a key at its ``hash_default=False`` default left
+    out), less ``exclude``."""
+    return {k: cell[k] for k in IDENTITY_KEYS if k not in exclude and (
+        k not in _HASH_SKIPS_DEFAULT or cell.get(k, _HASH_SKIPS_DEFAULT[k]) != _HASH_SKIPS_DEFAULT[k])}
+
+
 def cell_hash(cell: Mapping) -> str:
     """The identity of a cell: the hash of its :data:`IDENTITY_KEYS` (groups and base seed)."""
-    return stable_hash({
-        k: cell[k] for k in IDENTITY_KEYS
-        if k not in _HASH_SKIPS_DEFAULT or cell.get(k, _HASH_SKIPS_DEFAULT[k]) != _HASH_SKIPS_DEFAULT[k]
-    })
+    return stable_hash(identity(cell))
 
 
 # -- building a cell -------------------------------------------------------------

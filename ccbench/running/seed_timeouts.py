@@ -25,7 +25,7 @@ import stat
 from pathlib import Path
 
 from . import provenance
-from .config import _HASH_SKIPS_DEFAULT, IDENTITY_KEYS, canonical_json, stable_hash
+from .config import canonical_json, identity, stable_hash
 from .results import atomically
 
 __all__ = ["TIMEOUTS_DIR", "family_key", "find", "record", "clear", "not_fitted_error"]
@@ -38,9 +38,7 @@ log = logging.getLogger("ccbench")
 def family_key(cell: dict, method_code: dict | None) -> str:
     """The cell's identity without ``seed``, with its ``trial_timeout``, plugins and method code hash: the
     jobs one measured timeout speaks for (another budget or another version of the method is another family)."""
-    identity = {k: cell[k] for k in IDENTITY_KEYS if k != "seed" and (
-        k not in _HASH_SKIPS_DEFAULT or cell.get(k, _HASH_SKIPS_DEFAULT[k]) != _HASH_SKIPS_DEFAULT[k])}
-    return stable_hash({"identity": identity, "trial_timeout": cell.get("trial_timeout"),
+    return stable_hash({"identity": identity(cell, exclude=("seed",)), "trial_timeout": cell.get("trial_timeout"),
                         "plugins": cell.get("plugins") or [],
                         "method_hash": (method_code or {}).get(provenance.METHOD_HASH)}, length=24)
 
