@@ -171,6 +171,23 @@ def test_timeout_stops_cell_records_later_trials_as_timeouts_without_fitting_the
     assert rows["error"].str.contains("not fitted").sum() == 0 and len(rows) == 2
 
 
+def test_timeout_stops_seeds_through_the_command_one_fit_for_three_base_seeds(plugin_dir, tmp_path):
+    """The app's sweep dir holds the marker (``.timeouts/`` beside ``.fits/``), and ``seed`` swept first runs
+    seed 0's job before the others: one fit is killed, the other seeds' trials are recorded without one."""
+    sweep = tmp_path / "sweep"
+    log = tmp_path / "nap.log"
+    args = _nap_args(plugin_dir, sweep, "seed=0,1,2", "method.seconds=4", "n_trials=1", "trial_timeout=0.5",
+                     f"method.log={log}", "timeout_stops_cell=true", "timeout_stops_seeds=true")
+    proc = _ccbench(args, plugin_dir, tmp_path)
+    assert proc.returncode == 0 and "3 trial(s) reached their budget" in proc.stderr, proc.stderr[-2000:]
+    rows = pd.concat([read_results(f) for f in sweep.rglob("results.parquet")]).sort_values("seed")
+    assert rows["status"].tolist() == ["timeout"] * 3
+    assert "not fitted" not in rows["error"].iloc[0]
+    assert all("not fitted: base seed 0 of this cell timed out at trial 0" in e for e in rows["error"].iloc[1:])
+    assert log.read_text().split() == ["fit"]  # seed 0's fit only
+    assert len(list((sweep / ".timeouts").iterdir())) == 1
+
+
 # -- 3. two processes writing one job directory lose nothing ---------------------------------
 
 
