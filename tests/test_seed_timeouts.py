@@ -82,7 +82,7 @@ def test_the_seed_that_measured_it_runs_again_and_a_finished_rerun_takes_the_mar
     assert set(_run(_cell(2), sweep, later, monkeypatch)["status"]) == {"ok"} and later.calls == 2
 
 
-@pytest.mark.parametrize("bad", ["symlink", "garbage", "foreign"])
+@pytest.mark.parametrize("bad", ["symlink", "garbage", "foreign_low", "foreign_high", "seed_text", "trial_text"])
 def test_a_marker_that_is_not_a_plain_file_of_its_family_is_ignored(tmp_path, monkeypatch, bad):
     sweep = tmp_path / "sweep"
     _run(_cell(0), sweep, _Worker(limit_hit=True), monkeypatch)
@@ -95,8 +95,11 @@ def test_a_marker_that_is_not_a_plain_file_of_its_family_is_ignored(tmp_path, mo
         os.symlink(target, marker)
     elif bad == "garbage":
         marker.write_text("{not json")
+    elif bad.startswith("foreign"):  # another family's content, sorting below and above this one's name
+        marker.write_text(json.dumps({**content, "family": "0" * 24 if bad == "foreign_low" else "z" * 24}))
     else:
-        marker.write_text(json.dumps({**content, "family": "another"}))
+        key = bad.split("_")[0]
+        marker.write_text(json.dumps({**content, key: str(content[key])}))
     worker = _Worker()
     assert set(_run(_cell(1), sweep, worker, monkeypatch)["status"]) == {"ok"} and worker.calls == 2
 
@@ -119,3 +122,47 @@ def test_rows_shipped_before_the_option_keep_the_protocol_of_rows_made_without_i
     assert shipped.protocol_hashes(old).iloc[0] != shipped.protocol_hashes(new.assign(timeout_stops_seeds=True)).iloc[0]
     (values,) = shipped.protocol_values(old).values()
     assert values["timeout_stops_seeds"] is False
+
+
+class _FirstCallKilled(_Worker):
+    def call(self, func, *args, timeout):
+        self.limit_hit = self.calls == 0
+        return super().call(func, *args, timeout=timeout)
+
+
+def test_a_later_trial_that_fits_does_not_take_back_another_trials_marker(tmp_path, monkeypatch):
+    sweep = tmp_path / "sweep"
+    rows = _run(_cell(0, timeout_stops_cell=False), sweep, _FirstCallKilled(), monkeypatch)
+    assert list(rows["status"]) == ["timeout", "ok"]  # trial 1 fitted: the kill at trial 0 still stands
+    (marker,) = (sweep / seed_timeouts.TIMEOUTS_DIR).iterdir()
+    assert (json.loads(marker.read_text())["seed"], json.loads(marker.read_text())["trial"]) == (0, 0)
+
+
+def test_each_killed_family_of_one_sweep_gets_its_marker(tmp_path, monkeypatch):
+    sweep = tmp_path / "sweep"
+    _run(_cell(0), sweep, _Worker(limit_hit=True), monkeypatch)
+    (sweep / "seed0").rename(tmp_path / "first")
+    _run(_cell(0, constraints={"name": "random_pairs", "n_constraints": 20}), sweep, _Worker(limit_hit=True),
+         monkeypatch)
+    assert len(list((sweep / seed_timeouts.TIMEOUTS_DIR).iterdir())) == 2
+
+
+def test_a_marker_that_cannot_be_written_costs_speed_not_rows(tmp_path, monkeypatch):
+    sweep = tmp_path / "sweep"
+    sweep.mkdir()
+    (sweep / seed_timeouts.TIMEOUTS_DIR).write_text("a file where the folder would go")
+    assert list(_run(_cell(0), sweep, _Worker(limit_hit=True), monkeypatch)["status"]) == ["timeout", "timeout"]
+    worker = _Worker()
+    assert set(_run(_cell(1), sweep, worker, monkeypatch)["status"]) == {"ok"} and worker.calls == 2
+
+
+def test_the_family_is_the_cell_without_its_seed_and_with_its_budget_plugins_and_method_code():
+    from ccbench.running import provenance
+    from ccbench.running.config import to_cell
+
+    code = {provenance.METHOD_HASH: "abc"}
+    base = seed_timeouts.family_key(to_cell(_cell(0)), code)
+    assert seed_timeouts.family_key(to_cell(_cell(7)), code) == base
+    assert seed_timeouts.family_key(to_cell(_cell(0)), {provenance.METHOD_HASH: "abd"}) != base
+    assert seed_timeouts.family_key(to_cell(_cell(0, trial_timeout=6.0)), code) != base
+    assert seed_timeouts.family_key(to_cell(_cell(0, plugins=["a_plugin"])), code) != base

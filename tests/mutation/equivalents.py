@@ -26,6 +26,15 @@ class Equivalent:
 
 
 EQUIVALENTS: list[Equivalent] = [
+    # ---------------------------------------------------------------- seed_timeouts (seed 28)
+    Equivalent(
+        "ccbench/running/seed_timeouts.py", "core/NumberReplacer",
+        '"method_hash": (method_code or {}).get(provenance.METHOD_HASH)}, length=24)',
+        '"method_hash": (method_code or {}).get(provenance.METHOD_HASH)}, length= 25)',
+        "the family key is only ever compared with (and names files by) keys made by this same function, "
+        "so any fixed length of the sha256 prefix partitions the cells the same way (24 or 25 hex digits: "
+        "no collision among a sweep's cells either way)",
+        "seed 28 draw 12"),
     # ---------------------------------------------------------------- nnc (seed 20261130)
     Equivalent(
         "plugins/nnc/metric_learning.py", "core/ReplaceComparisonOperator_Gt_GtE",

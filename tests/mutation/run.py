@@ -121,9 +121,10 @@ FAMILIES = {
         # the paired statistics and the trial protocol (core): their own tests
         Family("stats", ("tests/test_stats.py",), paths=("ccbench/reporting/stats.py",)),
         Family("protocol", ("tests/test_harness.py", "tests/test_validation.py", "tests/test_noise.py",
-                               "tests/test_time_models.py", "tests/test_seed_timeouts.py"),
-               paths=("ccbench/running/protocol.py", "ccbench/running/size_limits.py",
-                      "ccbench/running/seed_timeouts.py")),
+                               "tests/test_time_models.py"),
+               paths=("ccbench/running/protocol.py", "ccbench/running/size_limits.py")),
+        # one measured timeout for all base seeds (issue 51 item 6): the marker's family, reading and writing
+        Family("seed_timeouts", ("tests/test_seed_timeouts.py",), paths=("ccbench/running/seed_timeouts.py",)),
     )
 }
 
