@@ -4,7 +4,9 @@
 
 A cell is complete when it has a row for each of its ``n_trials`` trials (a cell stopped by its first
 timeout, ``timeout_stops_cell``, writes the rest as timeouts). The number of cells the experiment holds
-is the sum over its header's blocks of the product of each block's comma lists.
+is the sum over its header's blocks of the product of each block's comma lists (method, dataset,
+supervision, seed), a key a block does not give taking the experiment's own sweeper list (composed by
+Hydra, data-set suites expanded).
 """
 
 from __future__ import annotations
@@ -16,11 +18,41 @@ from pathlib import Path
 from run_blocks import blocks
 
 
+SWEEP_KEYS = ("method", "dataset", "supervision", "seed")
+
+
+def _experiment_lists(name: str) -> dict[str, list[str]]:
+    """The sweeper lists of ``conf/experiment/<name>.yaml`` as Hydra composes them ({} when it is no
+    experiment of the project: a config written elsewhere gives every list in its blocks)."""
+    from hydra import compose, initialize_config_module
+    from hydra.errors import HydraException
+
+    from ccbench.running import app  # noqa: F401 - registers the schema and the sweeper
+
+    try:
+        with initialize_config_module("ccbench_conf", version_base="1.3"):
+            params = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True).hydra.sweeper.params
+    except HydraException:
+        return {}
+    return {k: str(params[k]).split(",") for k in SWEEP_KEYS if k in params}
+
+
+def _count(key: str, values: list[str]) -> int:
+    if key != "dataset":
+        return len(values)
+    from ccbench.datasets import suites
+
+    named = suites()
+    return len(dict.fromkeys(m for v in values for m in named.get(v.strip(), (v.strip(),))))
+
+
 def planned_cells(config: Path) -> int:
+    own = _experiment_lists(config.stem)
     total = 0
     for args in blocks(config):
-        total += math.prod(len(a.split("=", 1)[1].split(",")) for a in args
-                           if a.split("=", 1)[0] in ("method", "dataset", "supervision"))
+        given = {a.split("=", 1)[0]: a.split("=", 1)[1].split(",") for a in args if "=" in a}
+        lists = {**own, **{k: v for k, v in given.items() if k in SWEEP_KEYS}}
+        total += math.prod(_count(k, v) for k, v in lists.items())
     return total
 
 

@@ -21,6 +21,13 @@ def test_budget6x_blocks_hold_the_1036_cells_its_header_states():
     assert all(not a.startswith("hydra.sweep.dir=") for b in run_blocks.blocks(config) for a in b)
 
 
+def test_a_block_without_a_list_counts_the_experiments_own():
+    # three blocks give only the method: each holds the leaderboard's 24 sets x 12 supervisions; the fourth
+    # gives seed 1's 18 sets x 2 supervisions for three methods
+    config = REPO / "conf" / "experiment" / "leaderboard_k_rerun.yaml"
+    assert progress.planned_cells(config) == 3 * 24 * 12 + 3 * 18 * 2
+
+
 def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
     exe = tmp_path / "ccbench"
     exe.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls'}\n"
