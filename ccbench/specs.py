@@ -202,7 +202,7 @@ class MethodSpec:
         k-free run. Empty: nothing to tune (the method's defaults are fitted).
     noise_label : bool
         Whether ``labels_`` may hold ``-1`` for points the method leaves unclustered (noise, as in
-        DBSCAN). The harness checks every fit's labels (:func:`ccbench.running.protocol.checked_labels`):
+        DBSCAN). The harness checks every fit's labels (:func:`ccbench.running.labels_check.checked_labels`):
         one per point, whole numbers >= 0, and -1 only when this is True; anything else is an ``error``
         row naming the method.
     """

@@ -199,7 +199,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         log.info("%s: resuming: %d trial(s) kept, %d to run%s", label, kept, len(todo), detail)
     progress = _Progress(label, len(todo))
     setup, setup_error = None, spec_error
-    seeds_stop = _seeds_stop(cell, code, out, fits_dir) if todo else None
+    seeds_stop = seed_timeouts.stop_for(cell, code, out, fits_dir) if todo else None
     inherited = None if seeds_stop is None else seeds_stop[2]
     try:
         if todo and setup_error is None and inherited is None:  # a finished cell resumes without loading any data
@@ -234,7 +234,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
                 if row["status"] == "timeout" and cell.get("timeout_stops_cell"):
                     timed_out = t
                 if seeds_stop is not None:
-                    _mark_seeds(seeds_stop, cell, t, row["status"])
+                    seed_timeouts.after_trial(seeds_stop, cell, t, row["status"])
             # store_labels: beside the rows, not in them, and on disk before the row (a job killed between the
             # two leaves no ok row without its labels); a re-run trial's old labels go when it made none
             fitted = row.pop("labels", None)
@@ -263,27 +263,6 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
     rows = frame[frame["config_hash"] == chash].sort_values("trial").reset_index(drop=True)
     log.info("%s: %s", label, ", ".join(f"{s} {n}" for s, n in rows["status"].value_counts().items()))
     return rows
-
-
-def _seeds_stop(cell: dict, code: dict | None, out: Path, fits_dir) -> tuple | None:
-    """Under ``timeout_stops_seeds``: (the sweep's ``.timeouts`` dir, the cell's family, the marker another base
-    seed left, or None). The sweep dir is the shared fits' parent, else the job directory's parent."""
-    if not cell.get("timeout_stops_seeds") or cell.get("trial_timeout") is None:
-        return None
-    timeouts_dir = (Path(fits_dir).parent if fits_dir is not None else out.parent) / seed_timeouts.TIMEOUTS_DIR
-    family = seed_timeouts.family_key(cell, code)
-    marker = seed_timeouts.find(timeouts_dir, family)
-    return timeouts_dir, family, marker if marker is not None and marker["seed"] != int(cell["seed"]) else None
-
-
-def _mark_seeds(seeds_stop: tuple, cell: dict, trial: int, status: str) -> None:
-    """After a fitted trial: a kill at trial_timeout is written for the other seeds; a trial that ran again and
-    finished takes back the marker it had written."""
-    timeouts_dir, family, _ = seeds_stop
-    if status == "timeout":
-        seed_timeouts.record(timeouts_dir, family, cell["seed"], trial, cell["trial_timeout"])
-    elif status in ("ok", "infeasible", "not_found"):  # a fit that ended: what the marker claimed is not so
-        seed_timeouts.clear(timeouts_dir, family, cell["seed"], trial)
 
 
 def _stop_worker(setup: dict | None) -> None:

@@ -28,7 +28,7 @@ from . import provenance
 from .config import canonical_json, identity, stable_hash
 from .results import atomically
 
-__all__ = ["TIMEOUTS_DIR", "family_key", "find", "record", "clear", "not_fitted_error"]
+__all__ = ["TIMEOUTS_DIR", "family_key", "find", "record", "clear", "not_fitted_error", "stop_for", "after_trial"]
 
 TIMEOUTS_DIR = ".timeouts"  # beside the job directories of a sweep, as the shared fits' .fits/
 
@@ -92,3 +92,25 @@ def not_fitted_error(marker: dict) -> str:
     """The ``error`` of a trial recorded without fitting because another base seed timed out."""
     return (f"TrialTimeout: not fitted: base seed {marker['seed']} of this cell timed out at trial {marker['trial']} "
             f"(trial_timeout={float(marker['trial_timeout']):g} s; timeout_stops_seeds=true)")
+
+
+def stop_for(cell: dict, code: dict | None, out: Path, fits_dir) -> tuple | None:
+    """What :func:`ccbench.running.harness.run_job` needs under ``timeout_stops_seeds`` (None without it):
+    (the sweep's ``.timeouts`` dir, the cell's family, the marker another base seed left, or None). The sweep
+    dir is the shared fits' parent, else the job directory's parent."""
+    if not cell.get("timeout_stops_seeds") or cell.get("trial_timeout") is None:
+        return None
+    timeouts_dir = (Path(fits_dir).parent if fits_dir is not None else Path(out).parent) / TIMEOUTS_DIR
+    family = family_key(cell, code)
+    marker = find(timeouts_dir, family)
+    return timeouts_dir, family, marker if marker is not None and marker["seed"] != int(cell["seed"]) else None
+
+
+def after_trial(stop: tuple, cell: dict, trial: int, status: str) -> None:
+    """After a fitted trial: a kill at trial_timeout is written for the other seeds; a trial that ran again and
+    finished takes back the marker it had written."""
+    timeouts_dir, family, _ = stop
+    if status == "timeout":
+        record(timeouts_dir, family, cell["seed"], trial, cell["trial_timeout"])
+    elif status in ("ok", "infeasible", "not_found"):  # a fit that ended: what the marker claimed is not so
+        clear(timeouts_dir, family, cell["seed"], trial)
