@@ -28,6 +28,16 @@ def test_a_block_without_a_list_counts_the_experiments_own():
     assert progress.planned_cells(config) == 3 * 24 * 12 + 3 * 18 * 2
 
 
+def test_k_free_cvcp_blocks_split_its_grid_with_no_method_twice_or_left_out():
+    # the blocks partition the experiment's 15 methods; each runs both supervisions on the 24 sets
+    config = REPO / "conf" / "experiment" / "leaderboard_k_free_cvcp.yaml"
+    lists = progress._experiment_lists(config.stem)
+    listed = [m for b in run_blocks.blocks(config) for a in b if a.startswith("method=")
+              for m in a.split("=", 1)[1].split(",")]
+    assert sorted(listed) == sorted(lists["method"]) and len(lists["method"]) == 15
+    assert progress.planned_cells(config) == 15 * 2 * 24
+
+
 def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
     exe = tmp_path / "ccbench"
     exe.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls'}\n"
