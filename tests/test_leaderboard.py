@@ -387,6 +387,32 @@ def test_sweep_coverage_knows_a_method_config_by_the_method_it_runs(tmp_path):
     assert "2 of the 3 jobs of the experiment's grid" in text and "outside" not in text
 
 
+def test_sweep_coverage_counts_a_re_run_of_another_grids_cells_once(tmp_path):
+    # leaderboard_budget6x runs the board's failed cells again at 6x the budget: the same jobs (one config_hash),
+    # so beside the board's grid it adds none (the regeneration read 7,632 of 9,242 jobs: "incomplete")
+    import yaml
+
+    board, rerun = tmp_path / "board", tmp_path / "rerun"
+    for folder, experiment, extra in ((board, "leaderboard", {}), (rerun, "leaderboard_budget6x", {"seed": "0"})):
+        folder.mkdir()
+        conf = {"hydra": {"sweeper": {"params": {"dataset": "iris,wine", "method": "kmeans", **extra}},
+                          "overrides": {"task": [f"experiment={experiment}"], "hydra": []}}}
+        (folder / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    rows = pd.DataFrame({"config_hash": ["a", "a", "b", "b"], "trial": [0, 1, 0, 1], "n_trials": 2,
+                         "dataset.name": ["iris", "iris", "wine", "wine"]})
+    assert "2 of the 2 jobs of the experiment's grid" in lb.sweep_coverage([board, rerun], rows)
+    # the re-run's own folder alone: its grid is what was asked
+    assert "2 of the 2 jobs" in lb.sweep_coverage([rerun], rows)
+    # a config's rerun_of names the experiment itself (grids written once the key existed)
+    conf = yaml.safe_load((rerun / "multirun.yaml").read_text())
+    conf["hydra"]["overrides"]["task"] = ["experiment=mine"]
+    (rerun / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    assert "2 of the 4 jobs" in lb.sweep_coverage([board, rerun], rows)
+    conf["rerun_of"] = "leaderboard"
+    (rerun / "multirun.yaml").write_text(yaml.safe_dump(conf))
+    assert "2 of the 2 jobs" in lb.sweep_coverage([board, rerun], rows)
+
+
 def test_unbeaten_cells_and_sets_by_hand():
     # 6 trials so the Wilcoxon test can decide; pck beats cobs on iris (every trial by 0.2), nothing beats
     # cobs on wine (kmeans ties it within the margin), cop_kmeans loses everywhere

@@ -94,6 +94,9 @@ class CellConfig:
     # seconds a fit may be predicted to take (MethodSpec.time); set, a longer cell is refused
     # before fitting (status refused) instead of running into trial_timeout
     time_budget: Optional[float] = None
+    # the experiment whose cells this one runs again (leaderboard_budget6x: leaderboard): its grid adds no job to
+    # that experiment's, so a report's coverage line counts those jobs once (reporting.leaderboard.coverage)
+    rerun_of: Optional[str] = None
     # which points the label metrics score: all, or only those in no constraint and without a label
     # (held-out, as the COBRAS papers score). Identity: it changes the recorded numbers, so a cell
     # scored both ways is two cells (two job directories), never one overwriting the other.

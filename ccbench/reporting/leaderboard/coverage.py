@@ -126,9 +126,37 @@ def as_shipped_note(folders) -> str:
             f"run `ccbench report RERUN {names} --compare-sweeps`.")
 
 
+def _rerun_of(axes: dict, conf: dict) -> str | None:
+    """The experiment whose cells a grid runs again (``rerun_of`` in its config, or in the experiment file
+    ccbench ships under the name its ``experiment`` axis gives: grids recorded before the key existed), or
+    None. Read from ccbench's own files only: a grid's experiment name is never a path."""
+    import re
+    from importlib import resources
+
+    if conf.get("rerun_of"):
+        return str(conf["rerun_of"])
+    names = axes.get("experiment") or [_value_in(conf, "experiment")]
+    if len(names) != 1 or not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_-]*", str(names[0] or "")):
+        return None
+    try:
+        text = resources.files("ccbench_conf").joinpath("experiment", f"{names[0]}.yaml").read_text()
+        found = re.search(r"^rerun_of:\s*([A-Za-z0-9_-]+)", text, flags=re.M)
+    except (OSError, ValueError, AttributeError):
+        return None
+    return found.group(1) if found else None
+
+
+def _without_reruns(grids: list[tuple[dict, dict]]) -> list[tuple[dict, dict]]:
+    """``grids`` less those that run again the cells of an experiment whose own grid is among them (a
+    budget-sensitivity or stale-row re-run names no new job; alone, its grid is what was asked)."""
+    experiments = {str(v) for axes, conf in grids for v in (axes.get("experiment") or [_value_in(conf, "experiment")])}
+    return [(axes, conf) for axes, conf in grids if _rerun_of(axes, conf) not in experiments]
+
+
 def _grids(dirs) -> list[tuple[dict, dict]]:
     """(axes, config) of every grid the directories record; a shipped folder's grids come with every
-    key filled in (their config is empty). A refused grid is left out with a warning naming it."""
+    key filled in (their config is empty). A refused grid is left out with a warning naming it, a re-run
+    of another recorded grid's cells too (:func:`_without_reruns`)."""
     import warnings
 
     grids = []
@@ -147,7 +175,7 @@ def _grids(dirs) -> list[tuple[dict, dict]]:
             except (KeyError, TypeError, AttributeError) as exc:
                 warnings.warn(f"sweep coverage left out {path}: not a Hydra multirun.yaml "
                               f"({type(exc).__name__}: {exc})", stacklevel=3)
-    return grids
+    return _without_reruns(grids)
 
 
 def recorded_grids(dirs) -> list[dict]:
