@@ -47,11 +47,13 @@ def _count(key: str, values: list[str]) -> int:
 
 
 def planned_cells(config: Path) -> int:
-    own = _experiment_lists(config.stem)
-    total = 0
+    total, own = 0, {}
     for args in blocks(config):
         given = {a.split("=", 1)[0]: a.split("=", 1)[1].split(",") for a in args if "=" in a}
-        lists = {**own, **{k: v for k, v in given.items() if k in SWEEP_KEYS}}
+        experiment = given.get("experiment", [config.stem])[0]  # a block may be another of the family
+        if experiment not in own:
+            own[experiment] = _experiment_lists(experiment)
+        lists = {**own[experiment], **{k: v for k, v in given.items() if k in SWEEP_KEYS}}
         total += math.prod(_count(k, v) for k, v in lists.items())
     return total
 

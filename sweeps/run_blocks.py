@@ -1,7 +1,8 @@
 """Run an experiment whose cells are not one grid: the ``ccbench`` commands listed in its config's header.
 
 A config such as ``conf/experiment/leaderboard_budget6x.yaml`` lists, in comment lines of the form
-``#   ccbench experiment=NAME hydra.sweep.dir=DIR ...``, the blocks (grids) that together make its cells.
+``#   ccbench experiment=NAME hydra.sweep.dir=DIR ...``, the blocks (grids) that together make its cells (NAME
+the config's own, or one of its family beside it: ``board.yaml`` lists ``board_noise``, ``board_pccc``, ...).
 This runs them all into one sweep directory, ``--jobs`` blocks at a time (each block is one ``ccbench -m``
 command; the harness runs its cells one after the other), and records a finished block in
 ``DIR/.blocks_done`` so that a later run skips it. Killed, the same command resumes: a block that did not
@@ -27,18 +28,28 @@ from pathlib import Path
 DONE_FILE = ".blocks_done"
 
 
+def _names_a_block(experiment: str, config: Path) -> bool:
+    """A header line's experiment is a block of ``config``: the experiment itself, or one of its family
+    (``board_noise`` in ``board.yaml``: an experiment file beside it whose name extends the config's), so
+    that the header of an experiment made of several (the board's five, the leaderboard's three) runs all."""
+    name = config.stem
+    return experiment == name or (experiment.startswith(name + "_") and (config.parent / f"{experiment}.yaml").is_file())
+
+
 def blocks(config: Path) -> list[list[str]]:
     """The commands in ``config``'s header, each as its ``ccbench`` arguments (the sweep dir removed)."""
     if not config.is_file():
         raise SystemExit(f"{config}: no such experiment file (the blocks are read from its header)")
-    name = config.stem
     found = []
     for line in config.read_text().splitlines():
         text = line.lstrip("#").strip()
-        if text.startswith(f"ccbench experiment={name} ") or text == f"ccbench experiment={name}":
-            found.append([a for a in shlex.split(text)[1:] if not a.startswith("hydra.sweep.dir=")])
+        if not text.startswith("ccbench experiment="):
+            continue
+        args = shlex.split(text)[1:]
+        if _names_a_block(args[0].split("=", 1)[1], config):
+            found.append([a for a in args if not a.startswith("hydra.sweep.dir=")])
     if not found:
-        raise SystemExit(f"{config}: no '#   ccbench experiment={name} ...' lines in its header")
+        raise SystemExit(f"{config}: no '#   ccbench experiment={config.stem} ...' lines in its header")
     return found
 
 

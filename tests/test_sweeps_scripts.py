@@ -38,6 +38,29 @@ def test_k_free_cvcp_blocks_split_its_grid_with_no_method_twice_or_left_out():
     assert progress.planned_cells(config) == 15 * 2 * 24
 
 
+def test_an_experiment_made_of_several_runs_its_whole_family():
+    # board.yaml's header lists the board's five experiments into one sweep dir; leaderboard.yaml its three
+    board = run_blocks.blocks(REPO / "conf" / "experiment" / "board.yaml")
+    assert [b[0] for b in board] == ["experiment=board", "experiment=board_noise", "experiment=board_noise_large",
+                                     "experiment=board_pccc", "experiment=board_k_free"]
+    assert len(run_blocks.blocks(REPO / "conf" / "experiment" / "leaderboard.yaml")) == 3
+    # each block counted by its own experiment's lists: the board design's 73,320 jobs (docs/leaderboard.md)
+    # and the shipped leaderboard's 7,632
+    assert progress.planned_cells(REPO / "conf" / "experiment" / "board.yaml") == 73320
+    assert progress.planned_cells(REPO / "conf" / "experiment" / "leaderboard.yaml") == 7632
+    # one of the family names only itself; a name that only starts alike, with no file, is no block
+    assert len(run_blocks.blocks(REPO / "conf" / "experiment" / "board_noise.yaml")) == 1
+
+
+def test_a_header_line_of_another_experiment_is_no_block(tmp_path):
+    config = tmp_path / "demo.yaml"
+    config.write_text("#   ccbench experiment=demo method=a\n#   ccbench experiment=demo_x method=b\n"
+                      "#   ccbench experiment=other method=c\n")
+    assert run_blocks.blocks(config) == [["experiment=demo", "method=a"]]
+    (tmp_path / "demo_x.yaml").write_text("")
+    assert len(run_blocks.blocks(config)) == 2
+
+
 def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
     exe = tmp_path / "ccbench"
     exe.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls'}\n"
