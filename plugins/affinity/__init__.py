@@ -27,8 +27,8 @@ def ccbench_methods() -> list[MethodSpec]:
             paper="Frey & Dueck, Science 2007",
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=8.67, exponent=2.47, pairs_exponent=0.01, k_exponent=-0.11, features_exponent=-0.38, tuned=2.39,
-                           k_free=TimeModel(n=1000, seconds=0.699, exponent=2.32, pairs_exponent=-0.19, features_exponent=-0.05)),
+            time=TimeModel(n=1000, seconds=3.53, exponent=2.15, pairs_exponent=-0.04, k_exponent=0.33, features_exponent=0.15, tuned=0.293,
+                           k_free=TimeModel(n=1000, seconds=0.699, exponent=2.32, pairs_exponent=-0.18, features_exponent=-0.05)),
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -44,8 +44,8 @@ def ccbench_methods() -> list[MethodSpec]:
             constraint_kind="soft",
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=10.1, exponent=2.59, pairs_exponent=0.55, k_exponent=0.18, features_exponent=-0.11, tuned=1.85,
-                           k_free=TimeModel(n=1000, seconds=0.674, exponent=2.43, pairs_exponent=0.8, features_exponent=-0.04)),
+            time=TimeModel(n=1000, seconds=5.21, exponent=2.71, pairs_exponent=0.85, k_exponent=-0.06, features_exponent=-0.21, tuned=1.04,
+                           k_free=TimeModel(n=1000, seconds=0.664, exponent=2.42, pairs_exponent=0.82, features_exponent=-0.04)),
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -61,8 +61,8 @@ def ccbench_methods() -> list[MethodSpec]:
             constraint_kind="soft",
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=10.9, exponent=1.59, pairs_exponent=0.47, k_exponent=0.87, features_exponent=0.2, tuned=1.27,
-                           k_free=TimeModel(n=1000, seconds=10.9, exponent=2.82, pairs_exponent=1.39, features_exponent=-0.14)),
+            time=TimeModel(n=1000, seconds=28.4, exponent=2.08, pairs_exponent=0.46, k_exponent=1.15, features_exponent=0.28, tuned=0.507,
+                           k_free=TimeModel(n=1000, seconds=14.2, exponent=2.8, pairs_exponent=1.19, features_exponent=-0.37)),
             memory=MemoryModel(dense=5, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
         MethodSpec(
@@ -78,8 +78,8 @@ def ccbench_methods() -> list[MethodSpec]:
             constraint_kind="hard",
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=6.78, exponent=2.05, pairs_exponent=0.04, k_exponent=0.68, features_exponent=0.01, tuned=1.13,
-                           k_free=TimeModel(n=1000, seconds=0.67, exponent=2.38, pairs_exponent=-0.11, features_exponent=-0.03)),
+            time=TimeModel(n=1000, seconds=6.78, exponent=1.97, k_exponent=0.58, features_exponent=-0.06, tuned=0.958,
+                           k_free=TimeModel(n=1000, seconds=0.669, exponent=2.37, pairs_exponent=-0.1, features_exponent=-0.03)),
             memory=MemoryModel(dense=6, alternative="subsample, or use scap with memory='linear' (O(N) memory)"),
         ),
     ]

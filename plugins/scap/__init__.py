@@ -25,8 +25,8 @@ def ccbench_methods() -> list[MethodSpec]:
             paper=_LEONE,
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=1.62, exponent=0.85, pairs_exponent=0.02, k_exponent=1.3, features_exponent=0.16, tuned=0.85,
-                           k_free=TimeModel(n=1000, seconds=0.758, exponent=3, pairs_exponent=0.13, features_exponent=-0.27)),
+            time=TimeModel(n=1000, seconds=1.58, exponent=0.7, pairs_exponent=0.02, k_exponent=0.98, features_exponent=0.05, tuned=0.789,
+                           k_free=TimeModel(n=1000, seconds=0.79, exponent=3, pairs_exponent=0.18, features_exponent=-0.32)),
             memory=MemoryModel(dense=2, alternative="use memory='linear' (O(N) memory, eqs. 16-20)", unless=(("memory", "linear"),)),
         ),
         MethodSpec(
@@ -43,8 +43,8 @@ def ccbench_methods() -> list[MethodSpec]:
             constraint_kind="hard",
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=2.52, exponent=1.02, pairs_exponent=-0.29, k_exponent=0.84, features_exponent=0.06, tuned=0.988,
-                           k_free=TimeModel(n=1000, seconds=0.766, exponent=3, pairs_exponent=0.03, features_exponent=-0.27)),
+            time=TimeModel(n=1000, seconds=0.528, exponent=2.71, pairs_exponent=0.03, k_exponent=0.54, features_exponent=0.16, tuned=1.62,
+                           k_free=TimeModel(n=1000, seconds=0.818, exponent=3, pairs_exponent=0.13, features_exponent=-0.32)),
             memory=MemoryModel(dense=2, alternative="use memory='linear' (O(N) memory, eqs. 16-20)", unless=(("memory", "linear"),)),
         ),
     ]
