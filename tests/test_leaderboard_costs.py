@@ -36,3 +36,13 @@ def test_each_trial_costs_its_own_call_once_in_its_track():
     assert table.loc["second seed", "cpu_h"] == pytest.approx(0.1)
     assert table.loc["all", "cpu_h"] == pytest.approx(2.8)
     assert table.loc["all", "wall_on_2_cores_h"] == pytest.approx((3.5 + 0.5 + 0.2 + 0.1) / 2)
+
+
+def test_a_larger_budget_re_run_is_its_own_track_not_the_board_s():
+    # leaderboard_budget6x: the same config_hash and trial at 60 s beside the board's row at 10 s
+    base = {"config_hash": "a", "method_label": "ap", "constraints.name": "random_pairs", "seed": 0,
+            "fit_reused": False, "time_budget": 10.0}
+    rows = pd.DataFrame([{**base, "trial": 0, "trial_cpu_time": 360.0, "trial_timeout": 10.0},
+                         {**base, "trial": 0, "trial_cpu_time": 3600.0, "trial_timeout": 60.0, "time_budget": 60.0}])
+    table = costs(rows)
+    assert table.loc["main", "cpu_h"] == pytest.approx(0.1) and table.loc["budget re-run", "cpu_h"] == pytest.approx(1.0)

@@ -345,3 +345,28 @@ def test_check_labels_finds_a_partition_from_another_run(shipped, tmp_path, caps
     write_labels(job, {name: np.roll(read_labels(job)[name], 1)})  # another run's partition
     assert check([str(copy)]) == 1
     assert f"{job.name} trial 0" in capsys.readouterr().out
+
+
+def test_a_larger_budget_re_run_ships_the_board_s_partition_not_its_own(shipped, tmp_path):
+    """leaderboard_budget6x's trials share (config_hash, trial) with the board's: where both are ok the shipped
+    partition is the board's, the one its row's ARI was computed from (the regeneration of 2026-11-30 shipped
+    15 SCSSAP-ML partitions of the re-run beside the board's rows)."""
+    from ccbench.running.labels_store import read_labels, write_labels
+
+    sweep, _ = shipped
+    board, rerun = tmp_path / "board", tmp_path / "rerun"
+    shutil.copytree(sweep, board)
+    for path in board.rglob("results.parquet"):
+        rows = read_results(path)
+        write_results(rows.assign(trial_timeout=10.0), path)
+    job = next(board.glob("iris_kmeans_1"))
+    shutil.copytree(job, rerun / job.name)
+    rows = read_results(rerun / job.name / "results.parquet")
+    write_results(rows.assign(trial_timeout=60.0), rerun / job.name / "results.parquet")
+    write_labels(rerun / job.name, {k: np.roll(v, 1) for k, v in read_labels(job).items()})
+    assert main(["report", str(board), str(rerun), "--leaderboard", "--out", str(tmp_path / "out")]) == 0
+    labels = pd.read_parquet(tmp_path / "out" / "labels.parquet")
+    for name, mine in read_labels(job).items():
+        chash, _, trial = name.rpartition("_")
+        kept = labels[(labels["config_hash"] == chash) & (labels["trial"] == int(trial))]["labels"]
+        assert len(kept) == 1 and np.array_equal(np.asarray(kept.iloc[0]), mine), name

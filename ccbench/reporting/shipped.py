@@ -208,14 +208,24 @@ def _labels_frame(data: pd.DataFrame):
 
     ok = data[data["status"] == "ok"] if "status" in data else data.iloc[:0]  # a trial that is not ok has no partition
     wanted = set(zip(ok["config_hash"].astype(str), ok["trial"].astype(int))) if set(KEY) <= set(data) else set()
+    from .leaderboard._rerun_rows import rerun_mask
+
+    # a larger-budget re-run shares its board twin's (config_hash, trial): the board's partition is the one
+    # shipped, the re-run's only where the board has none (its twin refused or killed)
+    rerun = rerun_mask(data) if set(KEY) <= set(data) else pd.Series(False, index=data.index)
+    board = set(zip(ok.loc[~rerun.reindex(ok.index).fillna(False).astype(bool), "config_hash"].astype(str),
+                    ok.loc[~rerun.reindex(ok.index).fillna(False).astype(bool), "trial"].astype(int))) if len(ok) else set()
     found: dict = {}
     for source in (data["source"].dropna().unique() if "source" in data else []):
         folder = Path(str(source))
         if folder.is_dir() and not folder.is_symlink():
             if os.path.lexists(folder / JOB_LABELS):
                 check_regular(folder / JOB_LABELS)  # a FIFO of that name would block the shipping for ever
+            of_rerun = bool(rerun[data["source"] == source].any())
             for name, labels in read_labels(folder).items():
                 chash, _, trial = name.rpartition("_")
+                if of_rerun and (chash, int(trial)) in board:
+                    continue
                 found[(chash, int(trial))] = labels
     for folder in (data.attrs.get("shipped_from") or []):
         old = read_shipped_labels(folder)

@@ -7,7 +7,9 @@ Reads a sweep directory or a shipped folder (``ccbench.reporting.load``). A tria
 its wall is ``trial_wall_time``, else ``fit_time`` plus ``tune_time``. A trial that reused a shared
 unsupervised fit (``fit_reused``) costs nothing here: the fit was paid in the cell that made it.
 Tracks: the second seed (rows of a seed above the smallest), the k-free track (``<method>[k-free]``),
-the dense pairs (``fraction_pairs``), and the main track (everything else). ``wall on N cores`` is the
+the dense pairs (``fraction_pairs``), the budget re-run (a cell's trials at a larger budget than the board's,
+``experiment=leaderboard_budget6x``: :func:`~ccbench.reporting.leaderboard._rerun_rows.rerun_mask`), and the main
+track (everything else). ``wall on N cores`` is the
 trials' wall divided by N (N jobs at a time): a lower bound of a run from scratch, which also pays
 job start-up, data loading and row writing.
 
@@ -24,6 +26,7 @@ import pandas as pd
 
 from ccbench.reporting import load
 from ccbench.reporting.leaderboard._frame import K_FREE
+from ccbench.reporting.leaderboard._rerun_rows import rerun_mask
 
 
 def _column(rows: pd.DataFrame, name: str) -> pd.Series:
@@ -38,6 +41,7 @@ def _track_of(rows: pd.DataFrame) -> pd.Series:
     track[scheme == "fraction_pairs"] = "dense pairs"
     track[label.str.endswith(K_FREE)] = "k-free"
     track[seed > seed.min()] = "second seed"
+    track[rerun_mask(rows).reindex(rows.index).fillna(False).to_numpy(bool)] = "budget re-run"
     return track
 
 

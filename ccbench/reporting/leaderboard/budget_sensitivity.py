@@ -236,8 +236,8 @@ def machine_comparison(data: pd.DataFrame, mask: pd.Series, rerun_timeout: float
     text = f"The re-run's rows were made on {_machines(data[mask])}, the board's on {_machines(data[~mask])}."
     cols = _KEY + ["method.name", "trial_cpu_time"] + (["code.method_hash"] if "code.method_hash" in data else [])
 
-    def finished(rows: pd.DataFrame) -> pd.DataFrame:
-        rows = rows[rows["status"].eq("ok")][cols].astype({k: str for k in _KEY})
+    def finished(rows: pd.DataFrame) -> pd.DataFrame:  # rows without a CPU clock (no trial_timeout) have none
+        rows = rows[rows["status"].eq("ok")].reindex(columns=cols).astype({k: str for k in _KEY})
         return rows[pd.to_numeric(rows["trial_cpu_time"], errors="coerce").gt(0)]
 
     pairs = finished(data[mask]).merge(finished(data[~mask]), on=_KEY, suffixes=("", "_board"))
