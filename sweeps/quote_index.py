@@ -79,7 +79,11 @@ def main(argv=None) -> int:
     parser.add_argument("index", type=Path)
     parser.add_argument("--metric", default="ari", help="the pages' metric (ccbench report --metric)")
     opts = parser.parse_args(argv)
-    text = rewrite(opts.readme.read_text(), opts.index.read_text(), opts.metric)
+    try:
+        readme, index = opts.readme.read_text(), opts.index.read_text()
+    except OSError as exc:
+        raise SystemExit(f"quote_index: {exc.filename}: {exc.strerror} (run ccbench report ... --leaderboard first)")
+    text = rewrite(readme, index, opts.metric)
     opts.readme.write_text(text)
     return 0
 

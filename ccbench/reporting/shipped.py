@@ -213,8 +213,8 @@ def _labels_frame(data: pd.DataFrame):
     # a larger-budget re-run shares its board twin's (config_hash, trial): the board's partition is the one
     # shipped, the re-run's only where the board has none (its twin refused or killed)
     rerun = rerun_mask(data) if set(KEY) <= set(data) else pd.Series(False, index=data.index)
-    board = set(zip(ok.loc[~rerun.reindex(ok.index).fillna(False).astype(bool), "config_hash"].astype(str),
-                    ok.loc[~rerun.reindex(ok.index).fillna(False).astype(bool), "trial"].astype(int))) if len(ok) else set()
+    on_board = ok[~rerun.reindex(ok.index).fillna(False).astype(bool)]
+    board = set(zip(on_board["config_hash"].astype(str), on_board["trial"].astype(int))) if set(KEY) <= set(ok) else set()
     found: dict = {}
     for source in (data["source"].dropna().unique() if "source" in data else []):
         folder = Path(str(source))
