@@ -276,6 +276,32 @@ def test_kempe_passes_agree_between_routes_keep_constraints_and_lower_the_object
     assert unit_objective(mean, size, a, 3) < unit_objective(mean, size, start, 3)
 
 
+def test_a_kempe_pass_moves_a_chain_into_an_empty_cluster_on_both_routes():
+    """A J-means jump can leave a cluster empty before a Kempe pass (the k-free CVCP run's one
+    ``error`` row: ``ZeroDivisionError`` on ecoli). An empty cluster's share of the objective is 0, so
+    moving a chain into it (splitting its cluster) is an interchange like any other, and both routes
+    make the same ones; the old numba kernel divided by the empty cluster's weight, the old numpy route
+    compared NaN and never moved."""
+    from ccbench_plugins.kmeans._kernels import kempe_pass
+    from ccbench_plugins.kmeans.core import Units
+    from ccbench_plugins.kmeans.local_search import _prepare, kempe_numpy, unit_objective
+
+    X, cons = _instance(7, n=30, k=3, n_ml=4, n_cl=30)
+    units = Units.build(X, cons)
+    mean, size, indptr, nbr, tol = _prepare(units)
+    y = np.arange(30) % 3
+    # classes 1 and 2 merged, cluster 2 empty (a unit's points share a class: the pairs agree with it)
+    start = np.array([min(y[units.unit_of == u][0], 1) for u in range(units.n_units)], dtype=np.int64)
+    assert cons.violations(start[units.unit_of])[0] == 0 and not (start == 2).any()
+    a, b = start.copy(), start.copy()
+    made_a = kempe_pass(mean, size, a, 3, indptr, nbr, tol)
+    made_b = kempe_numpy(mean, size, b, 3, indptr, nbr, tol)
+    np.testing.assert_array_equal(a, b)
+    assert made_a == made_b > 0 and (a == 2).any()
+    assert unit_objective(mean, size, a, 3) < unit_objective(mean, size, start, 3)
+    assert cons.violations(a[units.unit_of])[0] == 0
+
+
 def test_jmeans_jump_relocates_a_centroid_out_of_a_split_cluster():
     """Three tight blobs, started from one blob split in two and the other two merged: no single
     move helps (a local optimum of the search), and reassigning to the same centroids changes

@@ -196,7 +196,12 @@ def kempe_pass(mean, size, lab, k, indptr, nbr, tol):
                 new_b += (S[b, t] + dS[t]) ** 2
                 old_a += S[a, t] ** 2
                 old_b += S[b, t] ** 2
-            if new_a / wa + new_b / wb - old_a / W[a] - old_b / W[b] > tol:
+            # an empty cluster (a J-means jump can leave one) holds no objective: 0, not 0 / 0
+            if W[a] > 0:
+                old_a /= W[a]
+            if W[b] > 0:
+                old_b /= W[b]
+            if new_a / wa + new_b / wb - old_a - old_b > tol:
                 for i in range(length):
                     x = chain[i]
                     lab[x] = b if lab[x] == a else a

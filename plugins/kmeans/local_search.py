@@ -284,12 +284,18 @@ def kempe_numpy(mean, size, lab, k, indptr, nbr, tol):
             if wa <= 0 or wb <= 0:
                 continue
             gain = ((S[a] - dS) ** 2).sum() / wa + ((S[b] + dS) ** 2).sum() / wb
-            if gain - (S[a] ** 2).sum() / W[a] - (S[b] ** 2).sum() / W[b] > tol:
+            if gain - _cluster_term(S[a], W[a]) - _cluster_term(S[b], W[b]) > tol:
                 lab[chain] = np.where(lab[chain] == a, b, a)
                 S[a], S[b], W[a], W[b] = S[a] - dS, S[b] + dS, wa, wb
                 made += 1
                 break
     return made
+
+
+def _cluster_term(s, w):
+    """``|s|^2 / w``, a cluster's share of the objective from its weighted sum; 0 for an empty cluster
+    (which a J-means jump can leave), where the quotient is 0 / 0."""
+    return float((s ** 2).sum() / w) if w > 0 else 0.0
 
 
 def _shifted(C, W, m, w, a, b):
