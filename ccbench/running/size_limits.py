@@ -29,7 +29,9 @@ def predicted_seconds(spec: registry.MethodSpec, n_samples: int, n_pairs: int = 
 
     The given-k trial of a searching method is the outer model when it has a ``k_free`` part (calibrated
     on given-k trials: the search is in it), else ``search_fits`` times the model (a model of one fit); its
-    k-free trial is ``k_free`` (or the model). A tuned trial (``fits`` > 1, :func:`~ccbench.running.protocol.tuning_fits`) is
+    k-free trial is ``k_free`` (or the model). So is the k-free trial of a method that **needs** k (CVCP over
+    :func:`~ccbench.running.protocol.k_free_range`, a grid in n whose fits grow with k: calibrated on those
+    cells, not the given-k model at k = 2 times the fits). A tuned trial (``fits`` > 1, :func:`~ccbench.running.protocol.tuning_fits`) is
     ``tuned * fits`` untuned ones. Equation: :class:`~ccbench.specs.TimeModel`."""
     if spec.time is None:
         return None
@@ -41,6 +43,8 @@ def predicted_seconds(spec: registry.MethodSpec, n_samples: int, n_pairs: int = 
 def _time_regime(spec: registry.MethodSpec, n_clusters: int | None):
     """(the TimeModel that describes this trial, the fits it is charged per trial): see :func:`predicted_seconds`."""
     model = spec.time
+    if n_clusters is None and spec.needs_n_clusters and model.k_free is not None:
+        return model.k_free, 1  # CVCP over k_free_range: the k-free board's own regime (its tuned factor, its n)
     if spec.accepts_n_clusters and not spec.needs_n_clusters and model.k_free is not None:
         return (model if searches_for_k(spec, n_clusters) else model.k_free), 1
     return model, (spec.search_fits if searches_for_k(spec, n_clusters) else 1)
