@@ -176,6 +176,26 @@ def test_the_board_ranks_the_k_free_runs_against_k_means_choosing_k():
     assert "k-means choosing k by CVCP" in text and "not run k-free" in text
 
 
+def test_the_trials_that_did_not_finish_are_counted_per_entry_and_the_refused_k_named():
+    from ccbench.reporting.leaderboard._frame import long_frame
+    from ccbench.reporting.leaderboard.k_free_board import k_free_blocks
+
+    data = _raw_rows()
+    chose = (data["method.name"] == "kmeans") & (data["method.n_clusters"] == "free")
+    data.loc[chose & (data["dataset.name"] == "d0"), "status"] = "infeasible"
+    data.loc[chose & (data["dataset.name"] == "d1") & (data["trial"] == 1), "status"] = "timeout"
+    blocks, tables = k_free_blocks(long_frame(data, "ari"), data, "ari")
+    failed = tables["k_free_failures"].set_index(["kind", "method"])
+    assert failed.index.tolist() == [("pairs", "kmeans")]  # ap and cobs all ok: not listed
+    assert failed.loc[("pairs", "kmeans"), ["ok", "infeasible", "timeout"]].tolist() == [13, 2, 1]
+    text = "\n".join(b[-1] for b in blocks if b[0] != "fig")
+    assert "Trials that did not finish" in text and "refusing the k chosen for it" in text
+    # measured: the infeasible cell ranks kmeans last there, so it loses d0 to both entries
+    eff = tables["k_free_effects"]
+    row = eff[(eff["convention"] == "last") & (eff["subset"] == "all") & (eff["reference"] == "kmeans")]
+    assert (row.set_index("method").loc["cobs", "wins"]) >= 1
+
+
 @pytest.fixture(scope="module")
 def shipped():
     from pathlib import Path

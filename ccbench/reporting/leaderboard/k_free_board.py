@@ -31,7 +31,7 @@ from .effects import FAILURE_SCORE, headline_effects
 from .headline_text import headline_blocks
 from .ranks import rank_table
 
-__all__ = ["k_free_frame", "missing_methods", "k_choice_table", "k_free_blocks", "write_k_free_board", "PAGE"]
+__all__ = ["k_free_frame", "missing_methods", "k_choice_table", "failure_table", "k_free_blocks", "write_k_free_board", "PAGE"]
 
 #: The page's file stem (``k_free.md``, ``k_free.html``).
 PAGE = "k_free"
@@ -117,6 +117,15 @@ def k_choice_table(board: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
                          "k_found_median": g["found"].median()}).reset_index()[cols]
 
 
+def failure_table(board: pd.DataFrame) -> pd.DataFrame:
+    """Per (kind, method) with any trial not ``ok``: its trial count per status (``ok`` included)."""
+    if board.empty:
+        return pd.DataFrame(columns=["kind", "method", "ok"])
+    counts = board.groupby(["kind", "method", "status"]).size().unstack("status", fill_value=0)
+    failed = counts.drop(columns="ok", errors="ignore").sum(axis=1) > 0
+    return counts[failed].reset_index().rename_axis(columns=None)
+
+
 def _md(table: pd.DataFrame) -> str:
     table = table if isinstance(table.index, pd.RangeIndex) else table.reset_index()
     f = table.map(lambda v: f"{v:.3g}" if isinstance(v, (float, np.floating)) and np.isfinite(v) else
@@ -191,6 +200,17 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
                           f"failure ranks last, a refused or skipped cell is missing; over {len(means)} cells."),
                    ("md", _md(table))]
         ranks.append(table.assign(kind=kind))
+    failures = failure_table(board)
+    if len(failures):
+        blocks += [("h", 2, "Trials that did not finish"),
+                   ("md", "Per kind and entry, its trials by status where any did not end `ok` (a measured failure, "
+                          "`timeout`, `error`, `infeasible`, ranks last in its cell; `refused` and `skipped` leave "
+                          "the cell missing). `infeasible` here is the method refusing the k chosen for it: CVCP "
+                          "validates each k on folds that hold part of the constraints, so it can choose a k the "
+                          "whole set rules out (fewer clusters than chunklets that cannot-links make mutually "
+                          "exclusive), which a method that keeps every constraint (NNC) refuses. A k-free user "
+                          "of that method meets the same refusal: it is scored, not excused."),
+                   ("md", _md(failures))]
     choice = k_choice_table(board, data)
     if len(choice):
         blocks += [("h", 2, "The k chosen"),
@@ -199,7 +219,8 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
                           "classes|; `k_found_median`."),
                    ("md", _md(choice))]
     tables.update(k_free_effects=pd.concat(effects, ignore_index=True) if effects else pd.DataFrame(),
-                  k_free_ranks=pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(), k_free_k=choice)
+                  k_free_ranks=pd.concat(ranks, ignore_index=True) if ranks else pd.DataFrame(), k_free_k=choice,
+                  k_free_failures=failures)
     return blocks, tables
 
 
