@@ -34,7 +34,7 @@ def _experiment_lists(name: str) -> dict[str, list[str]]:
             params = compose("config", overrides=[f"experiment={name}"], return_hydra_config=True).hydra.sweeper.params
     except HydraException:
         return {}
-    return {k: str(params[k]).split(",") for k in SWEEP_KEYS if k in params}
+    return {str(k): str(v).split(",") for k, v in params.items()}  # every swept key (method.name, noise.rate, ...)
 
 
 def _count(key: str, values: list[str]) -> int:
@@ -53,7 +53,7 @@ def planned_cells(config: Path) -> int:
         experiment = given.get("experiment", [config.stem])[0]  # a block may be another of the family
         if experiment not in own:
             own[experiment] = _experiment_lists(experiment)
-        lists = {**own[experiment], **{k: v for k, v in given.items() if k in SWEEP_KEYS}}
+        lists = {**own[experiment], **{k: v for k, v in given.items() if k in SWEEP_KEYS or k in own[experiment]}}
         total += math.prod(_count(k, v) for k, v in lists.items())
     return total
 

@@ -38,6 +38,14 @@ def test_k_free_cvcp_blocks_split_its_grid_with_no_method_twice_or_left_out():
     assert progress.planned_cells(config) == 15 * 2 * 24
 
 
+def test_the_active_tracks_blocks_partition_its_24_sets_smallest_first():
+    config = REPO / "conf" / "experiment" / "active.yaml"
+    lists = progress._experiment_lists(config.stem)
+    listed = [d for b in run_blocks.blocks(config) for a in b if a.startswith("dataset=") for d in a.split("=", 1)[1].split(",")]
+    assert listed == lists["dataset"] and len(listed) == 24  # each once, in the grid's order (by size)
+    assert progress.planned_cells(config) == 24 * 3 * 6 * 4  # data sets x methods x strategies x noise rates
+
+
 def test_an_experiment_made_of_several_runs_its_whole_family():
     # board.yaml's header lists the board's five experiments into one sweep dir; leaderboard.yaml its three
     board = run_blocks.blocks(REPO / "conf" / "experiment" / "board.yaml")
