@@ -4,9 +4,9 @@
 
 A cell is complete when it has a row for each of its ``n_trials`` trials (a cell stopped by its first
 timeout, ``timeout_stops_cell``, writes the rest as timeouts). The number of cells the experiment holds
-is the sum over its header's blocks of the product of each block's comma lists (method, dataset,
-supervision, seed), a key a block does not give taking the experiment's own sweeper list (composed by
-Hydra, data-set suites expanded).
+is the sum over its header's blocks of the product of each block's comma lists (every swept key: method,
+dataset, supervision, seed, method.name, constraints.strategy, noise.rate, ...), a key a block does not give
+taking the experiment's own sweeper list (composed by Hydra, data-set suites expanded).
 """
 
 from __future__ import annotations
