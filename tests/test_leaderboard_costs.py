@@ -46,3 +46,13 @@ def test_a_larger_budget_re_run_is_its_own_track_not_the_board_s():
                          {**base, "trial": 0, "trial_cpu_time": 3600.0, "trial_timeout": 60.0, "time_budget": 60.0}])
     table = costs(rows)
     assert table.loc["main", "cpu_h"] == pytest.approx(0.1) and table.loc["budget re-run", "cpu_h"] == pytest.approx(1.0)
+
+
+def test_a_method_choosing_k_by_cvcp_is_the_k_free_cvcp_track_not_the_main_or_the_own_rule_one():
+    base = {"constraints.name": "random_pairs", "seed": 0, "fit_reused": False}
+    rows = pd.DataFrame([{**base, "config_hash": "a", "method_label": "kmeans[k-free]+cvcp", "trial_cpu_time": 720.0},
+                         {**base, "config_hash": "b", "method_label": "ap[k-free]", "trial_cpu_time": 360.0},
+                         {**base, "config_hash": "c", "method_label": "kmeans+cvcp", "trial_cpu_time": 36.0}])
+    table = costs(rows)
+    assert table.loc["k-free CVCP", "cpu_h"] == pytest.approx(0.2) and table.loc["k-free", "cpu_h"] == pytest.approx(0.1)
+    assert table.loc["main", "cpu_h"] == pytest.approx(0.01)

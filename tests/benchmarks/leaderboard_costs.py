@@ -6,7 +6,8 @@ Reads a sweep directory or a shipped folder (``ccbench.reporting.load``). A tria
 ``trial_cpu_time`` (the worker's CPU time for the whole call), else ``fit_cpu_time`` plus ``tune_time``;
 its wall is ``trial_wall_time``, else ``fit_time`` plus ``tune_time``. A trial that reused a shared
 unsupervised fit (``fit_reused``) costs nothing here: the fit was paid in the cell that made it.
-Tracks: the second seed (rows of a seed above the smallest), the k-free track (``<method>[k-free]``),
+Tracks: the second seed (rows of a seed above the smallest), the k-free track (``<method>[k-free]``), the
+k-free CVCP track (``<method>[k-free]+cvcp``: a method that needs k choosing it by CVCP over k),
 the dense pairs (``fraction_pairs``), the budget re-run (a cell's trials at a larger budget than the board's,
 ``experiment=leaderboard_budget6x``: :func:`~ccbench.reporting.leaderboard._rerun_rows.rerun_mask`), and the main
 track (everything else). ``wall on N cores`` is the
@@ -40,6 +41,7 @@ def _track_of(rows: pd.DataFrame) -> pd.Series:
     track = pd.Series("main", index=rows.index)
     track[scheme == "fraction_pairs"] = "dense pairs"
     track[label.str.endswith(K_FREE)] = "k-free"
+    track[label.str.contains(K_FREE + "+", regex=False)] = "k-free CVCP"  # kmeans[k-free]+cvcp: needs k, chose it
     track[seed > seed.min()] = "second seed"
     track[rerun_mask(rows).reindex(rows.index).fillna(False).to_numpy(bool)] = "budget re-run"
     return track
