@@ -95,7 +95,9 @@ class TimeModel:
     model of its k-free trial, one fit; the outer model is then the given-k trial *including the
     search for k* (measured so), and :attr:`MethodSpec.search_fits` is not charged on top. Without
     ``k_free`` the model is one fit, and a given-k trial is charged ``search_fits`` of them (the rule
-    for a model declared from single fits).
+    for a model declared from single fits). For a method that **needs** k, ``k_free`` is the model of
+    its k-free trial, CVCP over k (``tuned * fits`` of it, calibrated on those trials: the fits over
+    2..sqrt(n) grow with k, which the outer model, given no k, cannot see).
 
     With the cell option ``time_budget`` set, the protocol refuses before fitting a trial whose
     prediction exceeds :data:`ccbench.running.protocol.TIME_REFUSAL_FACTOR` times the budget

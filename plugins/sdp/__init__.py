@@ -29,7 +29,8 @@ def ccbench_methods() -> list[MethodSpec]:
             # at load 0.8: 1.5 s at 500, 11 s at 1,000, 132 s at 2,000)
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=8.39, exponent=2.42, pairs_exponent=0.01, k_exponent=0.39, features_exponent=0.06, tuned=0.998),
+            time=TimeModel(n=1000, seconds=8.39, exponent=2.42, pairs_exponent=0.01, k_exponent=0.39, features_exponent=0.06, tuned=0.998,
+                           k_free=TimeModel(n=1000, seconds=3.26, exponent=1.81, pairs_exponent=0.31, features_exponent=-0.11)),
             # SDPA's route: 87 / 337 / 486 / 763 MB at n = 500 / 1,000 / 1,200 / 1,500 (42-44 n^2 doubles);
             # the ADMM's: 79 MB at 500 (40 n^2)
             memory=MemoryModel(dense=44, alternative="subsample (the SDP holds dozens of n x n matrices)"),
@@ -43,7 +44,8 @@ def ccbench_methods() -> list[MethodSpec]:
             needs_n_clusters=True,
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=0.146, exponent=2.33, pairs_exponent=-0.01, k_exponent=1.62, features_exponent=-0.04, tuned=0.984),
+            time=TimeModel(n=1000, seconds=0.146, exponent=2.33, pairs_exponent=-0.01, k_exponent=1.62, features_exponent=-0.04, tuned=0.984,
+                           k_free=TimeModel(n=1000, seconds=1.3, exponent=2.45, pairs_exponent=0.08, features_exponent=0.08)),
             memory=MemoryModel(dense=3, alternative="subsample, or use kmeans"),
         ),
     ]

@@ -36,7 +36,8 @@ def ccbench_methods() -> list[MethodSpec]:
             # 3.2 / 18 / 49 s wall at n = 5k / 10k / 20k (load 2-3); 55 s at 15k, 104 s at 20k (load 4)
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=0.447, exponent=2.36, pairs_exponent=0.02, k_exponent=-0.09, features_exponent=0.28, tuned=1.24),
+            time=TimeModel(n=1000, seconds=0.447, exponent=2.36, pairs_exponent=0.02, k_exponent=-0.09, features_exponent=0.28, tuned=1.24,
+                           k_free=TimeModel(n=1000, seconds=0.175, exponent=1.51, pairs_exponent=0.11, features_exponent=0.03)),
         ),
         MethodSpec(
             name="e2cp",
@@ -50,7 +51,8 @@ def ccbench_methods() -> list[MethodSpec]:
             memory=_E2CP_MEMORY,
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=0.314, exponent=1.61, pairs_exponent=0.06, k_exponent=-0.22, features_exponent=0.09, tuned=0.838),
+            time=TimeModel(n=1000, seconds=0.314, exponent=1.61, pairs_exponent=0.06, k_exponent=-0.22, features_exponent=0.09, tuned=0.838,
+                           k_free=TimeModel(n=1000, seconds=0.175, exponent=1.52, pairs_exponent=0.14, features_exponent=0.04)),
         ),
         MethodSpec(
             name="ncuts",
@@ -75,6 +77,7 @@ def ccbench_methods() -> list[MethodSpec]:
             memory=MemoryModel(linear=30, alternative="subsample"),  # 6.3 MB traced at n = 3,000, d = 10
             # CPU per trial, calibrated on reports/leaderboard/rows.parquet by
             # `ccbench time-models reports/leaderboard` (issue 50; docs/harness.md, time budget)
-            time=TimeModel(n=1000, seconds=0.0477, exponent=1.11, pairs_exponent=0.02, k_exponent=0.73, features_exponent=0.18, tuned=0.774),
+            time=TimeModel(n=1000, seconds=0.0477, exponent=1.11, pairs_exponent=0.02, k_exponent=0.73, features_exponent=0.18, tuned=0.774,
+                           k_free=TimeModel(n=1000, seconds=0.0537, exponent=1.02, pairs_exponent=0.14, features_exponent=0.01)),
         ),
     ]
