@@ -58,6 +58,18 @@ def planned_cells(config: Path) -> int:
     return total
 
 
+def _cpu_seconds(rows):
+    """Each row's CPU: ``trial_cpu_time`` (a trial run in the worker), else an active curve's
+    ``curve_cpu_time`` (run in the job's process without ``trial_timeout``), else 0."""
+    import pandas as pd
+
+    cpu = pd.Series(0.0, index=rows.index)
+    for column in ("curve_cpu_time", "trial_cpu_time"):  # the worker's measure wins where both exist
+        if column in rows:
+            cpu = rows[column].astype(float).where(rows[column].notna(), cpu)
+    return cpu
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folder", type=Path)
@@ -74,7 +86,7 @@ def main(argv=None) -> int:
     complete = int((per_cell.trials >= per_cell.wanted).sum())
     planned = planned_cells(config) if config.exists() else float("nan")
     print(f"{opts.folder}: {complete} of {planned} cells complete ({len(per_cell)} started), "
-          f"{len(rows)} trial rows, {rows.trial_cpu_time.sum() / 3600:.2f} core-hours of trials")
+          f"{len(rows)} trial rows, {_cpu_seconds(rows).sum() / 3600:.2f} core-hours of trials")
     print("  " + ", ".join(f"{s} {n}" for s, n in rows.status.value_counts().items()))
     return 0
 

@@ -209,7 +209,10 @@ def shipped():
     return long_frame(data, "ari"), data
 
 
-def test_the_shipped_rows_k_free_page_names_its_seven_methods_and_the_missing(shipped, tmp_path):
+def test_the_shipped_rows_k_free_page_ranks_all_22_methods_each_choosing_k(shipped, tmp_path):
+    """The shipped rows hold both halves of the k-free board: the 7 methods that find k by their own rule
+    (``name[k-free]``) and the 15 that need k choosing it by CVCP over k (``name[k-free]+cvcp``), so no main-board
+    method is missing; NNC's refusals of the k CVCP chose are counted as its measured failures."""
     from ccbench.reporting.leaderboard.k_free_board import write_k_free_board
     from ccbench.reporting.leaderboard.pages import _to_html, _to_markdown
 
@@ -219,13 +222,17 @@ def test_the_shipped_rows_k_free_page_names_its_seven_methods_and_the_missing(sh
     entries = page.split("Entries: ")[1].split("\n")[0]
     for m in ("ap", "scap", "scssap", "scssap_ml", "ssap_g", "ssap_l", "cobs"):
         assert f"`{m}` (`{m}[k-free]`)" in entries
-    assert entries.count("[k-free]") == 7
-    missing = page.split("Not on this board (")[1]
-    assert missing.startswith("15 of the main board's methods): not run k-free in these rows")
-    for m in ("kmeans", "pck_means", "rn_sdp", "nnc"):
-        assert f"| {m} | CVCP over k (needs k) |" in page
+    for m in ("kmeans", "pck_means", "rn_sdp", "nnc", "cop_kmeans", "srcp", "fpc"):
+        assert f"`{m}` (`{m}[k-free]+cvcp`)" in entries
+    assert entries.count("[k-free]") == 22 and entries.count("[k-free]+cvcp") == 15
+    assert "Not on this board" not in page and "not run k-free" not in index[0]
     assert paths["k_free_html"].exists() and "k_free.md" in index[0]
-    assert {"k_free_effects", "k_free_ranks", "k_free_missing", "k_free_k"} <= {t["table"].iloc[0] for t in tables}
+    named = {t["table"].iloc[0]: t for t in tables}
+    assert {"k_free_effects", "k_free_ranks", "k_free_k", "k_free_failures"} <= set(named)
+    failed = named["k_free_failures"].set_index(["kind", "method"])
+    assert failed.loc[("pairs", "nnc"), "infeasible"] > 0 and "error" not in failed  # the kempe_pass fix
+    statuses = [c for c in failed.columns if c in ("ok", "timeout", "infeasible", "refused", "skipped")]
+    assert (failed[statuses].sum(axis=1) == 24 * 10).all()  # every ranked trial of a listed entry: 24 sets x 10
 
 
 def test_a_sweep_of_k_free_runs_alone_is_a_board_read_from_the_config():

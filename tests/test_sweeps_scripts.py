@@ -112,3 +112,11 @@ def test_a_missing_config_or_folder_and_a_bad_job_count_are_one_line_errors(tmp_
     assert exc.value.code == 2 and "--jobs must be at least 1" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="progress: no such results file"):
         progress.main([str(tmp_path / "nowhere")])
+
+
+def test_progress_counts_an_active_curve_s_cpu_where_no_trial_worker_measured_one():
+    import pandas as pd
+
+    rows = pd.DataFrame({"trial_cpu_time": [3600.0, None, None], "curve_cpu_time": [1.0, 1800.0, None]})
+    assert progress._cpu_seconds(rows).tolist() == [3600.0, 1800.0, 0.0]
+    assert progress._cpu_seconds(pd.DataFrame({"curve_cpu_time": [7.0]})).tolist() == [7.0]
