@@ -204,6 +204,24 @@ def test_the_docs_numbers_are_the_rows(shipped):
     assert "50,721" not in board
 
 
+def test_the_k_free_statements_are_the_rows(shipped):
+    """What reports/README.md and docs/leaderboard.md say of the k-free board's CVCP half, counted from the rows."""
+    data, _ = shipped
+    readme = " ".join((ROOT / "reports" / "README.md").read_text().split())
+    board = " ".join((ROOT / "docs" / "leaderboard.md").read_text().split())
+    pairs = data[data["constraints.name"] == "random_pairs"]
+    nnc = pairs[pairs["method_label"] == "nnc[k-free]+cvcp"]
+    refused = int((nnc["status"] == "infeasible").sum())
+    assert refused > 0 and f"NNC refuses the k CVCP chose in {refused} of its {len(nnc)} pair trials" in readme
+    assert f"(NNC, {refused} of its {len(nnc)} pair trials" in board
+    cop = pairs[pairs["method_label"] == "cop_kmeans[k-free]+cvcp"]
+    assert f"`timeout` in {int((cop['status'] == 'timeout').sum())} of {len(cop)}" in readme
+    cvcp = data[data["method_label"].astype(str).str.endswith("[k-free]+cvcp")]
+    assert cvcp["config_hash"].nunique() == 720 and len(cvcp) == 7200
+    assert f"{len(cvcp):,} trials, 2.42 core-hours" in readme and (cvcp["status"] == "error").sum() == 0
+    assert f"1,181 of them `timeout`" in board and int((cvcp["status"] == "timeout").sum()) == 1181
+
+
 # ---- item 11: the dense track is not PCCC's scheme -------------------------------------------------
 
 DENSE = "all pairs among round(fraction n) random points"
