@@ -481,3 +481,27 @@ def test_the_sites_ranks_are_the_pages_with_a_refused_cell(tmp_path):
     assert {m: float(r["rank_over_data_sets"]) for m, r in site.items()} == pytest.approx(pages.to_dict(), abs=1e-9)
     assert {m: float(r["rank_failed_last"]) for m, r in site.items()} == pytest.approx(failed_last.to_dict(), abs=1e-9)
     assert pages["cop_kmeans"] == pytest.approx((1 + 1.5 + 2.5) / 3)
+
+
+def test_the_index_links_the_k_free_board_where_the_pages_hold_it(tmp_path):
+    from ccbench.reporting import _format as rfmt
+    from ccbench.reporting.leaderboard import write_site
+
+    rows = [{"dataset.name": d, "method.name": m, "tune": "none", "constraints.name": "random_pairs",
+             "constraints.n_constraints": 20, "noise.name": "none", "seed": 0, "trial": t, "status": "ok",
+             "ari": v + 0.01 * t, "fit_time": 0.1}
+            for d in ("iris", "wine", "glass") for m, v in (("kmeans", 0.4), ("pck_means", 0.8)) for t in range(2)]
+    data = pd.DataFrame(rows)
+    data["method_label"] = rfmt.method_labels(data)
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    write_site(data, pages / "site", "ari", pages=pages)
+    assert "k-free board" not in (pages / "site" / "index.html").read_text()  # no page: no dead link
+    (pages / "k_free.html").write_text("<html></html>")
+    write_site(data, pages / "site", "ari", pages=pages)
+    index = (pages / "site" / "index.html").read_text()
+    assert '<a href="../k_free.html">the k-free board</a>' in index
+    (pages / "k_free.html").unlink()
+    (pages / "k_free.html").symlink_to(tmp_path / "elsewhere.html")  # a planted link is not followed
+    write_site(data, pages / "site", "ari", pages=pages)
+    assert "k-free board" not in (pages / "site" / "index.html").read_text()

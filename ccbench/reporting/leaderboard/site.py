@@ -227,6 +227,17 @@ def _pages_links(kind: str, pages: Path | None, out: Path) -> str:
     return f"<p>The full leaderboard page of {esc(kind)}: {', '.join(links)}.</p>" if links else ""
 
 
+def _k_free_link(pages: Path | None, out: Path) -> str:
+    """The index's link to the k-free board page (``k_free.html``, :mod:`.k_free_board`), where it was written
+    beside this site: the second leaderboard, every method choosing k itself."""
+    if pages is None or not (pages / "k_free.html").is_file() or (pages / "k_free.html").is_symlink():
+        return ""
+    href = esc(Path(os.path.relpath(pages / "k_free.html", out)).as_posix())
+    return (f'<h2>The k-free board</h2><p>Every method choosing k itself, as a user must (its own rule, or CVCP '
+            f'over k): <a href="{href}">the k-free board</a>, ranked like the kind pages against k-means choosing '
+            f'k. Its entries are the <code>[k-free]</code> variants in the table below.</p>')
+
+
 def _kind_page(kind: str, frame: pd.DataFrame, metric: str, margin: float, alpha: float, nav, links: str,
                partial: dict, banner: str, result: dict | None = None) -> tuple[str, pd.DataFrame]:
     """The kind's headline (effects, P(best), what they support) first, the average ranks as the secondary
@@ -349,7 +360,8 @@ def _trial_count(data: pd.DataFrame, every_seed: pd.DataFrame, frame: pd.DataFra
 
 
 def _index(kinds: dict, stats: pd.DataFrame, frame: pd.DataFrame, info: pd.DataFrame, metric: str,
-           command: str, count: str, nav, banner: str, new: dict, classes: dict | None = None) -> str:
+           command: str, count: str, nav, banner: str, new: dict, classes: dict | None = None,
+           k_free: str = "") -> str:
     methods = frame.groupby("method").agg(trials=("status", "size"), ok=("status", lambda s: int((s == "ok").sum())),
                                           data_sets=("dataset", "nunique"), family=("family", "first"))
     wins = stats.groupby("method")["winner"].sum().astype(int)
@@ -368,7 +380,7 @@ def _index(kinds: dict, stats: pd.DataFrame, frame: pd.DataFrame, info: pd.DataF
             f"<code>{esc(command)}</code>. The definitions are those of the leaderboard pages "
             f"(docs/leaderboard.md). Each kind page leads with the effect sizes over data sets against k-means and "
             f"the kind's best, with intervals and verdicts; the average ranks are its secondary view.</p>"
-            f"<h2>Supervision kinds</h2><ul>{kind_list}</ul>" + mine
+            f"<h2>Supervision kinds</h2><ul>{kind_list}</ul>" + k_free + mine
             + ("<h2>Size classes</h2><ul>" + "".join(
                 f'<li><a href="{esc(slug("size", c))}">{esc(c)}</a>: {len(m)} data sets</li>'
                 for c, m in classes.items()) + "</ul>" if classes else "")
@@ -455,4 +467,4 @@ def _write_site(data, out: Path, metric, margin, command, alpha, coverage, new_r
         stats[stats["status"] == "completed"].groupby("dataset")["method"].nunique()).fillna(0).astype(int))
     count = _trial_count(data, every_seed, frame)
     return write_text(out / "index.html", _index(kinds, stats, frame, info, metric, command, count, nav, banner,
-                                                 outside, classes), out)
+                                                 outside, classes, _k_free_link(pages, out)), out)
