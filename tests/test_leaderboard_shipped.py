@@ -103,6 +103,25 @@ def test_the_shipped_folder_regenerates_its_own_pages_and_ships_again_unchanged(
     assert json.loads((first / "grid.json").read_text())[0]["method"] == ["kmeans", "pck_means", "cop_kmeans"]
 
 
+def test_regenerating_from_the_shipped_folder_and_its_sweep_records_each_grid_once(shipped, tmp_path):
+    """The reference board is regenerated from its own shipped folder plus the sweeps it was made from: each
+    regeneration recorded their grids again (grid.json had grown to 57 grids, 10 distinct)."""
+    import yaml
+
+    sweep, _ = shipped
+    copy = tmp_path / "sweep"
+    shutil.copytree(sweep, copy)
+    grid = {"hydra": {"sweeper": {"params": {"dataset": "iris", "method": "kmeans,pck_means,cop_kmeans",
+                                             "supervision": "unconstrained,pairs,labels"}},
+                      "overrides": {"task": [], "hydra": []}}}
+    (copy / "multirun.yaml").write_text(yaml.safe_dump(grid))
+    first, again = tmp_path / "first", tmp_path / "again"
+    assert main(["report", str(copy), "--leaderboard", "--out", str(first)]) == 0
+    assert main(["report", str(first), str(copy), "--leaderboard", "--out", str(again)]) == 0
+    assert len(json.loads((again / "grid.json").read_text())) == 1
+    assert (again / "grid.json").read_bytes() == (first / "grid.json").read_bytes()
+
+
 def test_a_text_column_gathered_as_object_ships_as_it_reads_back():
     """Texts gathered from job files are an object column; read back from a shipped file they are str
     (pandas 3): the bytes written are the read-back's, so shipping shipped rows again changes nothing."""

@@ -182,9 +182,15 @@ def recorded_grids(dirs) -> list[dict]:
     """The grids the directories record, each as {key: [values]} over the keys any of them sweeps (a
     key a grid does not sweep has the one value its jobs had): what a shipped folder carries in
     ``grid.json`` so its coverage survives shipping."""
+    import json
+
     grids = _grids(dirs)
     keys = sorted({k for axes, _ in grids for k in axes})
-    return [{k: list(axes.get(k, [_value_in(conf, k)])) for k in keys} for axes, conf in grids]
+    filled = [{k: list(axes.get(k, [_value_in(conf, k)])) for k in keys} for axes, conf in grids]
+    # each once: a folder regenerated from itself and the sweeps it was made from records their grids again,
+    # and a union does not change with a repeated member (grid.json had grown to 57 grids, 10 distinct)
+    unique = {json.dumps(g, sort_keys=True, default=str): g for g in filled}
+    return list(unique.values())
 
 
 #: the most steps :func:`count_jobs` takes to count the jobs of the grids recorded in a folder (a
