@@ -15,7 +15,7 @@ from omegaconf import OmegaConf
 from benchmarks import board_cost
 
 CONF = Path(__file__).resolve().parents[1] / "conf"
-BOARD = ("board", "board_noise", "board_noise_large", "board_pccc", "board_k_free")
+BOARD = ("board", "board_noise", "board_noise_large", "board_pccc", "board_k_free", "board_k_free_cvcp")
 
 
 def _params(experiment: str) -> dict:
@@ -25,12 +25,28 @@ def _params(experiment: str) -> dict:
     return {k: str(v).split(",") for k, v in {**base, **own}.items()}
 
 
+def _supervision_file(name: str) -> tuple[dict, dict]:
+    """(group -> option chosen, the file's keys) of a conf/supervision file, a default naming another supervision
+    file (``pairs_mid_cvcp``: ``- pairs_mid``, then ``tune: cvcp``) merged under it as Hydra composes it."""
+    conf = OmegaConf.load(CONF / "supervision" / f"{name}.yaml")
+    chosen, keys = {}, OmegaConf.create({})
+    for d in conf.get("defaults", []):
+        if isinstance(d, str):
+            parent_chosen, parent_keys = _supervision_file(d)
+            chosen.update(parent_chosen)
+            keys = OmegaConf.merge(keys, parent_keys)
+        else:
+            chosen.update({k.split("/")[-1]: v for k, v in d.items()})
+    own = OmegaConf.create({k: v for k, v in conf.items() if k != "defaults"})
+    return chosen, OmegaConf.merge(keys, own)
+
+
 def _supervision(name: str) -> dict:
     """(scheme, noise, the scheme's and noise's options) of a conf/supervision file, from its defaults and keys."""
-    conf = OmegaConf.to_container(OmegaConf.load(CONF / "supervision" / f"{name}.yaml"))
-    chosen = {k.split("/")[-1]: v for d in conf.get("defaults", []) if isinstance(d, dict) for k, v in d.items()}
+    chosen, conf = _supervision_file(name)
+    conf = OmegaConf.to_container(conf)
     return {"scheme": chosen["constraints"], "noise": chosen["noise"], **conf.get("constraints", {}),
-            **{f"noise_{k}": v for k, v in conf.get("noise", {}).items()}}
+            **{f"noise_{k}": v for k, v in conf.get("noise", {}).items()}, "tune": conf.get("tune", "none")}
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +77,7 @@ def test_each_board_experiment_composes_and_every_supervision_passes_the_check(e
     assert base["timeout_stops_seeds"] and not base["rerun_errors"]
     cells = []
     for name in params["supervision"]:
-        conf = OmegaConf.load(CONF / "supervision" / f"{name}.yaml")
-        chosen = {k.split("/")[-1]: v for d in conf.defaults for k, v in d.items()}
+        chosen, conf = _supervision_file(name)
         cell = copy.deepcopy(base)
         for group in ("constraints", "noise"):
             merged = OmegaConf.merge(OmegaConf.load(CONF / group / f"{chosen[group]}.yaml"), conf.get(group, {}))
@@ -98,6 +113,7 @@ def test_every_board_data_set_is_in_every_track():
 
     board = set(suites()["board_all"])
     assert set(_params("board")["dataset"]) == {"board_all"} and set(_params("board_k_free")["dataset"]) == {"board_all"}
+    assert set(_params("board_k_free_cvcp")["dataset"]) == set(_params("board_pccc")["dataset"])  # the n <= 5,000 sets
     noise = set(_params("board_noise")["dataset"]) | set(_params("board_noise_large")["dataset"])
     assert noise == board and not set(_params("board_noise")["dataset"]) & set(_params("board_noise_large")["dataset"])
     assert set(_params("board_pccc")["dataset"]) <= board
@@ -170,3 +186,21 @@ def test_a_speedup_is_method_equals_a_positive_factor():
     for bad in ("srcp", "srcp=0", "srcp=-2", "=2", "srcp=fast"):
         with pytest.raises(argparse.ArgumentTypeError, match="METHOD=FACTOR"):
             board_cost._speedup(bad)
+
+
+@pytest.mark.parametrize("method", ["kmeans", "pccc", "rn_sdp"])
+def test_the_k_free_cvcp_track_runs_every_method_that_needs_k_without_it(method, compose_board):
+    """The board's k-free board has both halves: its CVCP half gives no k (method.n_clusters=free) and tunes it
+    (tune=cvcp, over protocol.k_free_range), and the check every job passes accepts it."""
+    from ccbench import registry
+    from ccbench.running import validate
+
+    params = _params("board_k_free_cvcp")
+    assert params["method.n_clusters"] == ["free"] and {_supervision(s)["tune"] for s in params["supervision"]} == {"cvcp"}
+    needs_k = {m for m in _params("board")["method"] if registry.get_method_spec(
+        OmegaConf.load(CONF / "method" / f"{m}.yaml").get("name", m)).needs_n_clusters}
+    assert set(params["method"]) == needs_k  # every method that needs k, and only those (the rest: board_k_free)
+    cell = compose_board("experiment=board_k_free_cvcp", "dataset=keel_iris", f"method={method}",
+                         "supervision=pairs_mid_cvcp", "method.n_clusters=free")
+    assert cell["tune"] == "cvcp" and cell["method"]["n_clusters"] == "free"
+    assert validate.check_cells([cell]) == []

@@ -50,7 +50,7 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[2]
-EXPERIMENTS = ("board", "board_noise", "board_noise_large", "board_pccc", "board_k_free")
+EXPERIMENTS = ("board", "board_noise", "board_noise_large", "board_pccc", "board_k_free", "board_k_free_cvcp")
 #: track of a supervision option (the unconstrained baseline is a track of its own); k-free by experiment
 TRACKS = {"pairs_p02": "curves pairs", "pairs_low": "curves pairs", "pairs_mid": "curves pairs",
           "pairs_high": "curves pairs", "pairs_p40": "curves pairs",
@@ -156,6 +156,10 @@ def _compose_grid(experiments, replace=None) -> pd.DataFrame:
             methods = {m: to_cell(compose("config", overrides=[f"experiment={experiment}", f"method={m}",
                                                                f"dataset={datasets[0]}"]))["method"]
                        for m in params["method"]}
+            if "method.n_clusters" in params:  # a k-free grid (method.n_clusters=free) sets it on every method
+                (k_value,) = params["method.n_clusters"]  # one value: a list would be another grid axis
+                for method in methods.values():
+                    method["n_clusters"] = k_value
             budgets = {}
             for d in datasets:  # the job's own interpolation of trial_timeout / time_budget for this data set
                 cfg = copy.deepcopy(master)
@@ -169,7 +173,8 @@ def _compose_grid(experiments, replace=None) -> pd.DataFrame:
                             rows.append({"experiment": experiment, "seed": seed, "dataset": d, "n": spec.n_samples,
                                          "d": spec.n_features, "classes": spec.n_classes, "supervision": s,
                                          "constraints": cell["constraints"], "noise": cell["noise"]["name"],
-                                         "tune": cell.get("tune", "none"), "method": m, "method_name": method["name"],
+                                         "tune": cell.get("tune", "none"), "tune_folds": int(cell.get("tune_folds", 3)),
+                                         "method": m, "method_name": method["name"],
                                          "method_params": {k: v for k, v in method.items()
                                                            if k not in ("name", "n_clusters")},
                                          "n_clusters": method.get("n_clusters"), "trials": int(cell["n_trials"]),
@@ -204,12 +209,18 @@ def project(grid: pd.DataFrame, models, available_bytes: float, speedups: dict |
                       dtype="Int64")
     g["p"] = [supervision_pairs(c, n, k) for c, n, k in zip(g["constraints"], g["n"], g["classes"])]
     g["size_class"] = g["n"].map(size_class)
-    g["track"] = np.where(g["experiment"].str.endswith("k_free"), "k-free", g["supervision"].map(TRACKS).fillna("other"))
+    g["track"] = np.select([g["experiment"].str.endswith("k_free"), g["experiment"].str.endswith("k_free_cvcp")],
+                           ["k-free", "k-free CVCP"], g["supervision"].map(TRACKS).fillna("other"))
+    # a tuned cell (the k-free CVCP track: CVCP over 2..sqrt(n)) costs its fits, as the harness charges it
+    tune = g["tune"] if "tune" in g else pd.Series("none", index=g.index)
+    folds = g["tune_folds"] if "tune_folds" in g else pd.Series(3, index=g.index)
+    g["fits"] = [protocol.tuning_fits(specs[m], params, t, int(f), None if pd.isna(k) else int(k), int(n))
+                 for m, params, t, f, k, n in zip(g["method_name"], g["method_params"], tune, folds, g["k"], g["n"])]
     empty = Constraints.empty(2)
     g["shared"] = [protocol.fit_is_unsupervised(specs[m], empty) if p == 0 and c["name"] == "none"
                    else not specs[m].supervision for m, p, c in zip(g["method_name"], g["p"], g["constraints"])]
     cells = pd.DataFrame({"method": g["method_name"], "n": g["n"], "d": g["d"], "p": g["p"],
-                          "k": g["k"].astype("Float64").to_numpy(float, na_value=np.nan), "fits": 1})
+                          "k": g["k"].astype("Float64").to_numpy(float, na_value=np.nan), "fits": g["fits"]})
     g["predicted"] = time_models.predict_cells(cells, models).to_numpy()
     g["provisional"] = False
     for method, (seconds, n_max) in PROVISIONAL.items():
@@ -241,12 +252,13 @@ def priced(g: pd.DataFrame, available_bytes: float) -> pd.DataFrame:
     g = g.copy()
     specs = {m: registry.get_method_spec(m) for m in g["method_name"].unique()}
     k = [None if pd.isna(v) else int(v) for v in g["k"]]
-    keys = list(zip(g["method"], g["n"], g["d"], g["p"], k, g["time_budget"]))
+    fits = g["fits"] if "fits" in g else pd.Series(1, index=g.index)
+    keys = list(zip(g["method"], g["n"], g["d"], g["p"], k, g["time_budget"], fits))
     refusals = {}  # one check per distinct (method config, n, d, p, k, budget): seeds and data sets repeat them
     for key, r in zip(keys, g.itertuples()):
         if key not in refusals:
             reason = protocol.size_refusal(specs[r.method_name], r.method_params, int(r.n), int(r.d),
-                                           available=available_bytes, time_budget=r.time_budget, fits=1,
+                                           available=available_bytes, time_budget=r.time_budget, fits=int(key[6]),
                                            n_pairs=int(r.p), n_clusters=key[4])
             refusals[key] = None if reason is None else reason.split(":", 1)[0]
     g["refusal"] = [refusals[key] for key in keys]
