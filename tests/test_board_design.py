@@ -204,3 +204,26 @@ def test_the_k_free_cvcp_track_runs_every_method_that_needs_k_without_it(method,
                          "supervision=pairs_mid_cvcp", "method.n_clusters=free")
     assert cell["tune"] == "cvcp" and cell["method"]["n_clusters"] == "free"
     assert validate.check_cells([cell]) == []
+
+
+def test_a_k_free_cvcp_cell_is_priced_by_its_fits_over_the_k_range():
+    """board_cost priced every cell as one fit given k; a k-free CVCP trial is 1 + 3 folds x |2..sqrt(n)| fits,
+    each predicted by the method's k_free part (as the harness charges and refuses it)."""
+    from ccbench import registry
+    from ccbench.running import protocol
+    from ccbench.specs import TimeModel
+
+    registry.load_plugins([])
+    model = TimeModel(n=1000, seconds=1.0, exponent=1.0, k_free=TimeModel(n=1000, seconds=0.1, exponent=1.0))
+    base = {"experiment": "board", "seed": 0, "dataset": "d", "n": 400, "d": 4, "classes": 3, "supervision": "pairs_mid",
+            "constraints": {"name": "random_pairs", "per_point": 0.1}, "noise": "none", "method": "kmeans",
+            "method_name": "kmeans", "method_params": {}, "trials": 1, "stops_seeds": True, "budget": 1000.0,
+            "time_budget": 1000.0, "tune_folds": 3}
+    grid = pd.DataFrame([{**base, "n_clusters": "true_k", "tune": "none"},
+                         {**base, "experiment": "board_k_free_cvcp", "supervision": "pairs_mid_cvcp",
+                          "n_clusters": "free", "tune": "cvcp"}])
+    g = board_cost.project(grid, {"kmeans": model}, available_bytes=2**34)
+    fits = 1 + 3 * len(protocol.k_free_range(400))
+    assert g["fits"].tolist() == [1, fits] and fits == 1 + 3 * 19
+    assert g["predicted"].tolist() == pytest.approx([0.4, 0.1 * 0.4 * fits])
+    assert g["track"].tolist() == ["curves pairs", "k-free CVCP"] and g["cpu_s"].iloc[1] == pytest.approx(0.04 * fits)

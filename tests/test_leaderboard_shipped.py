@@ -366,10 +366,9 @@ def test_check_labels_finds_a_partition_from_another_run(shipped, tmp_path, caps
     assert f"{job.name} trial 0" in capsys.readouterr().out
 
 
-def test_a_larger_budget_re_run_ships_the_board_s_partition_not_its_own(shipped, tmp_path):
-    """leaderboard_budget6x's trials share (config_hash, trial) with the board's: where both are ok the shipped
-    partition is the board's, the one its row's ARI was computed from (the regeneration of 2026-11-30 shipped
-    15 SCSSAP-ML partitions of the re-run beside the board's rows)."""
+def _board_and_rerun(shipped, tmp_path, killed_trial=None):
+    """A board folder at a 10 s budget and a 60 s re-run of its ``iris_kmeans_1`` job whose partitions differ
+    (rolled by one); ``killed_trial``: that board trial is a timeout, with no partition, as a killed trial is."""
     from ccbench.running.labels_store import read_labels, write_labels
 
     sweep, _ = shipped
@@ -382,10 +381,36 @@ def test_a_larger_budget_re_run_ships_the_board_s_partition_not_its_own(shipped,
     shutil.copytree(job, rerun / job.name)
     rows = read_results(rerun / job.name / "results.parquet")
     write_results(rows.assign(trial_timeout=60.0), rerun / job.name / "results.parquet")
-    write_labels(rerun / job.name, {k: np.roll(v, 1) for k, v in read_labels(job).items()})
+    board_labels = read_labels(job)
+    write_labels(rerun / job.name, {k: np.roll(v, 1) for k, v in board_labels.items()})
+    if killed_trial is not None:
+        rows = read_results(job / "results.parquet")
+        rows.loc[rows["trial"] == killed_trial, "status"] = "timeout"
+        write_results(rows, job / "results.parquet")
+        write_labels(job, {k: v for k, v in board_labels.items() if not k.endswith(f"_{killed_trial}")})
     assert main(["report", str(board), str(rerun), "--leaderboard", "--out", str(tmp_path / "out")]) == 0
-    labels = pd.read_parquet(tmp_path / "out" / "labels.parquet")
-    for name, mine in read_labels(job).items():
-        chash, _, trial = name.rpartition("_")
-        kept = labels[(labels["config_hash"] == chash) & (labels["trial"] == int(trial))]["labels"]
-        assert len(kept) == 1 and np.array_equal(np.asarray(kept.iloc[0]), mine), name
+    return board_labels, pd.read_parquet(tmp_path / "out" / "labels.parquet")
+
+
+def _shipped_partition(labels: pd.DataFrame, name: str) -> list:
+    chash, _, trial = name.rpartition("_")
+    return [np.asarray(v) for v in labels[(labels["config_hash"] == chash) & (labels["trial"] == int(trial))]["labels"]]
+
+
+def test_a_larger_budget_re_run_ships_the_board_s_partition_not_its_own(shipped, tmp_path):
+    """leaderboard_budget6x's trials share (config_hash, trial) with the board's: where both are ok the shipped
+    partition is the board's, the one its row's ARI was computed from (the regeneration of 2026-11-30 shipped
+    15 SCSSAP-ML partitions of the re-run beside the board's rows)."""
+    board_labels, labels = _board_and_rerun(shipped, tmp_path)
+    for name, mine in board_labels.items():
+        kept = _shipped_partition(labels, name)
+        assert len(kept) == 1 and np.array_equal(kept[0], mine), name
+
+
+def test_a_re_run_ships_its_own_partition_where_the_board_trial_was_killed(shipped, tmp_path):
+    """Where the board's trial timed out, the re-run's ok trial is the key's only partition: it ships."""
+    board_labels, labels = _board_and_rerun(shipped, tmp_path, killed_trial=0)
+    for name, mine in board_labels.items():
+        kept = _shipped_partition(labels, name)
+        expected = np.roll(mine, 1) if name.endswith("_0") else mine
+        assert len(kept) == 1 and np.array_equal(kept[0], expected), name

@@ -208,13 +208,13 @@ def _labels_frame(data: pd.DataFrame):
 
     ok = data[data["status"] == "ok"] if "status" in data else data.iloc[:0]  # a trial that is not ok has no partition
     wanted = set(zip(ok["config_hash"].astype(str), ok["trial"].astype(int))) if set(KEY) <= set(data) else set()
-    from .leaderboard._rerun_rows import rerun_mask
+    from .leaderboard._rerun_rows import rerun_mask, shadowed_reruns
 
     # a larger-budget re-run shares its board twin's (config_hash, trial): the board's partition is the one
     # shipped, the re-run's only where the board has none (its twin refused or killed)
-    rerun = rerun_mask(data) if set(KEY) <= set(data) else pd.Series(False, index=data.index)
-    on_board = ok[~rerun.reindex(ok.index).fillna(False).astype(bool)]
-    board = set(zip(on_board["config_hash"].astype(str), on_board["trial"].astype(int))) if set(KEY) <= set(ok) else set()
+    rerun = rerun_mask(data)
+    shadowed = data[shadowed_reruns(data)]
+    shadowed_keys = set(zip(shadowed["config_hash"].astype(str), shadowed["trial"].astype(int)))
     found: dict = {}
     for source in (data["source"].dropna().unique() if "source" in data else []):
         folder = Path(str(source))
@@ -224,7 +224,7 @@ def _labels_frame(data: pd.DataFrame):
             of_rerun = bool(rerun[data["source"] == source].any())
             for name, labels in read_labels(folder).items():
                 chash, _, trial = name.rpartition("_")
-                if of_rerun and (chash, int(trial)) in board:
+                if of_rerun and (chash, int(trial)) in shadowed_keys:
                     continue
                 found[(chash, int(trial))] = labels
     for folder in (data.attrs.get("shipped_from") or []):

@@ -217,8 +217,10 @@ def project(grid: pd.DataFrame, models, available_bytes: float, speedups: dict |
     g["fits"] = [protocol.tuning_fits(specs[m], params, t, int(f), None if pd.isna(k) else int(k), int(n))
                  for m, params, t, f, k, n in zip(g["method_name"], g["method_params"], tune, folds, g["k"], g["n"])]
     empty = Constraints.empty(2)
-    g["shared"] = [protocol.fit_is_unsupervised(specs[m], empty) if p == 0 and c["name"] == "none"
-                   else not specs[m].supervision for m, p, c in zip(g["method_name"], g["p"], g["constraints"])]
+    # a tuned cell fits its own grid: never the one shared unsupervised fit
+    g["shared"] = [t == "none" and (protocol.fit_is_unsupervised(specs[m], empty) if p == 0 and c["name"] == "none"
+                                    else not specs[m].supervision)
+                   for m, p, c, t in zip(g["method_name"], g["p"], g["constraints"], tune)]
     cells = pd.DataFrame({"method": g["method_name"], "n": g["n"], "d": g["d"], "p": g["p"],
                           "k": g["k"].astype("Float64").to_numpy(float, na_value=np.nan), "fits": g["fits"]})
     g["predicted"] = time_models.predict_cells(cells, models).to_numpy()

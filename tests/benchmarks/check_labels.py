@@ -20,7 +20,7 @@ import pandas as pd
 from ccbench.datasets import load_dataset
 from ccbench.metrics import adjusted_rand
 from ccbench.reporting import load
-from ccbench.reporting.leaderboard._rerun_rows import rerun_mask
+from ccbench.reporting.leaderboard._rerun_rows import shadowed_reruns
 from ccbench.reporting.shipped import is_shipped, job_path, read_shipped_labels
 from ccbench.running.labels_store import read_labels
 
@@ -40,10 +40,7 @@ def disagreements(folder) -> tuple[int, int, list]:
     ok = rows[rows["status"] == "ok"]
     # a larger-budget re-run's row shares its board twin's key; the partition shipped for the key is the board's
     # when the board's trial is ok (ccbench.reporting.shipped), so that is the row it must score as
-    rerun = rerun_mask(rows).reindex(ok.index).fillna(False).astype(bool)
-    board_keys = set(zip(ok.loc[~rerun, "config_hash"], ok.loc[~rerun, "trial"]))
-    twin = pd.Series([k in board_keys for k in zip(ok["config_hash"], ok["trial"])], index=ok.index)
-    ok = ok[~(rerun & twin)]
+    ok = ok[~shadowed_reruns(rows).reindex(ok.index).to_numpy()]
     joined = ok.merge(_labels(folder, ok), on=["config_hash", "trial"])
     bad = []
     for (name, preprocess), group in joined.groupby(["dataset.name", "dataset.preprocess"]):

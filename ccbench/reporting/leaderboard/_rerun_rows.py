@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["BUDGET_KEYS", "board_budget", "rerun_mask"]
+__all__ = ["BUDGET_KEYS", "board_budget", "rerun_mask", "shadowed_reruns"]
 
 #: The row columns that hold the budget (not identity keys: a re-run keeps its cell's config_hash).
 BUDGET_KEYS = ("trial_timeout", "time_budget")
@@ -45,3 +45,15 @@ def rerun_mask(data: pd.DataFrame) -> pd.Series:
     board_keys = pd.MultiIndex.from_frame(data.loc[at_board, _KEY].astype(str))
     keys = pd.MultiIndex.from_frame(data[_KEY].astype(str))
     return pd.Series(above.to_numpy() & keys.isin(board_keys), index=data.index)
+
+
+def shadowed_reruns(data: pd.DataFrame) -> pd.Series:
+    """True on the ``ok`` re-run rows whose board twin (same ``config_hash`` and trial) is ``ok`` too: the key's
+    partition is the board's (the one a shipped folder carries), so such a row has no partition of its own there."""
+    rerun = rerun_mask(data)
+    if not rerun.any() or "status" not in data:
+        return pd.Series(False, index=data.index)
+    ok = data["status"].eq("ok")
+    keys = pd.MultiIndex.from_frame(data[_KEY].astype(str))
+    board_ok = pd.MultiIndex.from_frame(data.loc[ok & ~rerun, _KEY].astype(str))
+    return pd.Series((ok & rerun).to_numpy() & keys.isin(board_ok), index=data.index)

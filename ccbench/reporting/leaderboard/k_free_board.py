@@ -120,8 +120,7 @@ def k_choice_table(board: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
 def failure_table(board: pd.DataFrame) -> pd.DataFrame:
     """Per (kind, method) with any ranked trial not ``ok``: its ranked trials per status (``ok`` included);
     the ranked trials are the kind's supervised cells (:func:`~._frame._cells`: an unconstrained run ranks nothing)."""
-    ranked = [_cells(_of_kind(board, kind)).assign(kind=kind) for kind in KINDS]
-    ranked = pd.concat(ranked, ignore_index=True) if ranked else board.iloc[:0]
+    ranked = pd.concat([_cells(_of_kind(board, kind)).assign(kind=kind) for kind in KINDS], ignore_index=True)
     if ranked.empty:
         return pd.DataFrame(columns=["kind", "method", "ok"])
     counts = ranked.groupby(["kind", "method", "status"]).size().unstack("status", fill_value=0)
