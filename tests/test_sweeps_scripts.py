@@ -47,10 +47,18 @@ def test_the_active_tracks_blocks_partition_its_24_sets_smallest_first():
 
 
 def test_an_experiment_made_of_several_runs_its_whole_family():
+    from ccbench.datasets import suites
+
     # board.yaml's header lists the board's five experiments into one sweep dir; leaderboard.yaml its three
     board = run_blocks.blocks(REPO / "conf" / "experiment" / "board.yaml")
-    assert [b[0] for b in board] == ["experiment=board", "experiment=board_noise", "experiment=board_noise_large",
-                                     "experiment=board_pccc", "experiment=board_k_free", "experiment=board_k_free_cvcp"]
+    family = ["board", "board_noise", "board_noise_large", "board_pccc", "board_k_free", "board_k_free_cvcp"]
+    assert list(dict.fromkeys(b[0].split("=", 1)[1] for b in board)) == family  # the main tracks first
+    for name in family:  # each experiment's blocks partition its data sets: none twice, none left out
+        listed = [d for b in board if b[0] == f"experiment={name}" for a in b[1:] if a.startswith("dataset=")
+                  for d in a.split("=", 1)[1].split(",")]
+        own = progress._experiment_lists(name)["dataset"]
+        expected = [m for v in own for m in suites().get(v, (v,))]  # board_all named as a suite
+        assert sorted(listed) == sorted(expected) and len(set(listed)) == len(listed), name
     assert len(run_blocks.blocks(REPO / "conf" / "experiment" / "leaderboard.yaml")) == 3
     # each block counted by its own experiment's lists: the board design's 75,208 jobs (docs/leaderboard.md; 1,888 of
     # them the k-free board's CVCP half: 16 methods x 59 sets x 2 supervisions)
