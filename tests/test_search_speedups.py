@@ -297,3 +297,66 @@ def test_compiled_message_loop_is_the_step_by_step_loop(dtype, with_factors, con
     np.testing.assert_array_equal(compiled.responsibility, R)
     if with_factors:
         np.testing.assert_array_equal(compiled.pair_messages, step.msg)
+
+
+def test_compiled_pairwise_sum_is_numpys_row_sum_bit_for_bit():
+    """``_kernels.pairwise_sum`` (numpy's pairwise summation, its first levels as calls and the rest on
+    a stack) against ``ndarray.sum(axis=-1)``: every length to 300 (the leaf of 128, its multiples of
+    8 and remainders), the three-level limit near 1,000 and lengths that reach the stack."""
+    from ccbench_plugins.kmeans._kernels import pairwise_sum
+
+    rng = np.random.default_rng(0)
+    for length in [*range(1, 300), 383, 512, 1000, 1023, 1024, 1025, 1500, 2049, 4000, 10007]:
+        rows = rng.standard_normal((6, length)) ** 2 * rng.uniform(1e-3, 1e3, size=(6, 1))
+        got = np.array([0.0 + pairwise_sum(r, length) for r in rows])
+        np.testing.assert_array_equal(got, rows.sum(axis=-1), err_msg=f"length {length}")
+
+
+def test_compiled_farthest_pairs_are_the_numpy_sweeps_with_ties():
+    """MPCK-means's farthest-pair sweeps compiled (``backend="numba"``) against the numpy sweeps: the
+    same (k, d) squared differences bit for bit on random data of up to 600 features, and on data with
+    duplicated far points (the largest distance tied: both must take its first index)."""
+    from ccbench_plugins.kmeans.mpck_means import farthest_pairs
+
+    rng = np.random.default_rng(5)
+    for n, d, k in [(40, 2, 2), (300, 13, 3), (500, 216, 10), (200, 600, 4)]:
+        X = rng.standard_normal((n, d))
+        A = rng.uniform(0.1, 3.0, size=(k, d))
+        np.testing.assert_array_equal(farthest_pairs(X, A, 0), farthest_pairs(X, A, 0, backend="numpy"))
+    # a square's corners twice over, in two orders: every sweep meets a tie for the farthest point
+    corners = np.array([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0], [0.0, 1.0]])
+    X = np.vstack([corners, corners[::-1], [[0.5, 0.5]]])
+    A = np.array([[1.0, 1.0], [1.0, 4.0]])
+    for start in range(len(X)):
+        np.testing.assert_array_equal(farthest_pairs(X, A, start), farthest_pairs(X, A, start, backend="numpy"))
+    with pytest.raises(ValueError, match="backend"):
+        farthest_pairs(X, A, 0, backend="cuda")
+
+
+def test_compiled_farthest_index_takes_the_first_of_tied_points():
+    """A hand-sized case: from point 0 at the origin, points 1 and 3 are both 2 away (point 2 only 1):
+    the first, 1, is the farthest, as ``np.argmax`` rules."""
+    from ccbench_plugins.kmeans._kernels import farthest_index
+
+    X = np.array([[0.0, 0.0], [2.0, 0.0], [1.0, 0.0], [0.0, 2.0]])
+    assert farthest_index(X, np.ones(2), 0) == 1
+    assert farthest_index(X, np.array([1.0, 4.0]), 0) == 3  # the metric stretches the second feature
+
+
+@pytest.mark.parametrize("loader, n_pairs", [(load_wine, 60), (load_iris, 40)])
+def test_mpck_means_gives_the_same_labels_on_either_farthest_pair_sweep(loader, n_pairs, monkeypatch):
+    import functools
+
+    from ccbench import registry
+    from ccbench_plugins.kmeans import mpck_means
+
+    X, y, cons = _data(loader, n_pairs, seed=6)
+    fit = lambda: registry.make_method("mpck_means", n_clusters=3, random_state=0).fit(X, constraints=cons)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = fit()
+        monkeypatch.setattr(mpck_means, "farthest_pairs", functools.partial(mpck_means.farthest_pairs, backend="numpy"))
+        reference = fit()
+    np.testing.assert_array_equal(compiled.labels_, reference.labels_)
+    np.testing.assert_array_equal(compiled.metrics_, reference.metrics_)
+    assert compiled.objective_ == reference.objective_

@@ -193,3 +193,45 @@ class ICMPassCompiled:
         return 1e3 * times[n]["numba"]
 
     track_ms_compiled.unit = "ms CPU per pass"
+
+
+class FarthestPairsCompiled:
+    """MPCK-means's farthest-pair sweeps (``mpck_means.farthest_pairs``, three O(n d) sweeps per
+    cluster metric each iteration): the compiled sweep against the numpy one it replaced (kept as its
+    reference) in the same process, on ``n`` x ``d`` standard normal data and k = 10 metrics; median of
+    5 alternating timings of each (1 in the smoke run). The pairs are checked equal first."""
+
+    param_names = ["n", "d"]
+    params = (smoke_or([2000], [200]), smoke_or([30, 216], [30]))
+
+    def setup_cache(self):
+        import numpy as np
+        from ccbench_plugins.kmeans.mpck_means import farthest_pairs
+
+        out = {}
+        for n in self.params[0]:
+            for d in self.params[1]:
+                rng = np.random.default_rng(0)
+                X = rng.standard_normal((n, d))
+                A = rng.uniform(0.2, 3.0, size=(10, d))
+                routes = {b: lambda b=b: farthest_pairs(X, A, 0, backend=b) for b in ("numba", "numpy")}
+                if not np.array_equal(routes["numba"](), routes["numpy"]()):
+                    raise AssertionError("the compiled farthest-pair sweeps and the numpy ones disagree")
+                times = {b: [] for b in routes}
+                for _ in range(1 if QUICK else 5):
+                    for b, route in routes.items():
+                        t0 = time.process_time()
+                        route()
+                        times[b].append(time.process_time() - t0)
+                out[f"{n}x{d}"] = {b: statistics.median(v) for b, v in times.items()}
+        return out
+
+    def track_speedup(self, times, n, d):
+        return times[f"{n}x{d}"]["numpy"] / times[f"{n}x{d}"]["numba"]
+
+    track_speedup.unit = "numpy sweeps CPU / compiled sweeps CPU"
+
+    def track_ms_compiled(self, times, n, d):
+        return 1e3 * times[f"{n}x{d}"]["numba"]
+
+    track_ms_compiled.unit = "ms CPU per call (k = 10 metrics)"
