@@ -103,6 +103,21 @@ def test_the_estimate_scales_the_measured_rate_to_the_full_grid():
     assert total == pytest.approx(1.0 / 200 * 400 * 3 * 2 * 10 / 3600)
 
 
+def test_the_page_estimates_the_full_track_only_when_its_rows_are_not_it(tmp_path, monkeypatch):
+    from ccbench.reporting import active_page
+
+    # a two-set, two-rate, two-budget, three-trial "full track": the rows below are all of it
+    monkeypatch.setattr(active_page, "FULL_TRACK", {"points": {"a": 100, "b": 100}, "noise_rates": 2, "budgets": 2,
+                                                    "trials": 3})
+    entries = {("random", "pck_means"): 0.5, ("npu", "pck_means"): 0.6}
+    full = pd.concat([_rows(entries, datasets=("a", "b"), noise=r) for r in (0.0, 0.1)], ignore_index=True)
+    md = write_active_report(full, tmp_path / "full", figures=False)["md"].read_text()
+    assert "These rows are the full track" in md and "Estimate, not a measurement" not in md
+    part = full[full["dataset.name"] == "a"]  # a data set short of the grid: the cost of the rest is estimated
+    md = write_active_report(part, tmp_path / "part", figures=False)["md"].read_text()
+    assert "These rows are the full track" not in md and "Estimate, not a measurement" in md
+
+
 # -- joinable: --with and --compare-sweeps on real rows ----------------------------------------------
 
 
