@@ -145,6 +145,18 @@ class KMeansVsPeer:
     track_ms_ours.unit = "ms per fit"
 
 
+def _alternating_medians(routes: dict) -> dict:
+    """Median CPU seconds of each route, timed in turn 5 times (once in the smoke run), so that both
+    see the same state of a shared machine."""
+    times = {b: [] for b in routes}
+    for _ in range(1 if QUICK else 5):
+        for b, route in routes.items():
+            t0 = time.process_time()
+            route()
+            times[b].append(time.process_time() - t0)
+    return {b: statistics.median(v) for b, v in times.items()}
+
+
 class ICMPassCompiled:
     """The ICM pass of PCK-means / MPCK-means (``core.icm_sweep``): the compiled loop against the
     numpy per-point loop it replaced (kept as its reference), on the same pass in the same process:
@@ -175,13 +187,7 @@ class ICMPassCompiled:
             routes = {b: lambda b=b: kcore.icm_sweep(cost, start.copy(), order, *adj, backend=b) for b in ("numba", "numpy")}
             if not np.array_equal(routes["numba"](), routes["numpy"]()):
                 raise AssertionError("the compiled ICM pass and the numpy one disagree")
-            times = {b: [] for b in routes}
-            for _ in range(1 if QUICK else 5):
-                for b, route in routes.items():
-                    t0 = time.process_time()
-                    route()
-                    times[b].append(time.process_time() - t0)
-            out[n] = {b: statistics.median(v) for b, v in times.items()}
+            out[n] = _alternating_medians(routes)
         return out
 
     def track_speedup(self, times, n):
@@ -217,13 +223,7 @@ class FarthestPairsCompiled:
                 routes = {b: lambda b=b: farthest_pairs(X, A, 0, backend=b) for b in ("numba", "numpy")}
                 if not np.array_equal(routes["numba"](), routes["numpy"]()):
                     raise AssertionError("the compiled farthest-pair sweeps and the numpy ones disagree")
-                times = {b: [] for b in routes}
-                for _ in range(1 if QUICK else 5):
-                    for b, route in routes.items():
-                        t0 = time.process_time()
-                        route()
-                        times[b].append(time.process_time() - t0)
-                out[f"{n}x{d}"] = {b: statistics.median(v) for b, v in times.items()}
+                out[f"{n}x{d}"] = _alternating_medians(routes)
         return out
 
     def track_speedup(self, times, n, d):
