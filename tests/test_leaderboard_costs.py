@@ -10,7 +10,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
 
-from benchmarks.leaderboard_costs import costs  # noqa: E402
+from benchmarks.leaderboard_costs import board_costs, costs  # noqa: E402
 
 
 def test_each_trial_costs_its_own_call_once_in_its_track():
@@ -56,3 +56,33 @@ def test_a_method_choosing_k_by_cvcp_is_the_k_free_cvcp_track_not_the_main_or_th
     table = costs(rows)
     assert table.loc["k-free CVCP", "cpu_h"] == pytest.approx(0.2) and table.loc["k-free", "cpu_h"] == pytest.approx(0.1)
     assert table.loc["main", "cpu_h"] == pytest.approx(0.01)
+
+
+def test_the_board_tracks_and_size_classes_are_the_projections():
+    """``--board``: each row in the track ``board_cost.py`` projects for its supervision, per size class by n."""
+    base = {"seed": 0, "fit_reused": False, "noise.name": "none"}
+    rows = pd.DataFrame([
+        {**base, "config_hash": "a", "method_label": "kmeans", "constraints.name": "random_pairs", "n_samples": 150,
+         "trial_cpu_time": 360.0},
+        {**base, "config_hash": "b", "method_label": "kmeans", "constraints.name": "labeled_subsets",
+         "n_samples": 2000, "trial_cpu_time": 720.0},
+        {**base, "config_hash": "c", "method_label": "kmeans", "constraints.name": "none", "n_samples": 20000,
+         "trial_cpu_time": 36.0},
+        {**base, "config_hash": "d", "method_label": "kmeans", "constraints.name": "random_pairs", "n_samples": 150,
+         "noise.name": "pccc_confidence", "trial_cpu_time": 72.0},
+        {**base, "config_hash": "e", "method_label": "pccc", "constraints.name": "pccc_random_pairs",
+         "n_samples": 1000, "trial_cpu_time": 3600.0},
+        {**base, "config_hash": "f", "method_label": "ap[k-free]", "constraints.name": "random_pairs",
+         "n_samples": 5001, "trial_cpu_time": 1800.0},
+        {**base, "config_hash": "g", "method_label": "kmeans[k-free]+cvcp", "constraints.name": "random_pairs",
+         "n_samples": 999, "trial_cpu_time": 180.0},
+    ])
+    table = board_costs(rows)
+    assert table.loc["curves pairs", "n < 1,000"] == pytest.approx(0.1)
+    assert table.loc["curves labels", "1,000-5,000"] == pytest.approx(0.2)
+    assert table.loc["unconstrained", "n > 5,000"] == pytest.approx(0.01)
+    assert table.loc["noise", "n < 1,000"] == pytest.approx(0.02)
+    assert table.loc["PCCC scheme", "1,000-5,000"] == pytest.approx(1.0)  # n = 1,000 is the middle class
+    assert table.loc["k-free", "n > 5,000"] == pytest.approx(0.5)
+    assert table.loc["k-free CVCP", "n < 1,000"] == pytest.approx(0.05)
+    assert table.loc["all", "all"] == pytest.approx(1.88)

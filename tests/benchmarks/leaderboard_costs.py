@@ -10,7 +10,10 @@ Tracks: the second seed (rows of a seed above the smallest), the k-free track (`
 k-free CVCP track (``<method>[k-free]+cvcp``: a method that needs k choosing it by CVCP over k),
 the dense pairs (``fraction_pairs``), the budget re-run (a cell's trials at a larger budget than the board's,
 ``experiment=leaderboard_budget6x``: :func:`~ccbench.reporting.leaderboard._rerun_rows.rerun_mask`), and the main
-track (everything else). ``wall on N cores`` is the
+track (everything else). With ``--board`` (the reference board, ``experiment=board`` and its family): the
+board's tracks as ``board_cost.py`` projects them (curves pairs, curves labels, unconstrained, noise, PCCC
+scheme, k-free, k-free CVCP), each per size class, so that the measurement stands beside the projection.
+``wall on N cores`` is the
 trials' wall divided by N (N jobs at a time): a lower bound of a run from scratch, which also pays
 job start-up, data loading and row writing.
 
@@ -28,6 +31,9 @@ import pandas as pd
 from ccbench.reporting import load
 from ccbench.reporting.leaderboard._frame import K_FREE
 from ccbench.reporting.leaderboard._rerun_rows import rerun_mask
+
+#: the issue's size classes (``board_cost.SIZE_CLASSES``: n < 1,000; 1,000 <= n <= 5,000; n > 5,000)
+SIZE_CLASSES = ("n < 1,000", "1,000-5,000", "n > 5,000")
 
 
 def _column(rows: pd.DataFrame, name: str) -> pd.Series:
@@ -47,13 +53,51 @@ def _track_of(rows: pd.DataFrame) -> pd.Series:
     return track
 
 
-def costs(rows: pd.DataFrame, cores: int = 2) -> pd.DataFrame:
+def board_track_of(rows: pd.DataFrame) -> pd.Series:
+    """The reference board's track of each row, named as ``board_cost.TRACKS`` names its supervisions."""
+    label = rows["method_label"].astype(str)
+    scheme = rows["constraints.name"].astype(str) if "constraints.name" in rows else pd.Series("", index=rows.index)
+    noise = rows["noise.name"].astype(str) if "noise.name" in rows else pd.Series("none", index=rows.index)
+    track = np.select(
+        [label.str.contains(K_FREE + "+", regex=False), label.str.endswith(K_FREE), noise != "none",
+         scheme == "pccc_random_pairs", scheme == "none", scheme == "labeled_subsets"],
+        ["k-free CVCP", "k-free", "noise", "PCCC scheme", "unconstrained", "curves labels"], default="curves pairs")
+    track = pd.Series(track, index=rows.index)
+    track[rerun_mask(rows).reindex(rows.index).fillna(False).to_numpy(bool)] = "budget re-run"
+    return track
+
+
+def size_classes(rows: pd.DataFrame) -> pd.Series:
+    """The issue's size class of each row's data set (``board_cost.size_class``, by ``n_samples``)."""
+    n = _column(rows, "n_samples")
+    return pd.Series(np.select([n < 1000, n <= 5000, n > 5000], list(SIZE_CLASSES), default="n unknown"),
+                     index=rows.index)
+
+
+def board_costs(rows: pd.DataFrame) -> pd.DataFrame:
+    """Measured core-hours per board track (rows) and size class (columns), with the totals."""
+    frame = pd.DataFrame({"track": board_track_of(rows), "size_class": size_classes(rows), "cpu_h": _cpu_hours(rows)})
+    table = frame.pivot_table(index="track", columns="size_class", values="cpu_h", aggfunc="sum", fill_value=0.0)
+    table = table.reindex(columns=[c for c in (*SIZE_CLASSES, "n unknown") if c in table.columns])
+    table["all"] = table.sum(axis=1)
+    table.loc["all"] = table.sum()
+    return table
+
+
+def _cpu_hours(rows: pd.DataFrame) -> pd.Series:
+    """A trial's CPU in hours (module docstring); 0 for a trial that reused a shared fit."""
     tune = _column(rows, "tune_time").fillna(0)
     cpu = _column(rows, "trial_cpu_time").fillna(_column(rows, "fit_cpu_time").fillna(0) + tune)
+    reused = rows["fit_reused"].fillna(False).astype(bool) if "fit_reused" in rows else False
+    return cpu.where(~reused, 0.0) / 3600
+
+
+def costs(rows: pd.DataFrame, cores: int = 2) -> pd.DataFrame:
+    tune = _column(rows, "tune_time").fillna(0)
     wall = _column(rows, "trial_wall_time").fillna(_column(rows, "fit_time").fillna(0) + tune)
     reused = rows["fit_reused"].fillna(False).astype(bool) if "fit_reused" in rows else False
     frame = pd.DataFrame({"track": _track_of(rows), "config_hash": rows["config_hash"],
-                          "cpu_h": cpu.where(~reused, 0.0) / 3600, "wall_h": wall.where(~reused, 0.0) / 3600})
+                          "cpu_h": _cpu_hours(rows), "wall_h": wall.where(~reused, 0.0) / 3600})
     table = frame.groupby("track").agg(cells=("config_hash", "nunique"), trials=("config_hash", "size"),
                                        cpu_h=("cpu_h", "sum"), wall_h=("wall_h", "sum"))
     table.loc["all"] = table.sum()
@@ -65,12 +109,19 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("rows", help="a sweep directory or a shipped folder (reports/leaderboard)")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--board", action="store_true", help="the reference board's tracks per size class "
+                                                             "(as board_cost.py projects them)")
     args = parser.parse_args(argv)
     try:
         rows = load(args.rows)
     except (OSError, ValueError) as exc:  # no such folder, a damaged or refused file: its message says which
         parser.error(str(exc))
     print(costs(rows, args.cores).round(2).to_string())
+    if args.board:
+        table = board_costs(rows)
+        print(f"\nmeasured core-hours of trials per board track and size class (total {table.loc['all', 'all']:.2f}; "
+              f"the issue's budget is 20):")
+        print(table.round(2).to_string())
     return 0
 
 
