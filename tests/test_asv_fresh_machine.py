@@ -74,8 +74,9 @@ def test_smoke_run_declares_tiny_grids_and_full_runs_keep_theirs():
     # COBSFit and RNSDPDefaultFit came with issues 29/31, ReportScale with issue 40 (its smoke size:
     # 20 job directories); issue 52's PCCCFit and KMeansBound and issue 54's QuickStart came with 3 more;
     # issue 53's COBRASFit (1) and QueryStrategyCost (6 strategies at n = 200, 6 s in all) with 7;
-    # issue 51's ICMPassCompiled (n = 100, well under a second) with 1; the smoke phase takes a few minutes
-    assert sum(c for c, _ in smoke.values()) <= 63, smoke
+    # issue 51's ICMPassCompiled (n = 100, well under a second) with 1, FarthestPairsCompiled (n = 200, d = 30,
+    # milliseconds) with 1; the smoke phase takes a few minutes
+    assert sum(c for c, _ in smoke.values()) <= 64, smoke
     big = {k: n for k, (_, n) in smoke.items() if n > 1000}
     assert not big, f"smoke-run sizes above 1000: {big}"
     assert full["bench_ap.APFit"] == [6, 5000] and full["bench_scssap.SCSSAPVsAP"][1] == 2000
