@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
 
-from benchmarks.project_cores import _cell_times, _grid, extrapolate, makespan, project  # noqa: E402
+from benchmarks.project_cores import BOARD_KEYS, _cell_times, _grid, board_grid, extrapolate, makespan, project  # noqa: E402
 
 
 def test_tasks_start_in_index_order_on_the_first_free_core():
@@ -79,3 +79,23 @@ def test_a_shipped_folder_gives_the_same_cell_times_as_its_sweep_dir(tmp_path):
     write_shipped(pd.concat(frames, ignore_index=True), tmp_path / "shipped", dirs=[sweep])
     assert _cell_times(tmp_path / "shipped", "leaderboard") == _cell_times(sweep, "leaderboard") == {
         ("zoo", "labels", "kmeans"): 3.5, ("zoo", "labels", "ap_k"): 2.5}
+
+
+def test_the_board_s_cells_are_its_six_experiments_over_seeds_and_its_sweep_dir_reads_them(tmp_path):
+    grid = board_grid()
+    assert len(grid) == 75208 and len(set(grid)) == len(grid)  # board.yaml's family, as progress.py counts it
+    assert {cell[0] for cell in grid} == {"board", "board_noise", "board_noise_large", "board_pccc", "board_k_free",
+                                          "board_k_free_cvcp"}
+    assert grid[0][:2] == ("board", "0") and ("board", "2", "keel_letter", "pairs_p40", "pccc") in grid
+    # two seeds of one cell are two cells; an experiment outside the family is not read
+    for seed, wall in (("0", [1.0, 2.0]), ("1", [4.0])):
+        job = tmp_path / f"dataset=iris_uci,experiment=board,method=kmeans,seed={seed},supervision=labels_1"
+        job.mkdir()
+        pd.DataFrame({"trial_wall_time": wall}).to_parquet(job / "results.parquet")
+    other = tmp_path / "dataset=iris_uci,experiment=leaderboard,method=kmeans,seed=0,supervision=labels"
+    other.mkdir()
+    pd.DataFrame({"trial_wall_time": [9.0]}).to_parquet(other / "results.parquet")
+    times = _cell_times(tmp_path, "board", BOARD_KEYS, {cell[0] for cell in grid})
+    assert times == {("board", "0", "iris_uci", "labels_1", "kmeans"): 3.0,
+                     ("board", "1", "iris_uci", "labels_1", "kmeans"): 4.0}
+    assert set(times) <= set(grid)

@@ -26,7 +26,7 @@ def test_array_parallelism_caps_the_tasks_running_at_once():
 def test_the_projection_says_when_array_parallelism_leaves_cores_idle(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(project_cores, "_grid", lambda experiment: [("d", "s", f"m{i}") for i in range(30)])
     monkeypatch.setattr(project_cores, "_cell_times",
-                        lambda sweep, experiment: {("d", "s", f"m{i}"): 5.0 for i in range(30)})
+                        lambda sweep, experiment, *rest: {("d", "s", f"m{i}"): 5.0 for i in range(30)})
     main([str(tmp_path), "--cores", "10", "--max-tasks", "30", "--array-parallelism", "5"])
     out = capsys.readouterr().out
     assert "hydra.launcher.array_parallelism=10" in out  # named with the value that would use every core

@@ -20,6 +20,10 @@ a power law ``t = a n^b`` in the data set's size fitted to the measured cells (`
 with fewer than two measured sizes, the largest measured time), and capped as the budget caps a
 cell (``--trial-timeout`` seconds per trial, ``--n-trials`` trials; a per-trial prediction past the
 limit costs one killed trial: the cell stops at its first timeout).
+
+``--board``: the reference board (issue 51), whose cells are its six experiments' (``board.yaml``'s family, as
+``sweeps/run_blocks.py`` runs them) over base seeds: a cell is (experiment, seed, data set, supervision, method),
+the grid each experiment's composed sweeper lists with ``board_all`` expanded, in that order.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import pyarrow.parquet as pq
 import yaml
 
 GRID_KEYS = ("dataset", "supervision", "method")
+#: a reference-board cell (``--board``): its experiment and base seed as well
+BOARD_KEYS = ("experiment", "seed", "dataset", "supervision", "method")
 
 #: Seconds a task costs before its first cell: SLURM's own start-up (scheduling, the step daemon, the
 #: job's environment: about 24 s on the loaded one-node test cluster, docs/harness.md) plus the task's
@@ -52,7 +58,32 @@ def _grid(experiment: str) -> list[tuple[str, ...]]:
     return [(d, s, m) for d in lists[0] for s in lists[1] for m in lists[2]]
 
 
-def _shipped_cell_times(folder: Path, experiment: str) -> dict[tuple[str, ...], float]:
+def board_grid(config: str = "board") -> list[tuple[str, ...]]:
+    """The reference board's cells (:data:`BOARD_KEYS`): every experiment of ``config``'s family in its header's
+    order, each over its composed sweeper lists (seed, data set with suites expanded, supervision, method)."""
+    import sys
+
+    sweeps = Path(__file__).resolve().parents[2] / "sweeps"
+    sys.path.insert(0, str(sweeps))
+    try:
+        import progress
+        import run_blocks
+    finally:
+        sys.path.remove(str(sweeps))
+    from ccbench.datasets import suites
+
+    named = suites()
+    conf = Path(__file__).resolve().parents[2] / "conf" / "experiment" / f"{config}.yaml"
+    grid = []
+    for experiment in dict.fromkeys(b[0].split("=", 1)[1] for b in run_blocks.blocks(conf)):
+        lists = progress._experiment_lists(experiment)
+        datasets = list(dict.fromkeys(m for d in lists["dataset"] for m in named.get(d, (d,))))
+        grid += [(experiment, seed, d, s, m) for seed in lists.get("seed", ["0"]) for d in datasets
+                 for s in lists["supervision"] for m in lists["method"]]
+    return grid
+
+
+def _shipped_cell_times(folder: Path, experiment: str, grid_keys=GRID_KEYS, family=None) -> dict[tuple[str, ...], float]:
     """The same from a shipped folder's rows (``ccbench report ... --leaderboard`` ships each row's job
     directory name as ``source``), so the table can be re-made from the published rows."""
     from ccbench.reporting.shipped import job_path, read_shipped
@@ -61,20 +92,22 @@ def _shipped_cell_times(folder: Path, experiment: str) -> dict[tuple[str, ...], 
     times = {}
     for source, frame in rows.groupby(rows["source"].map(lambda s: Path(job_path(s)).name)):
         keys = dict(part.split("=", 1) for part in source.split(",") if "=" in part)
-        if keys.get("experiment", experiment) == experiment:
-            times[tuple(keys.get(k) for k in GRID_KEYS)] = float(frame["trial_wall_time"].fillna(0.0).sum())
+        if keys.get("experiment", experiment) in (family or {experiment}):
+            times[tuple(keys.get(k) for k in grid_keys)] = float(frame["trial_wall_time"].fillna(0.0).sum())
     return times
 
 
-def _cell_times(sweep: Path, experiment: str) -> dict[tuple[str, ...], float]:
+def _cell_times(sweep: Path, experiment: str, grid_keys=GRID_KEYS, family=None) -> dict[tuple[str, ...], float]:
+    """Each cell's summed trial seconds; ``family``: the experiments read (default: ``experiment`` alone)."""
+    family = {experiment} if family is None else set(family)
     if (sweep / "manifest.jsonl").is_file():
-        return _shipped_cell_times(sweep, experiment)
+        return _shipped_cell_times(sweep, experiment, grid_keys, family)
     times = {}
     for results in sweep.glob("*/results.parquet"):
         if results.is_symlink() or results.parent.is_symlink():
             continue
         keys = dict(part.split("=", 1) for part in results.parent.name.split(",") if "=" in part)
-        if keys.get("experiment", experiment) != experiment:
+        if keys.get("experiment", experiment) not in family:
             continue
         names = pq.read_schema(results).names
         # trial_wall_time where recorded; rows written before it was: the fit (and tuning) time, except a
@@ -84,7 +117,7 @@ def _cell_times(sweep: Path, experiment: str) -> dict[tuple[str, ...], float]:
         frame = pq.read_table(results, columns=columns + (["fit_reused"] if "fit_reused" in names else [])).to_pandas()
         if "fit_reused" in frame and "trial_wall_time" not in frame:
             frame = frame[~frame["fit_reused"].fillna(False).astype(bool)]
-        times[tuple(keys.get(k) for k in GRID_KEYS)] = float(frame[columns].fillna(0.0).to_numpy().sum())
+        times[tuple(keys.get(k) for k in grid_keys)] = float(frame[columns].fillna(0.0).to_numpy().sum())
     return times
 
 
@@ -161,10 +194,16 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--extrapolate", action="store_true", help="predict the unmeasured cells")
     parser.add_argument("--n-trials", type=int, default=10)
     parser.add_argument("--trial-timeout", type=float, default=10.0)
+    parser.add_argument("--board", action="store_true", help="the reference board: board.yaml's six experiments "
+                                                             "over base seeds (module docstring)")
     args = parser.parse_args(argv)
-    grid = _grid(args.experiment)
+    if args.board and args.extrapolate:
+        parser.error("--board measures only: its budget is per size class, which --extrapolate does not model")
+    grid = board_grid() if args.board else _grid(args.experiment)
+    keys = BOARD_KEYS if args.board else GRID_KEYS
+    family = {cell[0] for cell in grid} if args.board else None
     try:
-        measured = _cell_times(args.sweep, args.experiment)
+        measured = _cell_times(args.sweep, args.experiment, keys, family)
     except (OSError, ValueError) as exc:  # a shipped folder that is damaged or not one: its message says which
         parser.error(str(exc))
     missing = [cell for cell in grid if cell not in measured]
@@ -176,12 +215,14 @@ def main(argv: list[str] | None = None) -> None:
     cells = [measured.get(cell, predicted.get(cell)) for cell in grid]
     times = [measured[cell] for cell in grid if cell in measured]
     if not times:
-        raise SystemExit(f"no rows of experiment={args.experiment} in {args.sweep}")
+        raise SystemExit(f"no rows of experiment={'board (its family)' if args.board else args.experiment} in {args.sweep}")
     print(f"{len(times):,} of {len(grid):,} cells measured; their trials took {sum(times) / 3600:.2f} core-hours "
           f"(longest cell {max(times):.0f} s). AN EXTRAPOLATION: task fixed cost {args.task_fixed:g} s, "
           f"{args.cell_fixed:g} s per cell, cells packed {args.max_tasks} tasks at most.")
     if missing and not predicted:
-        sets = sorted({d for d, _, _ in missing}, key=[d for d, _, _ in grid].index)
+        at = keys.index("dataset")
+        order = list(dict.fromkeys(cell[at] for cell in grid))
+        sets = sorted({cell[at] for cell in missing}, key=order.index)
         print(f"not measured ({len(missing):,} cells, left out): data sets {', '.join(sets)}")
     print("| cores | tasks (cells each) | packed | one cell per task | bound: work / cores | bound: longest task |")
     print("|---|---|---|---|---|---|")
