@@ -63,7 +63,13 @@ def main(argv=None) -> int:
     parser.add_argument("--dir", type=Path, required=True, help="the sweep directory every block writes into")
     parser.add_argument("--jobs", type=int, default=1, help="blocks run at once (one core each)")
     parser.add_argument("--ccbench", default=str(Path(sys.executable).with_name("ccbench")))
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an override added to every block's command, not to its name in .blocks_done (e.g. "
+                             "keep_stale=true to finish a sweep on code whose answers are tested equal); repeatable")
     opts = parser.parse_args(argv)
+    for override in opts.set:
+        if "=" not in override or override.startswith(("hydra.sweep.dir=", "experiment=")):
+            parser.error(f"--set {override!r}: give KEY=VALUE, other than the sweep dir and the experiment")
     if opts.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {opts.jobs}")
     todo = blocks(opts.config)
@@ -84,7 +90,7 @@ def main(argv=None) -> int:
             start = time.monotonic()
             print(f"{time.strftime('%H:%M:%S')} [{slot}] {_key(args)}", flush=True)
             with open(log, "a") as out:
-                rc = subprocess.call([opts.ccbench, "-m", *args, f"hydra.sweep.dir={opts.dir}"],
+                rc = subprocess.call([opts.ccbench, "-m", *args, *opts.set, f"hydra.sweep.dir={opts.dir}"],
                                      stdout=out, stderr=subprocess.STDOUT)
             took = time.monotonic() - start
             with lock:

@@ -106,6 +106,24 @@ def test_run_blocks_records_finished_blocks_names_failed_ones_and_resumes(tmp_pa
     assert progress.planned_cells(config) == 2 + 1 + 1
 
 
+def test_set_adds_an_override_to_every_block_but_not_to_its_recorded_name(tmp_path, capsys):
+    config = tmp_path / "demo.yaml"
+    config.write_text("#   ccbench experiment=demo method=a\n#   ccbench experiment=demo method=b\ndefaults: []\n")
+    exe = _fake_ccbench(tmp_path, fail_on="never")
+    sweep = tmp_path / "sweep"
+    argv = [str(config), "--dir", str(sweep), "--ccbench", str(exe), "--set", "keep_stale=true"]
+    assert run_blocks.main(argv) == 0
+    calls = (tmp_path / "calls").read_text().splitlines()
+    assert calls == [f"-m experiment=demo method={m} keep_stale=true hydra.sweep.dir={sweep}" for m in "ab"]
+    # a block finished with the override is the same block without it: a resume without --set skips it
+    assert sorted((sweep / run_blocks.DONE_FILE).read_text().splitlines()) == ["experiment=demo method=a",
+                                                                               "experiment=demo method=b"]
+    for bad in ("keep_stale", "hydra.sweep.dir=elsewhere"):
+        with pytest.raises(SystemExit):
+            run_blocks.main([*argv[:-1], bad])
+        assert "--set" in capsys.readouterr().err
+
+
 def test_a_config_without_listed_blocks_is_a_clear_error(tmp_path):
     config = tmp_path / "plain.yaml"
     config.write_text("defaults: []\n")
