@@ -118,6 +118,19 @@ def test_the_page_estimates_the_full_track_only_when_its_rows_are_not_it(tmp_pat
     assert "These rows are the full track" not in md and "Estimate, not a measurement" in md
 
 
+def test_the_page_names_a_method_s_code_versions_where_its_rows_come_from_more_than_one(tmp_path):
+    rows = _rows({("random", "pck_means"): 0.5, ("random", "mpck_means"): 0.4}, datasets=("a", "b"))
+    rows["code.method_hash"] = "1" * 40
+    one = write_active_report(rows, tmp_path / "one", figures=False)["md"].read_text()
+    assert "Code versions" not in one  # one version: nothing to say
+    new = (rows["method.name"] == "mpck_means") & ((rows["dataset.name"] == "b") | (rows["trial"] == 2))
+    rows.loc[new, "code.method_hash"] = "2" * 40
+    md = write_active_report(rows, tmp_path / "two", figures=False)["md"].read_text()
+    # mpck_means: set a's cell mixes (trial 2 new), set b's is all new; pck_means is one version
+    assert "`mpck_means` from 2 code versions (`222222222222` 4 rows, `111111111111` 2 rows; 1 cell holds more" in md
+    assert "`pck_means` from" not in md
+
+
 # -- joinable: --with and --compare-sweeps on real rows ----------------------------------------------
 
 

@@ -74,6 +74,29 @@ def _cost_text(datasets, noises, budgets, trials: int, estimate: float) -> str:
             f"rows (e.g. MPCK-means when left out) are not in it.")
 
 
+def _code_versions_text(data: pd.DataFrame) -> str | None:
+    """Which code made the rows, where a method's rows come from more than one version of it (a sweep
+    resumed on changed code with ``keep_stale=true``): each version's rows, and the jobs holding two."""
+    if "code.method_hash" not in data or "method.name" not in data:
+        return None
+    rows = data[data["code.method_hash"].notna()]
+    parts = []
+    for method, per in rows.groupby("method.name", sort=True):
+        counts = per["code.method_hash"].astype(str).value_counts()
+        if len(counts) < 2:
+            continue
+        cell = [c for c in ("dataset.name", "constraints.strategy", "noise.rate") if c in per]
+        mixed = int((per.groupby(cell)["code.method_hash"].nunique() > 1).sum()) if cell else 0
+        versions = ", ".join(f"`{md_text(h[:12])}` {n} rows" for h, n in counts.items())
+        held = "1 cell holds" if mixed == 1 else f"{mixed} cells hold"
+        parts.append(f"`{md_text(method)}` from {len(counts)} code versions ({versions}; {held} more than one)")
+    if not parts:
+        return None
+    return ("**Code versions** (the rows' `code.method_hash`): " + "; ".join(parts) + ". A sweep resumed on changed "
+            "code with `keep_stale=true` keeps the rows the old code made; whether the versions give the same "
+            "answers is not shown by these rows (sweeps/README.md says what changed).")
+
+
 def _ci(mean, lo, hi) -> str:
     return "-" if not np.isfinite(mean) else f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -200,6 +223,7 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
                               f"refit spent in a worker process, a peer library's; the harness's own start-up per "
                               f"job is not in it)."},
         {"kind": "p", "text": _cost_text(datasets, noises, budgets, trials, estimate)},
+        *([{"kind": "p", "text": versions}] if (versions := _code_versions_text(data)) else []),
         {"kind": "h2", "text": "Headline: area under the curve (AUC, a mean ARI over q)"},
         {"kind": "p", "text": "Each entry against `random/<method>` (the baseline every curve is read against: "
                               "a strategy against random on the method it feeds, COBRAS, which asks its own "
