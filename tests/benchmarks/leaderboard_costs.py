@@ -32,8 +32,10 @@ from ccbench.reporting import load
 from ccbench.reporting.leaderboard._frame import K_FREE
 from ccbench.reporting.leaderboard._rerun_rows import rerun_mask
 
-#: the issue's size classes (``board_cost.SIZE_CLASSES``: n < 1,000; 1,000 <= n <= 5,000; n > 5,000)
-SIZE_CLASSES = ("n < 1,000", "1,000-5,000", "n > 5,000")
+try:  # the size classes the projection uses (tests/benchmarks as a package, or run as a script)
+    from .board_cost import SIZE_CLASSES, size_class
+except ImportError:
+    from board_cost import SIZE_CLASSES, size_class
 
 
 def _column(rows: pd.DataFrame, name: str) -> pd.Series:
@@ -70,8 +72,7 @@ def board_track_of(rows: pd.DataFrame) -> pd.Series:
 def size_classes(rows: pd.DataFrame) -> pd.Series:
     """The issue's size class of each row's data set (``board_cost.size_class``, by ``n_samples``)."""
     n = _column(rows, "n_samples")
-    return pd.Series(np.select([n < 1000, n <= 5000, n > 5000], list(SIZE_CLASSES), default="n unknown"),
-                     index=rows.index)
+    return n.map(lambda v: "n unknown" if pd.isna(v) else size_class(int(v)))
 
 
 def board_costs(rows: pd.DataFrame) -> pd.DataFrame:
