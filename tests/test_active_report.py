@@ -116,6 +116,11 @@ def test_the_page_estimates_the_full_track_only_when_its_rows_are_not_it(tmp_pat
     part = full[full["dataset.name"] == "a"]  # a data set short of the grid: the cost of the rest is estimated
     md = write_active_report(part, tmp_path / "part", figures=False)["md"].read_text()
     assert "These rows are the full track" not in md and "Estimate, not a measurement" in md
+    # every set, rate, budget and trial named, but one entry's cell stopped part-way: not the full track
+    short = full.drop(full.index[(full["dataset.name"] == "b") & (full["noise.rate"] == 0.1)
+                                 & (full["constraints.strategy"] == "npu")][:1])
+    md = write_active_report(short, tmp_path / "short", figures=False)["md"].read_text()
+    assert "These rows are the full track" not in md and "1 (entry, data set, noise rate) cell(s)" in md
 
 
 def test_the_page_names_a_method_s_code_versions_where_its_rows_come_from_more_than_one(tmp_path):

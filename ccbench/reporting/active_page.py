@@ -53,25 +53,38 @@ def estimate_core_hours(frame: pd.DataFrame, track: dict = FULL_TRACK) -> tuple[
     return float(per_entry.sum()), per_entry.rename("core_hours").reset_index()
 
 
-def _is_full_track(datasets, noises, budgets, trials: int) -> bool:
-    """Whether the rows hold experiment=active's whole grid (every set, rate and budget, all trials)."""
+def _missing_cells(frame: pd.DataFrame, trials: int) -> int:
+    """How many (entry, data set, noise rate) cells of the rows' own grid hold fewer than ``trials`` rows
+    (a sweep stopped part-way: every entry is expected on every set and rate the rows name)."""
+    if frame.empty:
+        return 0
+    held = frame.groupby(["entry", "dataset", "noise"]).size()
+    grid = frame["entry"].nunique() * frame["dataset"].nunique() * frame["noise"].nunique()
+    return int(grid - (held >= trials).sum())
+
+
+def _is_full_track(datasets, noises, budgets, trials: int, missing: int = 0) -> bool:
+    """Whether the rows hold experiment=active's whole grid (every set, rate and budget, all trials, and
+    every entry's every cell: ``missing`` cells short of trials make it a part)."""
     track = FULL_TRACK
     return (set(datasets) == set(track["points"]) and len(noises) == track["noise_rates"]
-            and len(budgets) == track["budgets"] and trials >= track["trials"])
+            and len(budgets) == track["budgets"] and trials >= track["trials"] and missing == 0)
 
 
-def _cost_text(datasets, noises, budgets, trials: int, estimate: float) -> str:
+def _cost_text(datasets, noises, budgets, trials: int, estimate: float, missing: int = 0) -> str:
     """The full track's cost: the measurement above when these rows are that track, else an estimate."""
-    if _is_full_track(datasets, noises, budgets, trials):
+    if _is_full_track(datasets, noises, budgets, trials, missing):
         return ("These rows are the full track (experiment=active's every data set, noise rate, budget and "
                 "trial): its cost is the measurement above, not an estimate.")
+    short = (f" These rows are not all of it: {missing} (entry, data set, noise rate) cell(s) hold fewer than "
+             f"{trials} trials (a sweep stopped part-way; its blocks resume)." if missing else "")
     return (f"**Estimate, not a measurement**: the full track (experiment=active: "
             f"{len(FULL_TRACK['points'])} UCI sets, {FULL_TRACK['noise_rates']} noise rates, "
             f"{FULL_TRACK['budgets']} budgets to q = 200, {FULL_TRACK['trials']} trials) for "
             f"these entries: about {estimate:.1f} core-hours, from each entry's CPU per point "
             f"and budget in these rows scaled linearly to the full grid (a lower-side guess: "
             f"costs that grow faster than n, or with q, are not modelled); entries not in these "
-            f"rows (e.g. MPCK-means when left out) are not in it.")
+            f"rows (e.g. MPCK-means when left out) are not in it.{short}")
 
 
 def _code_versions_text(data: pd.DataFrame) -> str | None:
@@ -222,7 +235,7 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
                               f"`curve_cpu_time`: CPU time of the strategy, the oracle and the refits, with what a "
                               f"refit spent in a worker process, a peer library's; the harness's own start-up per "
                               f"job is not in it)."},
-        {"kind": "p", "text": _cost_text(datasets, noises, budgets, trials, estimate)},
+        {"kind": "p", "text": _cost_text(datasets, noises, budgets, trials, estimate, _missing_cells(frame, trials))},
         *([{"kind": "p", "text": versions}] if (versions := _code_versions_text(data)) else []),
         {"kind": "h2", "text": "Headline: area under the curve (AUC, a mean ARI over q)"},
         {"kind": "p", "text": "Each entry against `random/<method>` (the baseline every curve is read against: "
