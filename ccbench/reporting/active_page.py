@@ -77,7 +77,7 @@ def _cost_text(datasets, noises, budgets, trials: int, estimate: float, missing:
         return ("These rows are the full track (experiment=active's every data set, noise rate, budget and "
                 "trial): its cost is the measurement above, not an estimate.")
     short = (f" These rows are not all of it: {missing} (entry, data set, noise rate) cell(s) hold fewer than "
-             f"{trials} trials (a sweep stopped part-way; its blocks resume)." if missing else "")
+             f"{trials} trials (a sweep stopped part-way, or an entry left off some sets or rates)." if missing else "")
     return (f"**Estimate, not a measurement**: the full track (experiment=active: "
             f"{len(FULL_TRACK['points'])} UCI sets, {FULL_TRACK['noise_rates']} noise rates, "
             f"{FULL_TRACK['budgets']} budgets to q = 200, {FULL_TRACK['trials']} trials) for "
