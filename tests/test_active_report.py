@@ -207,3 +207,26 @@ def test_compare_sweeps_pairs_the_curves_of_two_runs(tmp_path, shipped):
     rows.to_parquet(next((tmp_path / "again").glob("*/results.parquet")))
     text, _ = compare_sweeps(shipped, tmp_path / "again", metric="auc_ari")
     assert "disagree" in text
+
+
+def test_the_lead_over_random_is_read_at_each_noise_rate_alone(tmp_path):
+    # npu ahead of random on all 8 sets with exact answers, behind on all 8 at 20 % wrong answers:
+    # pooled over the rates the two cancel, per rate each is a verdict
+    sets = tuple("abcdefgh")
+    base = np.linspace(0.3, 0.6, 8)
+    step = np.arange(1, 9) / 100
+    rows = pd.concat([_rows({("random", "pck_means"): base, ("npu", "pck_means"): base + step}, sets, noise=0.0),
+                      _rows({("random", "pck_means"): base, ("npu", "pck_means"): base - step}, sets, noise=0.2)],
+                     ignore_index=True)
+    frame = act.active_frame(rows)
+    by = act.effects_by_noise(frame).set_index("noise")
+    assert list(by["method"]) == ["npu/pck_means"] * 2 and set(by["reference_name"]) == {"random/pck_means"}
+    assert by.loc[0.0, "mean_diff"] == pytest.approx(step.mean()) and by.loc[0.0, "verdict"] == "ahead"
+    assert by.loc[0.2, "mean_diff"] == pytest.approx(-step.mean()) and by.loc[0.2, "verdict"] == "behind"
+    pooled = act.effects(frame)["effects"].set_index(["reference", "method"]).loc[("random", "npu/pck_means")]
+    assert pooled["mean_diff"] == pytest.approx(0.0, abs=1e-12)
+    md = write_active_report(rows, tmp_path / "page", figures=False)["md"].read_text()
+    assert "AUC against random at each oracle noise rate" in md
+    assert "+0.045 [" in md and "-0.045 [" in md
+    table = pd.read_parquet(tmp_path / "page" / "active.parquet")
+    assert set(table.loc[table["table"] == "effects_by_noise", "noise"]) == {0.0, 0.2}

@@ -45,7 +45,7 @@ from .shipped import merge_with
 
 __all__ = ["ACTIVE_SCHEME", "METRIC", "UNQUERIED", "SELF_ASKING", "FAILURE_SCORE", "PEER_PREFIX", "is_active_rows",
            "entry_labels", "reference_pairs",
-           "active_frame", "budgets_of", "curve_frame", "auc_table", "effects", "cost_table", "status_table",
+           "active_frame", "budgets_of", "curve_frame", "auc_table", "effects", "effects_by_noise", "cost_table", "status_table",
            "measured_core_hours", "merge_active_with", "STRATEGY"]
 
 ACTIVE_SCHEME = "active_queries"
@@ -172,6 +172,19 @@ def effects(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alp
     table = pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
     return {"effects": table, "p_best": p_best(set_means[entries], n_boot, seed), "best": best,
             "set_means": set_means, "unscored": unscored, "reference_pairs": peers}
+
+
+def effects_by_noise(frame: pd.DataFrame, metric: str = METRIC, margin: float = 0.03, alpha: float = 0.05,
+                     seed: int = 0, n_boot: int = N_BOOT) -> pd.DataFrame:
+    """:func:`effects` against ``random/<method>`` at each oracle noise rate alone (the cells of that rate;
+    Holm over each random family at that rate): whether a strategy's lead over random survives wrong
+    answers. One row per (noise, reference, entry) with :func:`effects`' columns and ``noise``."""
+    tables = []
+    for noise, rows in frame.groupby("noise", sort=True):
+        table = effects(rows, metric, margin=margin, alpha=alpha, seed=seed, n_boot=n_boot)["effects"]
+        if len(table):
+            tables.append(table[table["reference"] == "random"].assign(noise=float(noise)))
+    return pd.concat(tables, ignore_index=True) if tables else pd.DataFrame()
 
 
 def _random_family(random_entry: str, entries: list[str]) -> list[str]:
