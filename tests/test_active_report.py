@@ -176,9 +176,13 @@ def test_a_new_strategys_rows_are_ranked_against_the_shipped_rows_with_with(tmp_
     module = throwaway_plugin(_NEW_STRATEGY)
     run_job(_cell("test_first_point", plugins=[module.__name__]), tmp_path / "new" / "job")
     out = tmp_path / "joined"
-    assert main(["report", str(tmp_path / "new"), "--with", str(shipped), "--out", str(out), "--no-figures"]) == 0
+    assert main(["report", str(tmp_path / "new"), "--with", str(shipped), "--out", str(out), "--no-figures",
+                 "--site", str(tmp_path / "site")]) == 0
     page = (out / "index.md").read_text()
     assert "`test_first_point/pck_means` vs `random/pck_means` (random)" in page
+    # --site on anytime rows: the active track's site, the new entry with a page of its own
+    assert "--site" in page and (tmp_path / "site" / "index.html").is_file()
+    assert any(p.name.startswith("entry-test_first_point") for p in (tmp_path / "site").glob("*.html"))
     assert "`min_max/pck_means` vs `random/pck_means` (random)" in page  # the shipped entries are on the board
     # the leaderboard's merge alone refuses: the strategy is in the cell's columns
     from ccbench import reporting

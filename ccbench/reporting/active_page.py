@@ -87,6 +87,15 @@ def _cost_text(datasets, noises, budgets, trials: int, estimate: float, missing:
             f"rows (e.g. MPCK-means when left out) are not in it.{short}")
 
 
+def _track_text(frame: pd.DataFrame) -> tuple[bool, str]:
+    """Whether ``frame`` is the full track, and the page's sentence on the track's cost (:func:`_cost_text`)."""
+    datasets, noises, budgets = sorted(frame["dataset"].unique()), sorted(frame["noise"].unique()), act.budgets_of(frame)
+    trials = int(frame.groupby(["dataset", "noise", "entry"]).size().max()) if len(frame) else 0
+    missing = _missing_cells(frame, trials)
+    text = _cost_text(datasets, noises, budgets, trials, estimate_core_hours(frame)[0], missing)
+    return _is_full_track(datasets, noises, budgets, trials, missing), text
+
+
 def _code_versions_text(data: pd.DataFrame) -> str | None:
     """Which code made the rows, where a method's rows come from more than one version of it (a sweep
     resumed on changed code with ``keep_stale=true``): each version's rows, and the jobs holding two."""
@@ -259,7 +268,7 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
                               f"`curve_cpu_time`: CPU time of the strategy, the oracle and the refits, with what a "
                               f"refit spent in a worker process, a peer library's; the harness's own start-up per "
                               f"job is not in it)."},
-        {"kind": "p", "text": _cost_text(datasets, noises, budgets, trials, estimate, _missing_cells(frame, trials))},
+        {"kind": "p", "text": _track_text(frame)[1]},
         *([{"kind": "p", "text": versions}] if (versions := _code_versions_text(data)) else []),
         {"kind": "h2", "text": "Headline: area under the curve (AUC, a mean ARI over q)"},
         {"kind": "p", "text": "Each entry against `random/<method>` (the baseline every curve is read against: "
@@ -359,8 +368,9 @@ def _html(blocks: list[dict]) -> str:
 
 
 def write_active_report(data: pd.DataFrame, out, *, command: str = "ccbench report", metric: str = act.METRIC,
-                        margin: float = 0.03, figures: bool = True) -> dict:
-    """Write the active track's page into ``out`` (module docstring); return {name: path}."""
+                        margin: float = 0.03, figures: bool = True, site=None) -> dict:
+    """Write the active track's page into ``out`` (module docstring); return {name: path}. ``site``: also
+    write the static site there (:mod:`.active_site`, from the same numbers; its figures link to ``out``'s)."""
     out = output_dir(out)
     out.mkdir(parents=True, exist_ok=True)
     frame = act.active_frame(data)
@@ -389,4 +399,12 @@ def write_active_report(data: pd.DataFrame, out, *, command: str = "ccbench repo
     long = pd.concat(parts, ignore_index=True)
     paths["parquet"] = write_table(long, out / "active.parquet", out)
     paths.update({f"figure_{i}": out / name for i, (_, name) in enumerate(made)})
+    if site is not None:
+        from .active_site import write_active_site
+
+        full, cost = _track_text(frame)
+        paths["site"] = write_active_site(
+            site, ranking=ranking, aucs=aucs, costs=costs, title_note=blocks[1]["text"], by_noise=by_noise,
+            unqueried=None if unqueried is None else unqueried[1], figures=dict(made), figure_dir=out,
+            banner="" if full else cost)
     return paths

@@ -39,7 +39,8 @@ def add_parser(sub) -> None:
                           "side, and DIR's row wherever both have one (a shipped row never replaces yours)")
     rep.add_argument("--site", default=None, metavar="SITE",
                      help="with --leaderboard: also write a static, offline site (index, one page per supervision "
-                          "kind, data set and method; sortable tables) into SITE")
+                          "kind, data set and method; sortable tables) into SITE; on the active track's rows: its "
+                          "site (headline, one page per data set and entry)")
     rep.add_argument("--compare-sweeps", action="store_true",
                      help="DIR is two sweeps A B of the same protocol: per cell, where their rows of the same config "
                           "disagree beyond the trial spread, and which machines and code made each (--out: also "
@@ -134,8 +135,10 @@ def _active(args, data) -> int:
 
     out = Path(args.out) if args.out else Path(args.dirs[0]) / "report"
     command = "ccbench report " + " ".join([*map(str, args.dirs), f"--out {out}"]
-                                           + [f"--with {w}" for w in (args.with_ or [])])
-    paths = write_active_report(data, out, command=command, margin=args.margin, figures=not args.no_figures)
+                                           + [f"--with {w}" for w in (args.with_ or [])]
+                                           + ([f"--site {args.site}"] if args.site else []))
+    paths = write_active_report(data, out, command=command, margin=args.margin, figures=not args.no_figures,
+                                site=Path(args.site) if args.site else None)
     paths.update(write_shipped(data, out, dirs=[*args.dirs, *(args.with_ or [])]))
     print(paths["md"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
