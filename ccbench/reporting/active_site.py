@@ -57,7 +57,9 @@ def _noise_frame(by_noise: pd.DataFrame) -> pd.DataFrame:
     if by_noise is None or by_noise.empty:
         return pd.DataFrame()
     frame = by_noise.assign(noise=(by_noise["noise"] * 100).round(1))
-    return _effects_frame(frame).assign(**{"wrong answers (%)": frame["noise"].to_numpy()})
+    out = _effects_frame(frame)
+    out.insert(2, "wrong answers (%)", frame["noise"].to_numpy())
+    return out
 
 
 def _area_frame(aucs: pd.DataFrame, unqueried: pd.DataFrame | None, by: str) -> pd.DataFrame:

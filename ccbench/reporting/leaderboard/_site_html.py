@@ -158,7 +158,9 @@ def interval_svg(rows: pd.DataFrame, title: str, colour_by: str = "verdict") -> 
     rows = rows[np.isfinite(rows["mean_diff"].astype(float))]
     if rows.empty:
         return ""
-    width, left, right, line = 760, 170, 190, 18
+    # the labels' column fits the longest label (about 7 px a character at 12 px), at least 170 px
+    left = max(170, int(7 * max(len(str(label)) for label in rows.index)) + 10)
+    width, right, line = 590 + left, 190, 18
     height = 50 + line * len(rows)
     lo = float(np.nanmin(rows[["ci_low", "mean_diff"]].to_numpy(float)))
     hi = float(np.nanmax(rows[["ci_high", "mean_diff"]].to_numpy(float)))
