@@ -234,3 +234,14 @@ def test_the_lead_over_random_is_read_at_each_noise_rate_alone(tmp_path):
     assert "+0.045 [" in md and "-0.045 [" in md
     table = pd.read_parquet(tmp_path / "page" / "active.parquet")
     assert set(table.loc[table["table"] == "effects_by_noise", "noise"]) == {0.0, 0.2}
+
+
+def test_the_noise_section_gives_each_entry_s_mean_area_per_rate_over_its_data_sets(tmp_path):
+    sets = tuple("abcdefgh")
+    base = np.linspace(0.3, 0.6, 8)
+    rows = pd.concat([_rows({("random", "pck_means"): base, ("npu", "pck_means"): base + 0.1}, sets, noise=0.0),
+                      _rows({("random", "pck_means"): base - 0.2, ("npu", "pck_means"): base}, sets, noise=0.2)],
+                     ignore_index=True)
+    md = write_active_report(rows, tmp_path / "page", figures=False)["md"].read_text()
+    assert "| npu/pck_means | 0.550 (8) | 0.450 (8) |" in md
+    assert "| random/pck_means | 0.450 (8) | 0.250 (8) |" in md

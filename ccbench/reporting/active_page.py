@@ -199,8 +199,9 @@ def _cell_table(aucs: pd.DataFrame) -> dict:
     return _table(["data set", "noise", *[md_text(e) for e in entries]], rows)
 
 
-def _noise_blocks(by_noise: pd.DataFrame, label: str = "AUC") -> list[dict]:
-    """Each entry against random on its method at each noise rate alone: difference [interval], verdict."""
+def _noise_blocks(by_noise: pd.DataFrame, aucs: pd.DataFrame, label: str = "AUC") -> list[dict]:
+    """Each entry against random on its method at each noise rate alone: difference [interval], verdict;
+    and each entry's mean area over the data sets at each rate (with how many sets it is over)."""
     if by_noise.empty:
         return []
     noises = sorted(by_noise["noise"].unique())
@@ -219,6 +220,13 @@ def _noise_blocks(by_noise: pd.DataFrame, label: str = "AUC") -> list[dict]:
                               f"strategy's lead over random survives wrong answers. Each cell: difference in "
                               f"{label} [interval], data sets, verdict (*tied* is not significant after Holm)."},
         _table(["entry", "against", *[f"{n:.0%} wrong answers" for n in noises]], rows),
+        {"kind": "p", "text": f"Each entry's mean {label} over the data sets at each noise rate (a level, not a "
+                              f"comparison: entries over different sets are not paired; the data sets in brackets):"},
+        _table(["entry", *[f"{n:.0%}" for n in noises]],
+               [[md_text(entry)] + [f"{per.loc[n, 'mean']:.3f} ({int(per.loc[n, 'count'])})" if n in per.index
+                                    else "-" for n in noises]
+                for entry, per in ((e, g.groupby("noise")["mean"].agg(["mean", "count"]))
+                                   for e, g in aucs.dropna(subset=["mean"]).groupby("entry", sort=True))]),
     ]
 
 
@@ -289,7 +297,7 @@ def _blocks(data: pd.DataFrame, frame: pd.DataFrame, ranking: dict, aucs: pd.Dat
     blocks.append({"kind": "h2", "text": "AUC per data set and noise rate (mean over trials, 95 % bootstrap CI)"})
     blocks.append(_cell_table(aucs))
     if by_noise is not None:
-        blocks += _noise_blocks(by_noise)
+        blocks += _noise_blocks(by_noise, aucs)
     if unqueried is not None:
         blocks += _unqueried_blocks(*unqueried, margin)
     blocks.append({"kind": "h2", "text": "Curves"})
