@@ -89,6 +89,17 @@ def test_report_refuses_an_output_folder_that_is_a_symlink(sweep, tmp_path, caps
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_symlinked_site_is_refused_before_the_page_is_written(sweep, tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (tmp_path / "site").symlink_to(elsewhere)
+    page = tmp_path / "page"
+    assert main(["report", str(sweep), "--leaderboard", "--out", str(page), "--site", str(tmp_path / "site")]) == 2
+    err = capsys.readouterr().err
+    assert "symbolic link" in err and "pass --site a real folder" in err
+    assert not page.exists() and list(elsewhere.iterdir()) == []
+
+
 def test_a_report_writer_refuses_a_path_outside_its_output_folder(tmp_path):
     from ccbench.reporting._safe import write_text
 

@@ -19,20 +19,27 @@ from pathlib import Path
 
 from ..running.results import atomically, write_results
 
-__all__ = ["output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv", "read_regular",
+__all__ = ["check_output_dir", "output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv", "read_regular",
            "results_files", "staged_dir"]
 
 
-def output_dir(path) -> Path:
-    """``path`` as the report's output folder, created if absent; a symlink (``DIR/report ->
-    /somewhere``, planted in a results folder) is refused with a message naming it."""
+def check_output_dir(path, option: str = "--out") -> Path:
+    """Refuse ``path`` as an output folder without creating anything: a symlink (``DIR/report ->
+    /somewhere``, planted in a results folder) or a file, with a message naming it and ``option``, the
+    command-line flag that chose it (so a command can check every folder before it writes any)."""
     out = Path(path)
     if out.is_symlink():
         raise ValueError(f"refusing to write into {out}: it is a symbolic link (to {os.readlink(out)}), "
                          f"which a results folder from elsewhere may have planted; remove the link or pass "
-                         f"--out a real folder")
+                         f"{option} a real folder")
     if out.exists() and not out.is_dir():
-        raise ValueError(f"refusing to write into {out}: it exists and is not a folder")
+        raise ValueError(f"refusing to write into {out}: it exists and is not a folder; pass {option} a folder")
+    return out
+
+
+def output_dir(path, option: str = "--out") -> Path:
+    """``path`` as the report's output folder, created if absent, after :func:`check_output_dir`."""
+    out = check_output_dir(path, option)
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -245,7 +252,7 @@ def _tidy(target: Path) -> None:
 
 
 @contextlib.contextmanager
-def staged_dir(target):
+def staged_dir(target, option: str = "--out"):
     """Yield a staging folder to write ``target``'s new content into (a sibling, holding hard links to
     ``target``'s current files); on success it replaces ``target`` in one step (an exchange of the two
     folders where the system has one, else two renames, a kill between which :func:`_tidy` repairs on the
@@ -255,7 +262,7 @@ def staged_dir(target):
     target = Path(target).absolute()
     if target.parent.is_dir():
         _tidy(target)  # first: a folder left aside is put back before anything creates an empty one
-    target = output_dir(target)
+    target = output_dir(target, option)
     cwd = Path.cwd().resolve()
     if target.resolve() == cwd or target.resolve() in cwd.parents:
         yield target

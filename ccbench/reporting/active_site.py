@@ -87,7 +87,7 @@ def write_active_site(out, *, ranking: dict, aucs: pd.DataFrame, costs: pd.DataF
     ``unqueried``: the page's per-cell unqueried areas or None; ``figures``: {data set: file name} of the
     page's figures in ``figure_dir`` (linked, not copied); ``title_note``: the page's "what these rows
     are" text; ``banner``: shown atop every page (a partial track says so)."""
-    with staged_dir(out) as staging:
+    with staged_dir(out, "--site") as staging:
         index = _write(Path(staging), ranking, aucs, costs, title_note, by_noise, unqueried, figures or {},
                        figure_dir, Path(out).absolute(), banner)
     return Path(out) / index.name

@@ -403,7 +403,7 @@ def write_site(data: pd.DataFrame, out, metric: str = DEFAULT_METRIC, margin: fl
     of the leaderboard pages, linked from each kind page where its files are. Written as a whole
     (:func:`.._safe.staged_dir`): a writer killed midway leaves the old site, not pages of two runs.
     """
-    with staged_dir(out) as staging:
+    with staged_dir(out, "--site") as staging:
         index = _write_site(data, staging, metric, margin, command, alpha, coverage, new_rows,
                             _rebased(pages, out, staging))
     return Path(out) / index.name
