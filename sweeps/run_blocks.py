@@ -57,11 +57,32 @@ def _key(args: list[str]) -> str:
     return " ".join(args)
 
 
+def _one_job_per_block(ccbench: str, todo: list[list[str]], given: list[str]) -> dict[str, list[str]]:
+    """{experiment: ["hydra.launcher.n_jobs=1"]} for each block experiment whose launcher runs jobs in
+    parallel (the leaderboard family's ``local`` launcher, two at a time): ``--jobs`` blocks at once are
+    ``--jobs`` cores, so each block runs its cells one at a time, not ``--jobs`` x n_jobs workers sharing the
+    cores (each trial's wall time doubled, two large fits in memory at once). Asked of the ``ccbench`` that
+    runs the blocks (``--cfg hydra``); none where ``--set`` names a launcher key itself."""
+    if any(o.startswith(("hydra.launcher", "hydra/launcher")) for o in given):
+        return {}
+    extra = {}
+    for experiment in dict.fromkeys(a[0] for a in todo):
+        shown = subprocess.run([ccbench, experiment, "--cfg", "hydra", "--package", "hydra.launcher"],
+                               capture_output=True, text=True)
+        jobs = [line.split(":", 1)[1].strip() for line in shown.stdout.splitlines() if line.startswith("n_jobs:")]
+        if jobs and jobs[0].isdigit() and int(jobs[0]) > 1:
+            extra[experiment] = ["hydra.launcher.n_jobs=1"]
+            print(f"{experiment}: its launcher runs {jobs[0]} jobs at a time; each block runs one "
+                  f"(hydra.launcher.n_jobs=1), --jobs blocks at once", flush=True)
+    return extra
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("config", type=Path)
     parser.add_argument("--dir", type=Path, required=True, help="the sweep directory every block writes into")
-    parser.add_argument("--jobs", type=int, default=1, help="blocks run at once (one core each)")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="blocks run at once, one core each (a block's own launcher then runs one job at a time)")
     parser.add_argument("--ccbench", default=str(Path(sys.executable).with_name("ccbench")))
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="an override added to every block's command, not to its name in .blocks_done (e.g. "
@@ -78,6 +99,7 @@ def main(argv=None) -> int:
     done = set(done_path.read_text().splitlines()) if done_path.exists() else set()
     queue = [b for b in todo if _key(b) not in done]
     print(f"{len(todo)} blocks, {len(todo) - len(queue)} done before, {len(queue)} to run", flush=True)
+    per_block = _one_job_per_block(opts.ccbench, queue, opts.set) if opts.jobs > 1 else {}
     lock, failed = threading.Lock(), []
 
     def worker(slot: int) -> None:
@@ -90,7 +112,8 @@ def main(argv=None) -> int:
             start = time.monotonic()
             print(f"{time.strftime('%H:%M:%S')} [{slot}] {_key(args)}", flush=True)
             with open(log, "a") as out:
-                rc = subprocess.call([opts.ccbench, "-m", *args, *opts.set, f"hydra.sweep.dir={opts.dir}"],
+                rc = subprocess.call([opts.ccbench, "-m", *args, *per_block.get(args[0], []), *opts.set,
+                                      f"hydra.sweep.dir={opts.dir}"],
                                      stdout=out, stderr=subprocess.STDOUT)
             took = time.monotonic() - start
             with lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import shutil
 import sys
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def test_a_header_line_of_another_experiment_is_no_block(tmp_path):
 
 def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
     exe = tmp_path / "ccbench"
-    exe.write_text(f"#!/bin/sh\necho \"$@\" >> {tmp_path / 'calls'}\n"
+    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) exit 0;; esac\necho \"$@\" >> {tmp_path / 'calls'}\n"
                    f"case \"$*\" in *{fail_on}*) exit 3;; esac\nexit 0\n")
     exe.chmod(0o755)
     return exe
@@ -122,6 +123,30 @@ def test_set_adds_an_override_to_every_block_but_not_to_its_recorded_name(tmp_pa
         with pytest.raises(SystemExit):
             run_blocks.main([*argv[:-1], bad])
         assert "--set" in capsys.readouterr().err
+
+
+def test_parallel_blocks_run_their_own_cells_one_at_a_time(tmp_path, capsys):
+    # the leaderboard family's launcher runs two jobs at once: two blocks of it would be four workers on two cores
+    config = tmp_path / "demo.yaml"
+    config.write_text("#   ccbench experiment=demo method=a\n#   ccbench experiment=demo_seq method=b\ndefaults: []\n")
+    (tmp_path / "demo_seq.yaml").write_text("")
+    exe = tmp_path / "ccbench"
+    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) case \"$1\" in experiment=demo) echo 'n_jobs: 2';; esac; exit 0;; esac\n"
+                   f"echo \"$@\" >> {tmp_path / 'calls'}\nexit 0\n")
+    exe.chmod(0o755)
+    sweep = tmp_path / "sweep"
+    assert run_blocks.main([str(config), "--dir", str(sweep), "--ccbench", str(exe), "--jobs", "2"]) == 0
+    calls = sorted((tmp_path / "calls").read_text().splitlines())
+    assert calls == [f"-m experiment=demo method=a hydra.launcher.n_jobs=1 hydra.sweep.dir={sweep}",
+                     f"-m experiment=demo_seq method=b hydra.sweep.dir={sweep}"]
+    assert "hydra.launcher.n_jobs=1" in capsys.readouterr().out
+    # one block at a time keeps the launcher's own parallelism; a launcher key in --set is the user's choice
+    for argv, expected in ((["--jobs", "1"], "method=a hydra.sweep"), (["--jobs", "2", "--set", "hydra.launcher.n_jobs=2"],
+                                                                        "method=a hydra.launcher.n_jobs=2 hydra.sweep")):
+        (tmp_path / "calls").unlink()
+        shutil.rmtree(sweep)
+        assert run_blocks.main([str(config), "--dir", str(sweep), "--ccbench", str(exe), *argv]) == 0
+        assert any(expected in c for c in (tmp_path / "calls").read_text().splitlines())
 
 
 def test_a_config_without_listed_blocks_is_a_clear_error(tmp_path):
