@@ -172,3 +172,62 @@ def test_progress_counts_an_active_curve_s_cpu_where_no_trial_worker_measured_on
     rows = pd.DataFrame({"trial_cpu_time": [3600.0, None, None], "curve_cpu_time": [1.0, 1800.0, None]})
     assert progress._cpu_seconds(rows).tolist() == [3600.0, 1800.0, 0.0]
     assert progress._cpu_seconds(pd.DataFrame({"curve_cpu_time": [7.0]})).tolist() == [7.0]
+
+
+pack = importlib.import_module("pack")
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_packed_sweep_unpacks_byte_for_byte_and_a_later_pack_holds_only_what_changed(tmp_path, capsys):
+    import pandas as pd
+
+    sweep = tmp_path / "sweep"
+    for i in range(3):
+        cell = sweep / f"dataset=d{i},method=m"
+        (cell / ".hydra").mkdir(parents=True)
+        pd.DataFrame({"trial": [0], "status": ["ok"], "ari": [0.1 * i]}).to_parquet(cell / "results.parquet")
+        (cell / "cell.json").write_text(f'{{"i": {i}}}')
+        (cell / ".hydra" / "config.yaml").write_text(f"i: {i}\n")
+        (cell / "ccbench.log").write_text("not packed")
+    (sweep / "dataset=d0,method=m" / "results.parquet.journal").write_text('{"trial": 1}\n')
+    (sweep / ".blocks_done").write_text("experiment=x\n")
+    packs = tmp_path / "packs"
+    assert pack.main(["pack", str(sweep), str(packs)]) == 0
+    assert pack.main(["pack", str(sweep), str(packs)]) == 0 and "nothing changed" in capsys.readouterr().out
+    # the cell finishes: its journal is folded into the rows; a new cell appears
+    (sweep / "dataset=d0,method=m" / "results.parquet.journal").unlink()
+    (sweep / "dataset=d0,method=m" / "results.parquet").write_bytes(b"new rows")
+    (sweep / "dataset=d3,method=m").mkdir()
+    (sweep / "dataset=d3,method=m" / "cell.json").write_text("{}")
+    second = pack.pack(sweep, packs)
+    assert second.name == "pack-0002.parquet"
+    import pyarrow.parquet as pq
+    assert set(pq.read_table(second).column("cell").to_pylist()) == {"dataset=d0,method=m", "dataset=d3,method=m"}
+    # a fresh machine: the packs alone give the sweep back, logs aside
+    fresh = tmp_path / "fresh"
+    assert pack.unpack(packs, fresh) == 5
+    expected = {k: v for k, v in _tree(sweep).items() if not k.endswith("ccbench.log")}
+    assert _tree(fresh) == expected
+    # an older copy catches up: the folded journal is removed, nothing else is touched
+    older = tmp_path / "older"
+    (packs / "pack-0002.parquet").rename(tmp_path / "second.parquet")
+    pack.unpack(packs, older)
+    assert (older / "dataset=d0,method=m" / "results.parquet.journal").is_file()
+    (tmp_path / "second.parquet").rename(packs / "pack-0002.parquet")
+    assert pack.unpack(packs, older) == 2 and _tree(older) == expected
+
+
+def test_a_pack_naming_a_path_outside_its_sweep_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    for cell, name in (("../escape", "cell.json"), ("dataset=d", "../../x"), ("dataset=d", "run.sh")):
+        pq.write_table(pa.table({"cell": [cell], "file": [name], "data": [b"x"]}), packs / "pack-0001.parquet")
+        with pytest.raises(ValueError, match="refusing the entry"):
+            pack.unpack(packs, tmp_path / "sweep")
+    assert not (tmp_path / "escape").exists() and not (tmp_path / "sweep").exists()
