@@ -11,9 +11,9 @@ and a new machine unpacks them before it resumes:
 A pack holds every cell whose files changed since the packs before it (each cell with its whole file set,
 so a journal folded into ``results.parquet`` since is removed on unpack); later packs win. Only the files a
 resume and ``ccbench report`` read are packed (the ones ``sweeps/.gitignore`` lets through): rows, journal,
-stored partitions, ``cell.json``, the composed config and the ``.timeouts`` markers (a later base seed of a
-cell killed at seed 0 is recorded without fitting, on whichever machine runs it); logs, locks and caches
-are not. Unpacking writes
+stored partitions, ``cell.json``, the composed config, the ``.timeouts`` markers (a later base seed of a
+cell killed at seed 0 is recorded without fitting, on whichever machine runs it) and each command's grid
+(``.ccbench_grids/``: the pages' coverage line is the union of them); logs, locks and caches are not. Unpacking writes
 only those names, into cell folders named without a path separator, and never through a symbolic link.
 """
 
@@ -30,8 +30,10 @@ CELL_FILES = ("results.parquet", "results.parquet.journal", "labels.npz", "cell.
               ".hydra/overrides.yaml")
 TOP_FILES = (".blocks_done", "multirun.yaml")
 TOP = "."  # the ``cell`` of the sweep folder's own files
-TIMEOUTS = ".timeouts"  # the markers ``timeout_stops_seeds`` leaves for a cell's later base seeds
-_MARKER = re.compile(r"[0-9a-f]{8,64}\.json")
+#: Folders of the sweep's own, each with the file names it may hold: the markers ``timeout_stops_seeds``
+#: leaves for a cell's later base seeds, and each command's grid (the pages' coverage line reads them all).
+SIDE_FOLDERS = {".timeouts": re.compile(r"[0-9a-f]{8,64}\.json"),
+                ".ccbench_grids": re.compile(r"\d{8}-\d{6}-\d+-[0-9a-f]{1,32}\.yaml")}
 _PACK = re.compile(r"pack-(\d{4,})\.parquet")
 
 
@@ -49,9 +51,10 @@ def _read(folder: Path, names) -> dict[str, bytes]:
 def sweep_files(sweep: Path) -> dict[str, dict[str, bytes]]:
     """{cell folder name (``.`` for the sweep's own files): {file: bytes}} of what a pack holds."""
     found = {TOP: _read(sweep, TOP_FILES)}
-    markers = sweep / TIMEOUTS
-    if markers.is_dir() and not markers.is_symlink():
-        found[TIMEOUTS] = _read(markers, sorted(p.name for p in markers.iterdir() if _MARKER.fullmatch(p.name)))
+    for side, pattern in SIDE_FOLDERS.items():
+        folder = sweep / side
+        if folder.is_dir() and not folder.is_symlink():
+            found[side] = _read(folder, sorted(p.name for p in folder.iterdir() if pattern.fullmatch(p.name)))
     for cell in sorted(sweep.iterdir()):
         if cell.is_dir() and not cell.is_symlink() and not cell.name.startswith("."):
             files = _read(cell, CELL_FILES)
@@ -80,15 +83,15 @@ def packed(packs: Path) -> dict[str, dict[str, bytes]]:
 
 
 def _checked(cell: str, name: str, path: Path) -> str:
-    if cell == TIMEOUTS:
-        ok = bool(_MARKER.fullmatch(name))
+    if cell in SIDE_FOLDERS:
+        ok = bool(SIDE_FOLDERS[cell].fullmatch(name))
     else:
         ok = name in (TOP_FILES if cell == TOP else CELL_FILES) and (
             cell == TOP or (cell and "/" not in cell and "\\" not in cell and not cell.startswith(".")))
     if not ok:
         raise ValueError(f"{path}: refusing the entry cell={cell!r} file={name!r}: a pack holds only "
                          f"{', '.join(TOP_FILES + CELL_FILES)} in cell folders named without a path separator, "
-                         f"and {TIMEOUTS}/<hex>.json markers")
+                         f"and the files of {', '.join(SIDE_FOLDERS)}")
     return cell
 
 
@@ -132,8 +135,8 @@ def unpack(packs: Path, sweep: Path) -> int:
         if folder.is_symlink():
             raise SystemExit(f"unpack: {folder} is a symbolic link; remove it first")
         names = TOP_FILES if cell == TOP else CELL_FILES
-        if cell == TIMEOUTS:
-            names = sorted({*files, *(p.name for p in folder.glob("*.json") if _MARKER.fullmatch(p.name))})
+        if cell in SIDE_FOLDERS:
+            names = sorted({*files, *(p.name for p in folder.glob("*") if SIDE_FOLDERS[cell].fullmatch(p.name))})
         if _read(folder, names) == files:
             continue
         for name in names:

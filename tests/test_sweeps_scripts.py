@@ -196,6 +196,8 @@ def test_a_packed_sweep_unpacks_byte_for_byte_and_a_later_pack_holds_only_what_c
     (sweep / ".blocks_done").write_text("experiment=x\n")
     (sweep / ".timeouts").mkdir()
     (sweep / ".timeouts" / "0123abcd.json").write_text("{}")
+    (sweep / ".ccbench_grids").mkdir()
+    (sweep / ".ccbench_grids" / "20261130-205941-14252-1b6ad4.yaml").write_text("hydra: {}\n")
     packs = tmp_path / "packs"
     assert pack.main(["pack", str(sweep), str(packs)]) == 0
     assert pack.main(["pack", str(sweep), str(packs)]) == 0 and "nothing changed" in capsys.readouterr().out
@@ -210,7 +212,7 @@ def test_a_packed_sweep_unpacks_byte_for_byte_and_a_later_pack_holds_only_what_c
     assert set(pq.read_table(second).column("cell").to_pylist()) == {"dataset=d0,method=m", "dataset=d3,method=m"}
     # a fresh machine: the packs alone give the sweep back, logs aside
     fresh = tmp_path / "fresh"
-    assert pack.unpack(packs, fresh) == 6
+    assert pack.unpack(packs, fresh) == 7
     expected = {k: v for k, v in _tree(sweep).items() if not k.endswith("ccbench.log")}
     assert _tree(fresh) == expected
     # an older copy catches up: the folded journal is removed, nothing else is touched
@@ -229,7 +231,7 @@ def test_a_pack_naming_a_path_outside_its_sweep_is_refused(tmp_path):
     packs = tmp_path / "packs"
     packs.mkdir()
     for cell, name in (("../escape", "cell.json"), ("dataset=d", "../../x"), ("dataset=d", "run.sh"),
-                       (".timeouts", "../x.json"), (".fits", "results.parquet")):
+                       (".timeouts", "../x.json"), (".fits", "results.parquet"), (".ccbench_grids", "x.py")):
         pq.write_table(pa.table({"cell": [cell], "file": [name], "data": [b"x"]}), packs / "pack-0001.parquet")
         with pytest.raises(ValueError, match="refusing the entry"):
             pack.unpack(packs, tmp_path / "sweep")

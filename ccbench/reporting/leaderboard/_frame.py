@@ -18,16 +18,18 @@ __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT
            "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "RankedMetric", "ranked_metric",
            "ranked_long_frame"]
 
-#: The supervision kind of each constraint scheme.
+#: The supervision kind of each constraint scheme. ``pccc_pairs`` is PCCC's own scheme (the reference board's
+#: track: C(ceil(f n), 2) random pairs over all points), apart from ``pairs`` (round(f n) pairs: a curve over
+#: other budgets) and ``dense_pairs`` (every pair among f n points), whose budgets mean other things.
 KINDS = {"pairs": ("random_pairs", "per_class_pairs"), "dense_pairs": ("fraction_pairs", "pccc_file"),
-         "labels": ("labeled_subsets",)}
+         "labels": ("labeled_subsets",), "pccc_pairs": ("pccc_random_pairs",)}
 
 
 #: The column that holds each scheme's supervision budget.
 # random_pairs' budget is constraints.per_point instead where that is set (pairs per point)
 BUDGET = {"random_pairs": "constraints.n_constraints", "per_class_pairs": "constraints.n_pairs",
           "labeled_subsets": "constraints.per_class", "fraction_pairs": "constraints.fraction",
-          "pccc_file": "constraints.fraction"}
+          "pccc_file": "constraints.fraction", "pccc_random_pairs": "constraints.fraction"}
 
 
 UNCONSTRAINED = "none"
