@@ -46,6 +46,7 @@ _EXPORTS = {
     "is_active_rows": "active",
     "merge_active_with": "active",
     "write_active_report": "active_page",
+    "check_output_dir": "_safe",
 }
 _SUBMODULES = {"leaderboard": "leaderboard"}
 

@@ -69,11 +69,9 @@ def _report(args) -> int:
 
     if args.compare_sweeps:
         return _compare_sweeps(args)
-    from ..reporting._safe import check_output_dir
-
     for folder, option in ((args.out, "--out"), (args.site, "--site")):
         if folder:  # before anything is written: a refused site must not leave a fresh page behind
-            check_output_dir(folder, option)
+            report.check_output_dir(folder, option)
     data = report.load(*args.dirs)
     args.own_rows = data  # the coverage line is about these dirs' grid, not the shipped rows'
     active = report.is_active_rows(data)  # anytime curves (issue 53): their own page, docs/active.md
