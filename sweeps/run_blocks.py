@@ -18,6 +18,7 @@ machine resumes from them. Exit status: 0 when every block finished, 1 otherwise
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import subprocess
 import sys
@@ -65,14 +66,20 @@ def _one_job_per_block(ccbench: str, todo: list[list[str]], given: list[str]) ->
     runs the blocks (``--cfg hydra``); none where ``--set`` names a launcher key itself."""
     if any(o.startswith(("hydra.launcher", "hydra/launcher")) for o in given):
         return {}
+    import yaml
+
     extra = {}
     for experiment in dict.fromkeys(a[0] for a in todo):
         shown = subprocess.run([ccbench, experiment, "--cfg", "hydra", "--package", "hydra.launcher"],
                                capture_output=True, text=True)
-        jobs = [line.split(":", 1)[1].strip() for line in shown.stdout.splitlines() if line.startswith("n_jobs:")]
-        if jobs and jobs[0].isdigit() and int(jobs[0]) > 1:
+        if shown.returncode != 0:
+            print(f"warning: could not read the launcher of {experiment} ({ccbench} exited {shown.returncode}: "
+                  f"{shown.stderr.strip()[-300:]}); its blocks run with their own launcher", file=sys.stderr)
+            continue
+        jobs = (yaml.safe_load(shown.stdout) or {}).get("n_jobs")
+        if isinstance(jobs, int) and jobs > 1:
             extra[experiment] = ["hydra.launcher.n_jobs=1"]
-            print(f"{experiment}: its launcher runs {jobs[0]} jobs at a time; each block runs one "
+            print(f"{experiment}: its launcher runs {jobs} jobs at a time; each block runs one "
                   f"(hydra.launcher.n_jobs=1), --jobs blocks at once", flush=True)
     return extra
 
@@ -93,6 +100,9 @@ def main(argv=None) -> int:
             parser.error(f"--set {override!r}: give KEY=VALUE, other than the sweep dir and the experiment")
     if opts.jobs < 1:
         parser.error(f"--jobs must be at least 1, got {opts.jobs}")
+    if not (Path(opts.ccbench).is_file() and os.access(opts.ccbench, os.X_OK)):
+        parser.error(f"--ccbench {opts.ccbench}: not an executable file (the ccbench that runs the blocks, e.g. "
+                     f"/path/to/venv/bin/ccbench)")
     todo = blocks(opts.config)
     opts.dir.mkdir(parents=True, exist_ok=True)
     done_path = opts.dir / DONE_FILE

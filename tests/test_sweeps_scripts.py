@@ -162,6 +162,9 @@ def test_a_missing_config_or_folder_and_a_bad_job_count_are_one_line_errors(tmp_
     with pytest.raises(SystemExit) as exc:
         run_blocks.main([str(tmp_path / "x.yaml"), "--dir", str(tmp_path / "s"), "--jobs", "0"])
     assert exc.value.code == 2 and "--jobs must be at least 1" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        run_blocks.main([str(tmp_path / "x.yaml"), "--dir", str(tmp_path / "s"), "--ccbench", str(tmp_path / "none")])
+    assert exc.value.code == 2 and "not an executable file" in capsys.readouterr().err
     with pytest.raises(SystemExit, match="progress: no such results file"):
         progress.main([str(tmp_path / "nowhere")])
 
@@ -236,3 +239,10 @@ def test_a_pack_naming_a_path_outside_its_sweep_is_refused(tmp_path):
         with pytest.raises(ValueError, match="refusing the entry"):
             pack.unpack(packs, tmp_path / "sweep")
     assert not (tmp_path / "escape").exists() and not (tmp_path / "sweep").exists()
+
+
+def test_a_damaged_pack_is_a_one_line_error_with_exit_1(tmp_path, capsys):
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "pack-0001.parquet").write_text("junk")
+    assert pack.main(["unpack", str(tmp_path / "packs"), str(tmp_path / "sweep")]) == 1
+    assert "unpack: error:" in capsys.readouterr().err and "Traceback" not in capsys.readouterr().err

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from ..running.results import atomically, write_results
 
-__all__ = ["check_output_dir", "output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv", "read_regular",
-           "results_files", "staged_dir"]
+__all__ = ["check_output_dir", "output_dir", "write_bytes", "write_text", "save_figure", "write_table", "write_csv",
+           "read_regular", "results_files", "staged_dir"]
 
 
 def check_output_dir(path, option: str = "--out") -> Path:
