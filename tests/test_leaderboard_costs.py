@@ -86,3 +86,28 @@ def test_the_board_tracks_and_size_classes_are_the_projections():
     assert table.loc["k-free", "n > 5,000"] == pytest.approx(0.5)
     assert table.loc["k-free CVCP", "n < 1,000"] == pytest.approx(0.05)
     assert table.loc["all", "all"] == pytest.approx(1.88)
+
+
+def test_a_kill_followed_by_a_finished_larger_budget_is_counted_against_stopping_the_curve():
+    """``--kills-along-curves``: the first *fitted* kill of a curve, then what its larger budgets did."""
+    from benchmarks.leaderboard_costs import kills_along_curves
+
+    base = {"method_label": "ssap_l", "dataset.name": "yeast", "constraints.name": "labeled_subsets", "seed": 0,
+            "noise.name": "none", "fit_reused": False, "error": None}
+    rows = pd.DataFrame([
+        {**base, "constraints.per_class": 1.0, "status": "ok", "trial_cpu_time": 5.0},
+        {**base, "constraints.per_class": 2.0, "status": "timeout", "trial_cpu_time": 20.0},
+        {**base, "constraints.per_class": 5.0, "status": "ok", "trial_cpu_time": 3600.0},
+        {**base, "constraints.per_class": 10.0, "status": "timeout", "trial_cpu_time": 1800.0},
+        # another seed whose kill was recorded without fitting measures nothing
+        {**base, "seed": 1, "constraints.per_class": 1.0, "status": "timeout", "trial_cpu_time": 0.0,
+         "error": "TrialTimeout: not fitted: base seed 0 of this cell timed out at trial 0"},
+        {**base, "seed": 1, "constraints.per_class": 2.0, "status": "ok", "trial_cpu_time": 1.0},
+        {**base, "method_label": "kmeans", "constraints.per_class": 1.0, "status": "ok", "trial_cpu_time": 1.0},
+    ])
+    curves = kills_along_curves(rows)
+    assert len(curves) == 1
+    curve = curves.iloc[0]
+    assert curve["method_label"] == "ssap_l" and curve["seed"] == "0" and curve["first_kill"] == 2.0
+    assert (curve["larger"], curve["larger_finished"], curve["larger_killed"]) == (2, 1, 1)
+    assert curve["larger_cpu_h"] == pytest.approx(1.5)

@@ -13,6 +13,10 @@ the dense pairs (``fraction_pairs``), the budget re-run (a cell's trials at a la
 track (everything else). With ``--board`` (the reference board, ``experiment=board`` and its family): the
 board's tracks as ``board_cost.py`` projects them (curves pairs, curves labels, unconstrained, noise, PCCC
 scheme, k-free, k-free CVCP), each per size class, so that the measurement stands beside the projection.
+With ``--kills-along-curves`` (a cut considered for the board and measured here): does a trial killed at one budget
+of a curve speak for the curve's larger budgets? Per curve (method, data set, kind, base seed, noise), the first
+budget whose trial was *fitted* and killed, how many larger budgets then finished, and the core-hours those larger
+budgets cost; if the kills were monotone in the budget, the larger budgets could be recorded without fitting.
 ``wall on N cores`` is the
 trials' wall divided by N (N jobs at a time): a lower bound of a run from scratch, which also pays
 job start-up, data loading and row writing.
@@ -85,6 +89,37 @@ def board_costs(rows: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+_BUDGET_KEYS = ("constraints.per_point", "constraints.per_class", "constraints.fraction")
+_CURVE_KEYS = ("method_label", "dataset.name", "constraints.name", "seed", "noise.name", "noise.rate")
+
+
+def kills_along_curves(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each curve with a fitted kill: the first killed budget, and of the larger budgets how many finished
+    (``ok``, ``infeasible``), how many were killed, and their core-hours (module docstring, ``--kills-along-curves``).
+    A kill recorded without fitting (``timeout_stops_seeds``: ``error`` says "not fitted") measures nothing here."""
+    budget = pd.Series(np.nan, index=rows.index)
+    for key in _BUDGET_KEYS:
+        budget = budget.fillna(_column(rows, key))
+    fitted_kill = rows["status"].eq("timeout") & ~rows.get("error", pd.Series("", index=rows.index)) \
+        .fillna("").astype(str).str.contains("not fitted")
+    frame = pd.DataFrame({"budget": budget, "kill": fitted_kill, "status": rows["status"],
+                          "cpu_h": _cpu_hours(rows)})
+    keys = [k for k in _CURVE_KEYS if k in rows]
+    frame[keys] = rows[keys].astype(str)
+    found = []
+    for curve, group in frame[frame["budget"].notna()].groupby(keys, sort=True):
+        group = group.sort_values("budget")
+        killed = group.loc[group["kill"], "budget"]
+        if killed.empty:
+            continue
+        later = group[group["budget"] > killed.iloc[0]]
+        found.append({**dict(zip(keys, curve)), "first_kill": killed.iloc[0], "larger": len(later),
+                      "larger_finished": int(later["status"].isin(("ok", "infeasible")).sum()),
+                      "larger_killed": int(later["status"].eq("timeout").sum()), "larger_cpu_h": later["cpu_h"].sum()})
+    return pd.DataFrame(found, columns=[*keys, "first_kill", "larger", "larger_finished", "larger_killed",
+                                        "larger_cpu_h"])
+
+
 def _cpu_hours(rows: pd.DataFrame) -> pd.Series:
     """A trial's CPU in hours (module docstring); 0 for a trial that reused a shared fit."""
     tune = _column(rows, "tune_time").fillna(0)
@@ -112,6 +147,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--board", action="store_true", help="the reference board's tracks per size class "
                                                              "(as board_cost.py projects them)")
+    parser.add_argument("--kills-along-curves", action="store_true",
+                        help="whether a kill at one budget of a curve speaks for its larger budgets")
     args = parser.parse_args(argv)
     try:
         rows = load(args.rows)
@@ -123,6 +160,14 @@ def main(argv=None) -> int:
         print(f"\nmeasured core-hours of trials per board track and size class (total {table.loc['all', 'all']:.2f}; "
               f"the issue's budget is 20):")
         print(table.round(2).to_string())
+    if args.kills_along_curves:
+        curves = kills_along_curves(rows)
+        broken = curves[curves["larger_finished"] > 0]
+        print(f"\n{len(curves)} curves with a fitted kill; in {len(broken)} of them a larger budget finished "
+              f"({len(broken) / max(len(curves), 1):.0%}); the larger budgets cost {curves['larger_cpu_h'].sum():.2f} "
+              f"core-hours, {curves.loc[curves['larger_finished'] == 0, 'larger_cpu_h'].sum():.2f} of them on curves "
+              f"where every larger budget was killed too")
+        print(broken.round(4).to_string(index=False))
     return 0
 
 
