@@ -111,3 +111,22 @@ def test_a_kill_followed_by_a_finished_larger_budget_is_counted_against_stopping
     assert curve["method_label"] == "ssap_l" and curve["seed"] == "0" and curve["first_kill"] == 2.0
     assert (curve["larger"], curve["larger_finished"], curve["larger_killed"]) == (2, 1, 1)
     assert curve["larger_cpu_h"] == pytest.approx(1.5)
+
+
+def test_a_seed_fitted_beside_a_kill_is_counted_once_per_cell():
+    from benchmarks.leaderboard_costs import kills_across_seeds
+
+    base = {"method_label": "scap", "dataset.name": "splice", "constraints.name": "random_pairs",
+            "noise.name": "none", "constraints.per_point": 0.1, "error": None}
+    rows = pd.DataFrame([
+        {**base, "seed": 0, "status": "ok"},
+        {**base, "seed": 1, "status": "timeout"},
+        {**base, "seed": 2, "status": "timeout", "error": "TrialTimeout: not fitted: base seed 1 of this cell"},
+        # a cell whose only fitted seed was killed tells nothing about the others
+        {**base, "constraints.per_point": 0.2, "seed": 0, "status": "timeout"},
+        {**base, "constraints.per_point": 0.2, "seed": 1, "status": "timeout",
+         "error": "TrialTimeout: not fitted: base seed 0 of this cell"},
+    ])
+    cells = kills_across_seeds(rows)
+    assert len(cells) == 1
+    assert (cells.iloc[0]["budget"], cells.iloc[0]["killed"], cells.iloc[0]["finished"]) == (0.1, 1, 1)

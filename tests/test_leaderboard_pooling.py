@@ -236,3 +236,53 @@ def test_a_size_class_too_small_for_any_verdict_says_so():
     small, large = sentence.split("1,000 <= n <= 5,000")
     assert "ahead of `kmeans`: `a`" in small  # seven sets: p = 0.016, and 0.031 with any one dropped
     assert "too few data sets for any verdict" in large and "0.12" in large
+
+
+# --- a kill recorded without fitting ------------------------------------------------------------------
+
+def test_a_timeout_recorded_without_fitting_is_scored_nowhere_and_the_measured_kill_is_kept():
+    """``timeout_stops_seeds``: seed 1's kill is recorded at seed 2 without fitting. That row is a prediction
+    (on the reference board a seed fitted beside a kill finished in most such cells), so the headline scores each
+    of a's data sets over seed 0 (0.8) and seed 1 (the measured kill, 0): a beats kmeans (0.5) by -0.1, not by
+    the -0.233 that a third, predicted, failure would give. The cell stays a measured failure for the ranks."""
+    values = {}
+    for i in range(8):
+        for seed in (0, 1, 2):
+            values[(f"s{i}", "kmeans", 20, seed)] = [0.5]
+            values[(f"s{i}", "a", 20, seed)] = [0.8]
+    data = _rows(values)
+    a = data["method.name"].eq("a")
+    data.loc[a & data["seed"].eq(1), ["status", "ari"]] = ["timeout", np.nan]
+    data.loc[a & data["seed"].eq(1), "error"] = "TrialTimeout: trial 0 reached trial_timeout=10 s"
+    data.loc[a & data["seed"].eq(2), ["status", "ari"]] = ["timeout", np.nan]
+    data.loc[a & data["seed"].eq(2), "error"] = ("TrialTimeout: not fitted: base seed 1 of this cell timed out at "
+                                                 "trial 0 (trial_timeout=10 s; timeout_stops_seeds=true)")
+    frame = lb.long_frame(data, "ari")
+    assert not ((frame["method"] == "a") & (frame["seed"] == 2)).any()
+    assert ((frame["method"] == "a") & (frame["seed"] == 1) & (frame["status"] == "timeout")).sum() == 8
+    row = _one(lb_effects.headline_effects(frame, "ari")["effects"], "a")
+    assert row["mean_diff"] == pytest.approx((0.3 - 0.5) / 2)
+    assert not lb.completed(frame).loc[("s0", "", 20.0, "none"), "a"]  # the measured kill still fails the cell
+    unfitted = lb._frame.not_fitted_frame(data, "ari")
+    assert len(unfitted) == 8 and set(unfitted["status"]) == {"timeout (not fitted)"}
+
+
+def test_the_page_counts_the_timeouts_recorded_without_fitting_apart(tmp_path):
+    """Section 7 still counts every row: the not-fitted kills in a column of their own, said to be scored
+    nowhere; the base seed's own measured kill stays under ``timeout``."""
+    values = {}
+    for i in range(3):
+        for trial_values in ([0.5, 0.5, 0.5],):
+            values[(f"s{i}", "kmeans", 20, 0)] = trial_values
+            values[(f"s{i}", "a", 20, 0)] = [0.8, 0.8, 0.8]
+    data = _rows(values)
+    a = data["method.name"].eq("a") & data["dataset.name"].eq("s0")
+    data.loc[a & data["trial"].eq(1), ["status", "ari", "error"]] = ["timeout", np.nan, "TrialTimeout: killed"]
+    data.loc[a & data["trial"].eq(2), ["status", "ari", "error"]] = [
+        "timeout", np.nan, "TrialTimeout: not fitted: trial 1 of this cell timed out (timeout_stops_cell=true)"]
+    lb.write_leaderboard(data, tmp_path, metric="ari")
+    status = pd.read_parquet(tmp_path / "leaderboard.parquet")
+    status = status[status["table"] == "status"].set_index("method")
+    assert int(status.loc["a", "timeout"]) == 1 and int(status.loc["a", "timeout_not_fitted"]) == 1
+    assert int(status.loc["kmeans", "timeout_not_fitted"]) == 0
+    assert "`timeout_not_fitted` (1 trial)" in (tmp_path / "pairs.md").read_text()

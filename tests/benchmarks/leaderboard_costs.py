@@ -17,6 +17,7 @@ With ``--kills-along-curves`` (a cut considered for the board and measured here)
 of a curve speak for the curve's larger budgets? Per curve (method, data set, kind, base seed, noise), the first
 budget whose trial was *fitted* and killed, how many larger budgets then finished, and the core-hours those larger
 budgets cost; if the kills were monotone in the budget, the larger budgets could be recorded without fitting.
+And per cell, where a kill and another base seed were both fitted, what that seed did.
 ``wall on N cores`` is the
 trials' wall divided by N (N jobs at a time): a lower bound of a run from scratch, which also pays
 job start-up, data loading and row writing.
@@ -120,6 +121,22 @@ def kills_along_curves(rows: pd.DataFrame) -> pd.DataFrame:
                                         "larger_cpu_h"])
 
 
+def kills_across_seeds(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each cell (a curve's budget) with a fitted kill and another base seed fitted too: how many of its fitted
+    seeds finished and how many were killed (``timeout_stops_seeds`` records the later seeds of a killed cell
+    without fitting; where the seed order let two be fitted, this is what the others did)."""
+    budget = pd.Series(np.nan, index=rows.index)
+    for key in _BUDGET_KEYS:
+        budget = budget.fillna(_column(rows, key))
+    not_fitted = rows.get("error", pd.Series("", index=rows.index)).fillna("").astype(str).str.contains("not fitted")
+    frame = pd.DataFrame({"budget": budget.fillna(-1), "status": rows["status"]})[~not_fitted]
+    keys = [k for k in _CURVE_KEYS if k in rows and k != "seed"]
+    frame[keys] = rows.loc[frame.index, keys].astype(str)
+    counts = frame.groupby([*keys, "budget"])["status"].agg(
+        killed=lambda s: int((s == "timeout").sum()), finished=lambda s: int(s.isin(("ok", "infeasible")).sum()))
+    return counts[(counts["killed"] > 0) & (counts["killed"] + counts["finished"] > 1)].reset_index()
+
+
 def _cpu_hours(rows: pd.DataFrame) -> pd.Series:
     """A trial's CPU in hours (module docstring); 0 for a trial that reused a shared fit."""
     tune = _column(rows, "tune_time").fillna(0)
@@ -168,6 +185,11 @@ def main(argv=None) -> int:
               f"core-hours, {curves.loc[curves['larger_finished'] == 0, 'larger_cpu_h'].sum():.2f} of them on curves "
               f"where every larger budget was killed too")
         print(broken.round(4).to_string(index=False))
+        seeds = kills_across_seeds(rows)
+        print(f"\n{len(seeds)} cells with a fitted kill and another base seed fitted too; in "
+              f"{int((seeds['finished'] > 0).sum())} of them a seed finished (timeout_stops_seeds records the later "
+              f"seeds of a killed cell without fitting)")
+        print(seeds[seeds["finished"] > 0].to_string(index=False))
     return 0
 
 

@@ -16,7 +16,7 @@ from ..stats import (
 __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
            "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS", "MEASURED_FAILURES",
            "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "RankedMetric", "ranked_metric",
-           "ranked_long_frame"]
+           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame"]
 
 #: The supervision kind of each constraint scheme. ``pccc_pairs`` is PCCC's own scheme (the reference board's
 #: track: C(ceil(f n), 2) random pairs over all points), apart from ``pairs`` (round(f n) pairs: a curve over
@@ -98,6 +98,13 @@ MEASURED_FAILURES = ("timeout", "error", "infeasible")
 #: ``not_found`` is a job with no row. None is a result of the method.
 NOT_MEASURED = ("refused", "skipped", "not_found")
 
+#: The ``error`` that starts a trial recorded as ``timeout`` *without fitting* (``timeout_stops_cell``: a kill
+#: earlier in the cell; ``timeout_stops_seeds``: a kill at another base seed of the cell). Such a row is the
+#: harness's prediction that the trial would have been killed too, not a measurement: the long frame leaves it
+#: out, so a kill is scored once, where it was measured (the cell keeps that measured failure); docs/leaderboard.md
+#: gives the board's rows that show such predictions wrong.
+NOT_FITTED = "TrialTimeout: not fitted"
+
 #: The two failure conventions. ``missing`` (the default): a (cell, method) with a :data:`NOT_MEASURED`
 #: trial is missing (not ranked, no score there); only a measured failure ranks last / scores as a
 #: failure. ``last``: every trial that is not ``ok`` counts as a failure (the convention before issue 50).
@@ -170,6 +177,23 @@ def _families(names: pd.Series) -> dict:
     return out
 
 
+def not_fitted_mask(data: pd.DataFrame) -> pd.Series:
+    """True for a row recorded as ``timeout`` without fitting (:data:`NOT_FITTED`), aligned with ``data``."""
+    if "error" not in data or "status" not in data:
+        return pd.Series(False, index=data.index)
+    return data["status"].astype(str).eq("timeout") & data["error"].fillna("").astype(str).str.startswith(NOT_FITTED)
+
+
+def not_fitted_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
+    """The long frame of the rows :func:`ranked_long_frame` leaves out as not fitted, with the status
+    ``timeout (not fitted)``: what the pages count apart (empty, with the long frame's columns, when none)."""
+    mask = not_fitted_mask(data)
+    if not mask.any():
+        return pd.DataFrame(columns=["kind", *CELL, "method", "seed", "trial", "status"])
+    rows = data[mask].assign(status="timeout (not fitted)", error=None)
+    return ranked_long_frame(rows, metric)[0]
+
+
 def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """:func:`ranked_long_frame`'s frame."""
     return ranked_long_frame(data, metric)[0]
@@ -190,6 +214,8 @@ def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it), except that a re-run at a larger
     budget (:func:`~._rerun_rows.rerun_mask`) is left out: it feeds the budget-sensitivity section only.
+    A trial recorded as ``timeout`` without fitting (:data:`NOT_FITTED`, :func:`not_fitted_mask`) is left out
+    after that: no ranking or score counts a predicted kill (the pages count them apart).
     """
     if data.empty:
         raise ValueError("no results for a leaderboard")
@@ -246,7 +272,9 @@ def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple
     if "timestamp" in data:
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
     out = out[out["kind"].notna() & ~rerun_mask(data).reindex(out.index).to_numpy()]
-    return out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last").reset_index(drop=True), ranked
+    out = out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last")
+    out = out[~not_fitted_mask(data).reindex(out["row"]).to_numpy()]
+    return out.reset_index(drop=True), ranked
 
 
 def _of_kind(frame: pd.DataFrame, kind: str) -> pd.DataFrame:
