@@ -31,7 +31,9 @@ SHIPPED = Path(__file__).resolve().parents[1] / "reports" / "leaderboard" / "row
 #: 1.5x slower on these methods): fitted on the board's cells alone the models reach 92 % of them but 54 % of the
 #: re-run's. A model of size cannot follow them; their cells are still 77-88 % within a factor 2 and never
 #: refused when measured to fit.
-BELOW_90 = {"ap": 0.84, "cobs": 0.82, "scap": 0.87, "scssap": 0.87, "scssap_ml": 0.77, "ssap_l": 0.84}
+# ssap_l 0.84 -> 0.83 (2026-12-01): a trial recorded as timeout without fitting no longer counts in its cell's
+# median (it never ran), which moved a few of its cells; measured 83.7 %
+BELOW_90 = {"ap": 0.84, "cobs": 0.82, "scap": 0.87, "scssap": 0.87, "scssap_ml": 0.77, "ssap_l": 0.83}
 
 #: The board's budget (trial_timeout, s): the cells the 90 % is about. The shipped rows also hold the 6x-budget
 #: re-run (trial_timeout 60, its own cells: time_models.cell_times keys a cell by budget too).
@@ -245,10 +247,13 @@ def test_a_censored_cell_is_a_lower_bound_and_a_reused_fit_counts_its_fit():
         # cell a: 3 ok trials (1, 2, 3 s; the last reused a shared fit of 3 s) -> median 2 s
         *[{"config_hash": "a", "status": "ok", "trial_cpu_time": t, "fit_cpu_time": f, "fit_reused": r}
           for t, f, r in [(1.0, 0.9, False), (2.0, 1.9, False), (np.nan, 3.0, True)]],
-        # cell b: one ok trial, then a kill and two trials not fitted after it: the median is over the budget
+        # cell b: one ok trial, then a kill and two trials not fitted after it (no trials: never run): the median
+        # of the two measured is over the budget
         {"config_hash": "b", "status": "ok", "trial_cpu_time": 4.0, "fit_cpu_time": 3.9, "fit_reused": False},
-        *[{"config_hash": "b", "status": "timeout", "trial_cpu_time": t, "fit_cpu_time": np.nan, "fit_reused": False}
-          for t in (10.4, np.nan, np.nan)],
+        *[{"config_hash": "b", "status": "timeout", "trial_cpu_time": t, "fit_cpu_time": np.nan, "fit_reused": False,
+           "error": e} for t, e in ((10.4, "TrialTimeout: 10.4 s of CPU time reached trial_timeout=10 s"),
+                                    (np.nan, "TrialTimeout: not fitted: trial 1 of this cell timed out"),
+                                    (np.nan, "TrialTimeout: not fitted: trial 1 of this cell timed out"))],
         # cell c: refused, measured nothing
         {"config_hash": "c", "status": "refused", "trial_cpu_time": np.nan, "fit_cpu_time": np.nan, "fit_reused": False},
     ]).assign(**{"method.name": "kmeans", "dataset.name": "x", "n_samples": 100, "n_features": 2, "n_must_link": 0,
@@ -256,8 +261,16 @@ def test_a_censored_cell_is_a_lower_bound_and_a_reused_fit_counts_its_fit():
                  "tune_folds": 3, "tune_fits": np.nan, "trial_timeout": 10.0, "time_budget": 10.0})
     cells = time_models.cell_times(rows)
     assert cells.loc["a", "measured"] == 2.0 and not cells.loc["a", "censored"] and cells.loc["a", "n_trials"] == 3
-    assert cells.loc["b", "censored"] and cells.loc["b", "n_trials"] == 4
+    assert cells.loc["b", "censored"] and cells.loc["b", "n_trials"] == 2
     assert cells.loc["c", "n_trials"] == 0 and cells.loc["c", "n_refused"] == 1
+    # another base seed of cell b, recorded without fitting (timeout_stops_seeds): its job loaded no data (no n,
+    # d, k), so it is no cell at all, not a k-free cell of n = NaN (which broke the fit: SVD did not converge)
+    inherited = rows[rows["config_hash"] == "b"].tail(1).assign(
+        config_hash="d", n_samples=np.nan, n_features=np.nan, n_clusters_given=np.nan,
+        error="TrialTimeout: not fitted: base seed 0 of this cell timed out at trial 1")
+    with_seed = time_models.cell_times(pd.concat([rows, inherited], ignore_index=True))
+    assert "d" not in with_seed.index
+    assert time_models.calibrate(with_seed)["kmeans"].k_free is None
     # cell b run again at 6x the budget (same config_hash): its own cell, measured, beside the censored one
     rerun = rows[rows["config_hash"] == "b"].head(1).assign(trial_cpu_time=25.0, trial_timeout=60.0, time_budget=60.0)
     cells = time_models.cell_times(pd.concat([rows, rerun, rerun.assign(trial_cpu_time=27.0)], ignore_index=True))

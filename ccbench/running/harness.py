@@ -63,7 +63,7 @@ from ..datasets import load_dataset
 from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
 from .labels_store import entry, write_labels
 from ._resume import _needs_run, _say_stale
-from .results import FAILED_STATUSES, RESULTS_FILE, ResultsStore, atomically, flatten, journal_path, last_line
+from .results import FAILED_STATUSES, NOT_FITTED, RESULTS_FILE, ResultsStore, atomically, flatten, journal_path, last_line
 from .slurm import TaskTimeLimit
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
@@ -222,7 +222,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             elif inherited is not None:  # another base seed's trial was killed: logged once, after the loop
                 row.update(status="timeout", error=seed_timeouts.not_fitted_error(inherited))
             elif timed_out is not None:  # logged once, after the loop
-                row.update(status="timeout", error=f"TrialTimeout: not fitted: trial {timed_out} of this cell timed "
+                row.update(status="timeout", error=f"{NOT_FITTED}: trial {timed_out} of this cell timed "
                                                    f"out at trial_timeout={cell['trial_timeout']:g} s "
                                                    f"(timeout_stops_cell=true)")
             else:
@@ -242,7 +242,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
             row["timestamp"] = _dt.datetime.now(_dt.timezone.utc).isoformat()
             store.add(row)
             progress.update(i)
-            if row["status"] in FAILED_STATUSES and not row["error"].startswith("TrialTimeout: not fitted"):
+            if row["status"] in FAILED_STATUSES and not row["error"].startswith(NOT_FITTED):
                 log.error("%s trial %d: %s", label, t, last_line(row["error"]))
             if stopped is not None:
                 _stop_worker(setup)

@@ -43,6 +43,8 @@ from ._results_journal import JOURNAL_SUFFIX, _append, _journal_line, journal_pa
 __all__ = [
     "RESULTS_FILE",
     "STATUSES",
+    "NOT_FITTED",
+    "not_fitted",
     "KEY",
     "flatten",
     "read_results",
@@ -60,6 +62,10 @@ __all__ = [
 
 RESULTS_FILE = "results.parquet"
 STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "refused", "task_time_limit")
+#: How the ``error`` of a ``timeout`` row recorded *without fitting* starts (``timeout_stops_cell``: a kill earlier
+#: in the cell; ``timeout_stops_seeds``: a kill at another base seed). Such a row is a prediction, not a
+#: measurement: the pages score it nowhere and the time models do not read it.
+NOT_FITTED = "TrialTimeout: not fitted"
 # task_time_limit: a SLURM task's last allowed time limit stopped the trial (not the method's doing): always
 # re-run on resume, like refused; the launcher names the task (exit status 1)
 # statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
@@ -77,6 +83,13 @@ KEY = ("config_hash", "trial")
 log = logging.getLogger("ccbench")
 _CONTENT_KEY = b"ccbench.content_sha256"
 
+
+
+def not_fitted(rows: pd.DataFrame) -> pd.Series:
+    """True for a row recorded as ``timeout`` without fitting (:data:`NOT_FITTED`), aligned with ``rows``."""
+    if "error" not in rows or "status" not in rows:
+        return pd.Series(False, index=rows.index)
+    return rows["status"].astype(str).eq("timeout") & rows["error"].fillna("").astype(str).str.startswith(NOT_FITTED)
 
 def _check_schema(frame: pd.DataFrame, path) -> None:
     """The columns every ccbench row has, with the types resume and gather rely on: ``config_hash`` and

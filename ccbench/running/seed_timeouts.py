@@ -26,7 +26,7 @@ from pathlib import Path
 
 from . import provenance
 from .config import canonical_json, identity, stable_hash
-from .results import atomically
+from .results import NOT_FITTED, atomically
 
 __all__ = ["TIMEOUTS_DIR", "family_key", "find", "record", "clear", "not_fitted_error", "stop_for", "after_trial"]
 
@@ -90,7 +90,7 @@ def clear(timeouts_dir, family: str, seed: int, trial: int) -> None:
 
 def not_fitted_error(marker: dict) -> str:
     """The ``error`` of a trial recorded without fitting because another base seed timed out."""
-    return (f"TrialTimeout: not fitted: base seed {marker['seed']} of this cell timed out at trial {marker['trial']} "
+    return (f"{NOT_FITTED}: base seed {marker['seed']} of this cell timed out at trial {marker['trial']} "
             f"(trial_timeout={float(marker['trial_timeout']):g} s; timeout_stops_seeds=true)")
 
 

@@ -11,9 +11,10 @@ supervision, tuning, k given or not): the median over its trials of the trial's 
 - an ``ok`` trial that *reused* a shared unsupervised fit (``fit_reused``) counts that fit's
   ``fit_cpu_time``: what the trial would have cost had it fitted, which is what the refusal, made
   before the fit, has to predict (its own ``trial_cpu_time`` is not recorded);
-- a ``timeout`` trial is *censored*: it took at least ``trial_timeout`` (killed there, or not fitted
-  after the cell's first timeout, ``timeout_stops_cell``). It counts as +inf in the median; a cell
-  whose median is +inf is a lower bound (``censored``), never a measurement;
+- a ``timeout`` trial is *censored*: it took at least ``trial_timeout`` (killed there). It counts as +inf in
+  the median; a cell whose median is +inf is a lower bound (``censored``), never a measurement. A trial
+  recorded as ``timeout`` without fitting (after the cell's first kill, ``timeout_stops_cell``, or another
+  base seed's, ``timeout_stops_seeds``: :data:`~.results.NOT_FITTED`) is no trial here: it was never run;
 - refused, skipped and infeasible trials measured nothing and are left out.
 
 The model (:class:`~ccbench.specs.TimeModel`), per method, fitted in log space::
@@ -62,6 +63,7 @@ import pandas as pd
 from .. import registry
 from ..specs import TimeModel
 from . import protocol
+from .results import not_fitted
 
 __all__ = ["FLOOR", "N_REF", "cell_times", "fit_model", "calibrate", "predict_cells", "quality", "declaration",
            "read_rows", "main"]
@@ -76,7 +78,7 @@ _BOUNDS = (-2.0, 3.0)  # the other exponents' range
 _LOG_TUNED = (-math.log(10.0), math.log(10.0))  # a tuned fit costs between a tenth and 10 untuned ones
 _COLUMNS = ["config_hash", "method.name", "dataset.name", "n_samples", "n_features", "n_must_link", "n_cannot_link",
             "n_clusters_given", "method.n_clusters", "tune", "tune_folds", "tune_fits", "status", "trial_cpu_time",
-            "fit_cpu_time", "fit_reused", "trial_timeout", "time_budget"]
+            "fit_cpu_time", "fit_reused", "trial_timeout", "time_budget", "error"]
 
 
 def read_rows(path) -> pd.DataFrame:
@@ -133,6 +135,9 @@ def cell_times(rows: pd.DataFrame) -> pd.DataFrame:
     per trial (``measured``; +inf when censored), ``censored``, ``budget`` (trial_timeout), ``n_trials`` measured
     and ``n_refused``. See the module docstring for what counts."""
     rows = rows.reindex(columns=_COLUMNS)
+    # a kill recorded without fitting (another trial's or seed's) is no measurement, and such a job loaded no
+    # data (no n, d, k: read as a k-free cell of n = NaN, it broke the fit)
+    rows = rows[~not_fitted(rows).to_numpy()]
     reused = rows["fit_reused"].eq(True)
     cpu = np.where(reused, rows["fit_cpu_time"], rows["trial_cpu_time"]).astype(float)
     cpu = np.where(rows["status"].eq("timeout"), np.inf, cpu)

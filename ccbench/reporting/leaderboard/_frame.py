@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from .._format import K_FREE, fmt, method_labels
+from ...running.results import NOT_FITTED, not_fitted as not_fitted_mask  # a predicted kill: scored nowhere
 from ._rerun_rows import rerun_mask  # a larger-budget re-run of a board row never replaces it
 from ..stats import (
     _sign,
@@ -16,7 +17,7 @@ from ..stats import (
 __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
            "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS", "MEASURED_FAILURES",
            "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "RankedMetric", "ranked_metric",
-           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame"]
+           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame", "not_fitted_counts"]
 
 #: The supervision kind of each constraint scheme. ``pccc_pairs`` is PCCC's own scheme (the reference board's
 #: track: C(ceil(f n), 2) random pairs over all points), apart from ``pairs`` (round(f n) pairs: a curve over
@@ -98,12 +99,6 @@ MEASURED_FAILURES = ("timeout", "error", "infeasible")
 #: ``not_found`` is a job with no row. None is a result of the method.
 NOT_MEASURED = ("refused", "skipped", "not_found")
 
-#: The ``error`` that starts a trial recorded as ``timeout`` *without fitting* (``timeout_stops_cell``: a kill
-#: earlier in the cell; ``timeout_stops_seeds``: a kill at another base seed of the cell). Such a row is the
-#: harness's prediction that the trial would have been killed too, not a measurement: the long frame leaves it
-#: out, so a kill is scored once, where it was measured (the cell keeps that measured failure); docs/leaderboard.md
-#: gives the board's rows that show such predictions wrong.
-NOT_FITTED = "TrialTimeout: not fitted"
 
 #: The two failure conventions. ``missing`` (the default): a (cell, method) with a :data:`NOT_MEASURED`
 #: trial is missing (not ranked, no score there); only a measured failure ranks last / scores as a
@@ -177,13 +172,6 @@ def _families(names: pd.Series) -> dict:
     return out
 
 
-def not_fitted_mask(data: pd.DataFrame) -> pd.Series:
-    """True for a row recorded as ``timeout`` without fitting (:data:`NOT_FITTED`), aligned with ``data``."""
-    if "error" not in data or "status" not in data:
-        return pd.Series(False, index=data.index)
-    return data["status"].astype(str).eq("timeout") & data["error"].fillna("").astype(str).str.startswith(NOT_FITTED)
-
-
 def not_fitted_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """The long frame of the rows :func:`ranked_long_frame` leaves out as not fitted, with the status
     ``timeout (not fitted)``: what the pages count apart (empty, with the long frame's columns, when none)."""
@@ -192,6 +180,18 @@ def not_fitted_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.Dat
         return pd.DataFrame(columns=["kind", *CELL, "method", "seed", "trial", "status"])
     rows = data[mask].assign(status="timeout (not fitted)", error=None)
     return ranked_long_frame(rows, metric)[0]
+
+
+def not_fitted_counts(data: pd.DataFrame | None, kind: str, metric: str = DEFAULT_METRIC, seed=None) -> pd.Series:
+    """Per method: ``kind``'s trials recorded as ``timeout`` without fitting (at base seed ``seed``; every seed when
+    None), which :func:`ranked_long_frame` leaves out: what the pages count apart."""
+    unfitted = not_fitted_frame(data, metric) if data is not None else pd.DataFrame()
+    if unfitted.empty:
+        return pd.Series(dtype=int)
+    unfitted = _of_kind(unfitted, kind)
+    if seed is not None:
+        unfitted = unfitted[unfitted["seed"] == seed]
+    return unfitted.groupby("method").size()
 
 
 def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:

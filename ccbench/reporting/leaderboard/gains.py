@@ -10,7 +10,7 @@ import pandas as pd
 from ...running.results import STATUSES
 from ._frame import CELL, CI, N_BOOT, TRIAL_KEYS, _cells, completed, ranked_metric
 
-__all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "cost_table",
+__all__ = ["bootstrap_ci", "best_baseline", "gains", "hurt_share", "noise_effect", "status_counts", "not_fitted_note", "cost_table",
            "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions", "same_fit_note"]
 
 
@@ -188,16 +188,31 @@ def noise_effect(frame: pd.DataFrame, metric: str, seed: int = 0) -> pd.DataFram
                                       "ci_low", "ci_high"])
 
 
-def status_counts(frame: pd.DataFrame) -> pd.DataFrame:
+def status_counts(frame: pd.DataFrame, not_fitted: pd.Series | None = None) -> pd.DataFrame:
     """Per method: trials of every status, and ``cells_missing``: ranking cells of this kind in
-    which the method has no row at all (never run, or its rows lost)."""
+    which the method has no row at all (never run, or its rows lost). ``not_fitted`` (per method: the kills
+    recorded without fitting that the long frame leaves out, :func:`._frame.not_fitted_counts`), where any:
+    a ``timeout_not_fitted`` column."""
     counts = frame.groupby(["method", "status"]).size().unstack("status", fill_value=0)
     counts = counts.reindex(columns=[s for s in STATUSES if s in counts.columns or s in
                                      ("ok", "timeout", "refused", "error", "skipped")], fill_value=0)
     present = _cells(frame).groupby([*CELL, "method"]).size().unstack("method")
     counts["cells_missing"] = present.isna().sum().reindex(counts.index).fillna(len(present)).astype(int)
+    if not_fitted is not None and not_fitted.any():
+        counts["timeout_not_fitted"] = not_fitted.reindex(counts.index).fillna(0).astype(int)
     counts.columns.name = None
     return counts
+
+
+def not_fitted_note(counts: pd.DataFrame) -> str:
+    """The sentence that says what :func:`status_counts`'s ``timeout_not_fitted`` column counts ("" without it)."""
+    if "timeout_not_fitted" not in counts:
+        return ""
+    n = int(counts["timeout_not_fitted"].sum())
+    return (f" `timeout_not_fitted` ({n:,} trial{'s' * (n != 1)}): recorded as `timeout` without fitting, because a "
+            "trial earlier in the cell (`timeout_stops_cell`) or at another base seed (`timeout_stops_seeds`) was "
+            "killed. Such a row is a prediction, not a measurement. No ranking or score counts it: the kill it "
+            "repeats is scored where it was measured.")
 
 
 def _fit_time_total(ok: pd.DataFrame) -> pd.Series:

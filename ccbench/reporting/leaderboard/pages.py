@@ -32,7 +32,7 @@ from ._frame import (
     cell_means,
     cell_table,
     main_methods,
-    not_fitted_frame,
+    not_fitted_counts,
     ranked_long_frame,
     ranked_metric,
     unmeasured_cells,
@@ -48,6 +48,7 @@ from .gains import (
     hurt_share,
     noise_effect,
     same_fit_note,
+    not_fitted_note,
     status_counts,
 )
 from .ranks import (
@@ -458,19 +459,12 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       f"survived, not over the benchmark)."),
                ("md", _md_frame(cost, floats="{:.3g}")),
                ("fig", f"{kind}_time", quality_time_scatter(cost, metric, colors))]
-    counts = status_counts(frame)
-    unfitted = _unfitted_counts(data, kind, metric, base_seed(frame) if "seed" in frame else None)
-    if unfitted.any():
-        counts["timeout_not_fitted"] = unfitted.reindex(counts.index).fillna(0).astype(int)
+    counts = status_counts(frame, not_fitted_counts(data, kind, metric, base_seed(frame) if "seed" in frame else None))
     blocks += [("h", 2, "7. Scale honesty: every trial counted"),
                ("md", "Trials per method and status over every row of this kind (unconstrained runs included); "
                       "`cells_missing` counts ranking cells where the method has no row at all. Both rankings of "
                       "section 1 follow from these: (a) ignores the cells a method did not complete, (b) ranks them "
-                      "last." + (f" `timeout_not_fitted` ({_count(int(unfitted.sum()), 'trial')}): recorded as `timeout` "
-                                 "without fitting, because a trial earlier in the cell (`timeout_stops_cell`) or at "
-                                 "another base seed (`timeout_stops_seeds`) was killed. Such a row is a prediction, "
-                                 "not a measurement. No ranking or score counts it: the kill it repeats is scored "
-                                 "where it was measured." if unfitted.any() else "")),
+                      "last." + not_fitted_note(counts)),
                ("md", _md_frame(counts))]
     from .budget import budget_blocks  # section 8: the method-set pairs near the time budget
     from .fidelity import fidelity_blocks  # section 9: ok trials that did not converge or missed k
@@ -489,22 +483,6 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
               "status": counts.reset_index(), "unbeaten": never_beaten.reset_index(), "noise": effect, "wtl": wtl["table"].rename_axis("method").reset_index(),
               **head_tables}
     return blocks, tables
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}" + ("" if n == 1 else "s")
-
-
-def _unfitted_counts(data: pd.DataFrame | None, kind: str, metric: str, seed) -> pd.Series:
-    """Per method: this kind's trials recorded as ``timeout`` without fitting (at ``seed``, the base seed the
-    section counts; every seed when None), which the long frame leaves out (:func:`._frame.not_fitted_frame`)."""
-    if data is None:
-        return pd.Series(dtype=int)
-    unfitted = not_fitted_frame(data, metric)
-    unfitted = _of_kind(unfitted, kind) if len(unfitted) else unfitted
-    if seed is not None and len(unfitted):
-        unfitted = unfitted[unfitted["seed"] == seed]
-    return unfitted.groupby("method").size() if len(unfitted) else pd.Series(dtype=int)
 
 
 def _to_markdown(blocks: list, out: Path) -> str:
