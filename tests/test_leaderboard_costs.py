@@ -130,3 +130,28 @@ def test_a_seed_fitted_beside_a_kill_is_counted_once_per_cell():
     cells = kills_across_seeds(rows)
     assert len(cells) == 1
     assert (cells.iloc[0]["budget"], cells.iloc[0]["killed"], cells.iloc[0]["finished"]) == (0.1, 1, 1)
+
+
+def test_each_board_row_is_set_beside_its_experiments_projection():
+    from benchmarks.leaderboard_costs import measured_vs_projected
+
+    base = {"fit_reused": False, "noise.name": "none", "constraints.name": "random_pairs", "method_label": "kmeans"}
+    rows = pd.DataFrame([
+        {**base, "config_hash": "a", "dataset.name": "iris", "n_samples": 150, "trial_cpu_time": 360.0},
+        {**base, "config_hash": "b", "dataset.name": "iris", "n_samples": 150, "trial_cpu_time": 360.0},
+        {**base, "config_hash": "c", "dataset.name": "iris", "n_samples": 150, "trial_cpu_time": 36.0,
+         "noise.name": "constraint_flip"},
+        {**base, "config_hash": "d", "dataset.name": "letter", "n_samples": 20000, "trial_cpu_time": 72.0,
+         "noise.name": "constraint_flip"},
+        {**base, "config_hash": "e", "dataset.name": "iris", "n_samples": 150, "trial_cpu_time": 3600.0,
+         "method_label": "kmeans[k-free]+cvcp"},
+    ])
+    projection = pd.DataFrame({"experiment": ["board", "board_noise", "board_noise_large", "board_k_free_cvcp"],
+                               "dataset": ["iris", "iris", "letter", "iris"], "cpu_h": [0.4, 0.01, 0.02, 2.0],
+                               "cells": [2, 1, 3, 1]})
+    table = measured_vs_projected(rows, projection)
+    assert table.loc[("board", "iris"), "measured_h"] == pytest.approx(0.2) and table.loc[("board", "iris"), "complete"]
+    assert table.loc[("board_noise", "iris"), "measured_h"] == pytest.approx(0.01)
+    assert table.loc[("board_noise_large", "letter"), "measured_h"] == pytest.approx(0.02)
+    assert not table.loc[("board_noise_large", "letter"), "complete"]  # 1 of its 3 cells
+    assert table.loc[("board_k_free_cvcp", "iris"), "projected_h"] == 2.0

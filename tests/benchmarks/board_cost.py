@@ -325,6 +325,12 @@ def tables(g: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return {"hours": hours, "status": status, "refused": refused, "timeouts": timeouts}
 
 
+def per_set(g: pd.DataFrame) -> pd.DataFrame:
+    """Per (experiment, data set): the projected core-hours of trials (``cpu_h``) and its cells (``cells``)."""
+    return g.groupby(["experiment", "dataset"]).agg(cpu_h=("cpu_s", lambda s: s.sum() / 3600),
+                                                    cells=("cpu_s", "size"))
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="+", default=[str(ROOT / "reports" / "leaderboard")],
@@ -338,6 +344,9 @@ def main(argv=None) -> int:
     parser.add_argument("--speedup", type=_speedup, action="append", default=[], metavar="METHOD=FACTOR",
                         help="divide a registered method's predicted CPU by FACTOR (a speed-up measured on code whose "
                              "rows do not exist yet), e.g. --speedup srcp=3.0; repeatable")
+    parser.add_argument("--per-set", type=Path, metavar="CSV",
+                        help="also write the projection per experiment and data set (core-hours, cells): what "
+                             "leaderboard_costs.py --projection sets the measured rows beside")
     args = parser.parse_args(argv)
     speedups = dict(args.speedup)
     from ccbench import registry
@@ -355,6 +364,8 @@ def main(argv=None) -> int:
     models = time_models.calibrate(time_models.cell_times(rows))
     g = project(_compose_grid(args.experiment or EXPERIMENTS), models, available, speedups)
     t = tables(g)
+    if args.per_set:
+        per_set(g).to_csv(args.per_set)
     pd.set_option("display.width", 200)
     print(f"PROJECTED (calibrated time models from {', '.join(args.rows)}; memory available {available / 2**30:.1f} GiB); "
           f"a prediction, not a measurement")

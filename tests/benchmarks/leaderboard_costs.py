@@ -74,6 +74,30 @@ def board_track_of(rows: pd.DataFrame) -> pd.Series:
     return track
 
 
+def board_experiment_of(rows: pd.DataFrame) -> pd.Series:
+    """The board experiment that made each row (``board``, ``board_noise``, ``board_noise_large``, ``board_pccc``,
+    ``board_k_free``, ``board_k_free_cvcp``), from its track and, for noise, its size (the large class's noise is
+    ``board_noise_large``): the rows do not name their experiment."""
+    track, n = board_track_of(rows), _column(rows, "n_samples")
+    experiment = track.map({"k-free CVCP": "board_k_free_cvcp", "k-free": "board_k_free", "PCCC scheme": "board_pccc",
+                            "noise": "board_noise"}).fillna("board")
+    experiment[(track == "noise") & (n > 5000)] = "board_noise_large"
+    return experiment
+
+
+def measured_vs_projected(rows: pd.DataFrame, projection: pd.DataFrame) -> pd.DataFrame:
+    """Per (experiment, data set) with rows: measured core-hours of trials and cells beside ``board_cost.py
+    --per-set``'s projection (``cpu_h``, ``cells``); ``complete`` where every projected cell has a row."""
+    frame = pd.DataFrame({"experiment": board_experiment_of(rows), "dataset": rows["dataset.name"].astype(str),
+                          "cpu_h": _cpu_hours(rows), "config_hash": rows["config_hash"]})
+    measured = frame.groupby(["experiment", "dataset"]).agg(measured_h=("cpu_h", "sum"),
+                                                             cells=("config_hash", "nunique"))
+    projected = projection.set_index(["experiment", "dataset"])[["cpu_h", "cells"]]
+    table = measured.join(projected.rename(columns={"cpu_h": "projected_h", "cells": "projected_cells"}), how="left")
+    table["complete"] = table["cells"] >= table["projected_cells"]
+    return table
+
+
 def size_classes(rows: pd.DataFrame) -> pd.Series:
     """The issue's size class of each row's data set (``board_cost.size_class``, by ``n_samples``)."""
     n = _column(rows, "n_samples")
@@ -164,6 +188,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cores", type=int, default=2)
     parser.add_argument("--board", action="store_true", help="the reference board's tracks per size class "
                                                              "(as board_cost.py projects them)")
+    parser.add_argument("--projection", metavar="CSV", help="with --board: each experiment and data set measured "
+                                                           "beside board_cost.py --per-set CSV's projection")
     parser.add_argument("--kills-along-curves", action="store_true",
                         help="whether a kill at one budget of a curve speaks for its larger budgets")
     args = parser.parse_args(argv)
@@ -177,6 +203,13 @@ def main(argv=None) -> int:
         print(f"\nmeasured core-hours of trials per board track and size class (total {table.loc['all', 'all']:.2f}; "
               f"the issue's budget is 20):")
         print(table.round(2).to_string())
+    if args.board and args.projection:
+        table = measured_vs_projected(rows, pd.read_csv(args.projection))
+        done = table[table["complete"]]
+        print(f"\nmeasured beside the projection per experiment and data set ({len(done)} of {len(table)} complete; "
+              f"on those, measured / projected = {done['measured_h'].sum() / done['projected_h'].sum():.2f}, "
+              f"{done['measured_h'].sum():.2f} against {done['projected_h'].sum():.2f} core-hours):")
+        print(table.round(3).to_string())
     if args.kills_along_curves:
         curves = kills_along_curves(rows)
         broken = curves[curves["larger_finished"] > 0]
