@@ -113,3 +113,20 @@ def test_the_page_headline_orders_only_what_the_cd_and_the_seeds_separate(tmp_pa
     assert "less than 1.66 (the Nemenyi CD over 4 data sets; the largest seed-to-seed move of an average rank is" in text
     # ap (2) and kmeans (3) are 1 apart, under the CD: no sentence may order them (a chain "= ... >" did)
     assert "> `kmeans`" not in text and "`ap` (2.00) >" not in text
+
+
+def test_a_method_missing_under_one_seed_has_no_rank_sd_there_and_no_warning():
+    """A cell where a method has no rank under one seed (its rows there recorded without fitting) is left out of
+    its ``cell_rank_sd``, quietly (numpy's nanstd warned "Degrees of freedom <= 0" on every report)."""
+    import warnings
+
+    one, two = _sweep(0), _sweep(1, shift={"pck_means": 0.3, "ap": 0.1, "kmeans": 0.2, "ap~free": -0.2})
+    two = two[~((two["method.name"] == "ap") & (two["dataset.name"] == "iris"))]
+    data = pd.concat([one, two], ignore_index=True)
+    frame = lb.long_frame(data.assign(method_label=rfmt.method_labels(data)), "ari")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table, _ = lb_seeds.seed_spread(lb._frame._cells(frame), ["ap", "kmeans", "pck_means"], "ari")
+    table = table.set_index("method")
+    assert table.loc["ap", "cells"] == 6  # the 8 cells less iris's two
+    assert table.loc["ap", "cell_rank_sd"] == pytest.approx(np.std([2, 3], ddof=1))

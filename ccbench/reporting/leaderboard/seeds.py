@@ -60,7 +60,8 @@ def seed_spread(frame: pd.DataFrame, methods: list, metric: str) -> tuple[pd.Dat
     stack = np.stack([ranks[s].loc[common, methods].to_numpy(float) for s in seeds])  # seeds x cells x methods
     both = np.isfinite(stack).all(axis=0)
     spread = np.where(both, stack.max(axis=0) - stack.min(axis=0), np.nan)
-    sd = np.where(both, np.nanstd(stack, axis=0, ddof=1), np.nan)
+    # only where every seed ranks the method (elsewhere NaN): nanstd over fewer than two values warned
+    sd = np.where(both, np.std(np.where(both, stack, 0.0), axis=0, ddof=1), np.nan)
     table = pd.DataFrame({"method": methods, "cells": both.sum(axis=0)})
     for s, r in zip(seeds, stack):
         table[f"rank_seed{s}"] = np.where(both, r, np.nan).sum(axis=0) / np.maximum(both.sum(axis=0), 1)
