@@ -35,8 +35,8 @@ def _flags(frame: pd.DataFrame, data: pd.DataFrame) -> pd.DataFrame:
     def col(name):
         return rows[name] if name in rows else pd.Series(np.nan, index=rows.index)
 
-    converged = col("converged")
-    not_converged = np.where(converged.isna(), np.nan, ~converged.fillna(True).astype(bool))
+    converged = pd.to_numeric(col("converged").astype(object), errors="coerce")  # True/False/1.0/0.0, NaN unknown
+    not_converged = np.where(converged.isna(), np.nan, (converged == 0).astype(float))
     given = pd.to_numeric(col("n_clusters_given"), errors="coerce")
     found = pd.to_numeric(col("n_clusters_found"), errors="coerce")
     untuned = col("tune").fillna("none").astype(str).eq("none") if "tune" in rows else pd.Series(True, index=rows.index)
