@@ -9,6 +9,9 @@ import pandas as pd
 
 from .._format import K_FREE, fmt, method_labels
 from ...running.results import NOT_FITTED, not_fitted as not_fitted_mask  # a predicted kill: scored nowhere
+
+#: The long frame's status of a row recorded as ``timeout`` without fitting, where it is kept (counted apart).
+NOT_FITTED_STATUS = "timeout (not fitted)"
 from ._rerun_rows import rerun_mask  # a larger-budget re-run of a board row never replaces it
 from ..stats import (
     _sign,
@@ -17,7 +20,7 @@ from ..stats import (
 __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
            "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS", "MEASURED_FAILURES",
            "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "RankedMetric", "ranked_metric",
-           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame", "not_fitted_counts"]
+           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame", "not_fitted_counts", "NOT_FITTED_STATUS"]
 
 #: The supervision kind of each constraint scheme. ``pccc_pairs`` is PCCC's own scheme (the reference board's
 #: track: C(ceil(f n), 2) random pairs over all points), apart from ``pairs`` (round(f n) pairs: a curve over
@@ -173,20 +176,15 @@ def _families(names: pd.Series) -> dict:
 
 
 def not_fitted_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
-    """The long frame of the rows :func:`ranked_long_frame` leaves out as not fitted, with the status
-    ``timeout (not fitted)``: what the pages count apart (empty, with the long frame's columns, when none)."""
-    mask = not_fitted_mask(data)
-    if not mask.any():
-        return pd.DataFrame(columns=["kind", *CELL, "method", "seed", "trial", "status"])
-    rows = data[mask].assign(status="timeout (not fitted)", error=None)
-    return ranked_long_frame(rows, metric)[0]
+    """The rows :func:`ranked_long_frame` leaves out as not fitted (those that are a trial's last row), as its
+    long frame with the status ``timeout (not fitted)``: what the pages count apart."""
+    frame = ranked_long_frame(data, metric, keep_not_fitted=True)[0]
+    return frame[frame["status"] == NOT_FITTED_STATUS].reset_index(drop=True)
 
 
-def not_fitted_counts(data: pd.DataFrame | None, kind: str, metric: str = DEFAULT_METRIC, seed=None) -> pd.Series:
-    """Per method: ``kind``'s trials recorded as ``timeout`` without fitting (at base seed ``seed``; every seed when
-    None), which :func:`ranked_long_frame` leaves out: what the pages count apart."""
-    unfitted = not_fitted_frame(data, metric) if data is not None else pd.DataFrame()
-    if unfitted.empty:
+def not_fitted_counts(unfitted: pd.DataFrame | None, kind: str, seed=None) -> pd.Series:
+    """Per method: ``kind``'s rows of :func:`not_fitted_frame` (at base seed ``seed``; every seed when None)."""
+    if unfitted is None or unfitted.empty:
         return pd.Series(dtype=int)
     unfitted = _of_kind(unfitted, kind)
     if seed is not None:
@@ -199,7 +197,8 @@ def long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame
     return ranked_long_frame(data, metric)[0]
 
 
-def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple[pd.DataFrame, RankedMetric]:
+def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC,
+                      keep_not_fitted: bool = False) -> tuple[pd.DataFrame, RankedMetric]:
     """The long frame of ``data`` on ``metric``, and ``metric`` with its direction resolved
     (:class:`RankedMetric`): what the pages pass on to every ranking.
 
@@ -214,8 +213,9 @@ def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple
     Rows of other schemes (``csv``-style custom ones) are left out; a duplicate
     (cell, method, trial) keeps its last row (a resumed sweep re-ran it), except that a re-run at a larger
     budget (:func:`~._rerun_rows.rerun_mask`) is left out: it feeds the budget-sensitivity section only.
-    A trial recorded as ``timeout`` without fitting (:data:`NOT_FITTED`, :func:`not_fitted_mask`) is left out
-    after that: no ranking or score counts a predicted kill (the pages count them apart).
+    A trial whose last row is recorded as ``timeout`` without fitting (:data:`NOT_FITTED`, :func:`not_fitted_mask`)
+    is left out after that: no ranking or score counts a predicted kill (``keep_not_fitted``: kept, with the
+    status :data:`NOT_FITTED_STATUS`, for the pages to count apart).
     """
     if data.empty:
         raise ValueError("no results for a leaderboard")
@@ -273,7 +273,11 @@ def ranked_long_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> tuple
         out = out.iloc[np.argsort(data["timestamp"].astype(str).to_numpy(), kind="stable")]
     out = out[out["kind"].notna() & ~rerun_mask(data).reindex(out.index).to_numpy()]
     out = out.drop_duplicates([*CELL, "kind", "method", "seed", "trial"], keep="last")
-    out = out[~not_fitted_mask(data).reindex(out["row"]).to_numpy()]
+    unfitted = not_fitted_mask(data).reindex(out["row"]).to_numpy()
+    if keep_not_fitted:
+        out.loc[unfitted, "status"] = NOT_FITTED_STATUS
+    else:
+        out = out[~unfitted]
     return out.reset_index(drop=True), ranked
 
 

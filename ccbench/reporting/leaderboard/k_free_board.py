@@ -26,7 +26,8 @@ import pandas as pd
 
 from ..origins import _frame_markdown
 from .._safe import write_text
-from ._frame import N_BOOT, _cells, _of_kind, attempted_cells, cell_means, main_methods, unmeasured_cells
+from ._frame import (N_BOOT, NOT_FITTED_STATUS, _cells, _of_kind, attempted_cells, cell_means, main_methods,
+                     not_fitted_frame, unmeasured_cells)
 from .effects import FAILURE_SCORE, headline_effects
 from .headline_text import headline_blocks
 from .ranks import rank_table
@@ -202,7 +203,10 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
                           f"failure ranks last, a refused or skipped cell is missing; over {len(means)} cells."),
                    ("md", _md(table))]
         ranks.append(table.assign(kind=kind))
-    failures = failure_table(board)
+    # the kills recorded without fitting, which no score counts, are counted here too (timeout_not_fitted)
+    unfitted = k_free_frame(not_fitted_frame(data, metric), data) if data is not None else board.iloc[:0]
+    failures = failure_table(pd.concat([board, unfitted], ignore_index=True) if len(unfitted) else board)
+    failures = failures.rename(columns={NOT_FITTED_STATUS: "timeout_not_fitted"})
     if len(failures):
         blocks += [("h", 2, "Trials that did not finish"),
                    ("md", "Per kind and entry, its trials by status where any did not end `ok` (a measured failure, "
@@ -211,7 +215,9 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
                           "validates each k on folds that hold part of the constraints, so it can choose a k the "
                           "whole set rules out (fewer clusters than chunklets that cannot-links make mutually "
                           "exclusive), which a method that keeps every constraint (NNC) refuses. A k-free user "
-                          "of that method meets the same refusal: it is scored, not excused."),
+                          "of that method meets the same refusal: it is scored, not excused."
+                          + (" `timeout_not_fitted`: recorded as `timeout` without fitting after another trial's "
+                             "kill; no score counts it." if "timeout_not_fitted" in failures else "")),
                    ("md", _md(failures))]
     choice = k_choice_table(board, data)
     if len(choice):

@@ -33,6 +33,7 @@ from ._frame import (
     cell_table,
     main_methods,
     not_fitted_counts,
+    not_fitted_frame,
     ranked_long_frame,
     ranked_metric,
     unmeasured_cells,
@@ -274,10 +275,10 @@ def _headline_section(frames: dict, margin: float, alpha: float) -> tuple[list, 
 
 def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alpha: float, colors: dict,
                  command: str | None, data: pd.DataFrame | None = None,
-                 other_metrics: dict | None = None) -> tuple[list, dict]:
+                 other_metrics: dict | None = None, unfitted: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The page as blocks: ``("h", level, text)``, ``("md", markdown)``, ``("fig", name, figure)``;
     and its tables for the parquet file. ``other_metrics``: {metric: the kind's long frame on it} for the
-    headline beside the page's metric (:func:`headline_metrics`)."""
+    headline beside the page's metric (:func:`headline_metrics`); ``unfitted``: :func:`._frame.not_fitted_frame`."""
     every_seed = frame
     frame = frame[frame["seed"] == base_seed(frame)] if "seed" in frame else frame
     cells = _cells(frame)
@@ -459,7 +460,7 @@ def _page_blocks(frame: pd.DataFrame, kind: str, metric: str, margin: float, alp
                       f"survived, not over the benchmark)."),
                ("md", _md_frame(cost, floats="{:.3g}")),
                ("fig", f"{kind}_time", quality_time_scatter(cost, metric, colors))]
-    counts = status_counts(frame, not_fitted_counts(data, kind, metric, base_seed(frame) if "seed" in frame else None))
+    counts = status_counts(frame, not_fitted_counts(unfitted, kind, base_seed(frame) if "seed" in frame else None))
     blocks += [("h", 2, "7. Scale honesty: every trial counted"),
                ("md", "Trials per method and status over every row of this kind (unconstrained runs included); "
                       "`cells_missing` counts ranking cells where the method has no row at all. Both rankings of "
@@ -547,6 +548,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
     others = {other: other_frame for other_frame, other in
               (ranked_long_frame(data, name) for name in headline_metrics(metric, data)[1:])}
     outside = placed_apart(frame, new_methods(data, frame, new_rows))
+    unfitted = not_fitted_frame(data.reset_index(drop=True), metric)  # counted apart on each page (section 7)
     board = frame[~frame["method"].isin(set(outside))]
     board_others = {m: f[~f["method"].isin(set(outside))] for m, f in others.items()}
     colors = method_colors(board["method"])  # one colour per method on both pages (the board's, as shipped)
@@ -559,7 +561,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
                 continue
             blocks, kind_tables = _page_blocks(rows, kind, metric, margin, alpha, colors, command,
                                                data.reset_index(drop=True),
-                                               {m: _of_kind(f, kind) for m, f in board_others.items()})
+                                               {m: _of_kind(f, kind) for m, f in board_others.items()}, unfitted)
             supervision = _supervision_text(data["constraints.name"].iloc[rows["row"].to_numpy()])
             blocks.insert(1, ("md", supervision))
             if coverage:
