@@ -155,3 +155,16 @@ def test_each_board_row_is_set_beside_its_experiments_projection():
     assert table.loc[("board_noise_large", "letter"), "measured_h"] == pytest.approx(0.02)
     assert not table.loc[("board_noise_large", "letter"), "complete"]  # 1 of its 3 cells
     assert table.loc[("board_k_free_cvcp", "iris"), "projected_h"] == 2.0
+
+
+def test_a_projection_that_cannot_be_read_is_named_before_the_rows_are_read(tmp_path, capsys):
+    from benchmarks.leaderboard_costs import main
+
+    bad = tmp_path / "projection.csv"
+    bad.write_text("experiment,dataset\nboard,iris\n")
+    for argv, said in ((["nowhere", "--projection", str(bad)], "add --board"),
+                       (["nowhere", "--board", "--projection", str(tmp_path / "none.csv")], "No such file"),
+                       (["nowhere", "--board", "--projection", str(bad)], "no column ['cells', 'cpu_h']")):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2 and said in capsys.readouterr().err

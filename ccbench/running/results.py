@@ -84,12 +84,12 @@ log = logging.getLogger("ccbench")
 _CONTENT_KEY = b"ccbench.content_sha256"
 
 
-
 def not_fitted(rows: pd.DataFrame) -> pd.Series:
     """True for a row recorded as ``timeout`` without fitting (:data:`NOT_FITTED`), aligned with ``rows``."""
     if "error" not in rows or "status" not in rows:
         return pd.Series(False, index=rows.index)
     return rows["status"].astype(str).eq("timeout") & rows["error"].fillna("").astype(str).str.startswith(NOT_FITTED)
+
 
 def _check_schema(frame: pd.DataFrame, path) -> None:
     """The columns every ccbench row has, with the types resume and gather rely on: ``config_hash`` and

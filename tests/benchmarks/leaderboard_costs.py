@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ccbench.reporting import load
+from ccbench.running.results import not_fitted
 from ccbench.reporting.leaderboard._frame import K_FREE
 from ccbench.reporting.leaderboard._rerun_rows import rerun_mask
 
@@ -118,15 +119,20 @@ _BUDGET_KEYS = ("constraints.per_point", "constraints.per_class", "constraints.f
 _CURVE_KEYS = ("method_label", "dataset.name", "constraints.name", "seed", "noise.name", "noise.rate")
 
 
-def kills_along_curves(rows: pd.DataFrame) -> pd.DataFrame:
-    """Each curve with a fitted kill: the first killed budget, and of the larger budgets how many finished
-    (``ok``, ``infeasible``), how many were killed, and their core-hours (module docstring, ``--kills-along-curves``).
-    A kill recorded without fitting (``timeout_stops_seeds``: ``error`` says "not fitted") measures nothing here."""
+def _budget(rows: pd.DataFrame) -> pd.Series:
+    """Each row's supervision budget: pairs per point, labels per class, or PCCC's fraction (NaN: none)."""
     budget = pd.Series(np.nan, index=rows.index)
     for key in _BUDGET_KEYS:
         budget = budget.fillna(_column(rows, key))
-    fitted_kill = rows["status"].eq("timeout") & ~rows.get("error", pd.Series("", index=rows.index)) \
-        .fillna("").astype(str).str.contains("not fitted")
+    return budget
+
+
+def kills_along_curves(rows: pd.DataFrame) -> pd.DataFrame:
+    """Each curve with a fitted kill: the first killed budget, and of the larger budgets how many finished
+    (``ok``, ``infeasible``), how many were killed, and their core-hours (module docstring, ``--kills-along-curves``).
+    A kill recorded without fitting (:func:`ccbench.running.results.not_fitted`) measures nothing here."""
+    budget = _budget(rows)
+    fitted_kill = rows["status"].eq("timeout") & ~not_fitted(rows)
     frame = pd.DataFrame({"budget": budget, "kill": fitted_kill, "status": rows["status"],
                           "cpu_h": _cpu_hours(rows)})
     keys = [k for k in _CURVE_KEYS if k in rows]
@@ -149,11 +155,7 @@ def kills_across_seeds(rows: pd.DataFrame) -> pd.DataFrame:
     """Each cell (a curve's budget) with a fitted kill and another base seed fitted too: how many of its fitted
     seeds finished and how many were killed (``timeout_stops_seeds`` records the later seeds of a killed cell
     without fitting; where the seed order let two be fitted, this is what the others did)."""
-    budget = pd.Series(np.nan, index=rows.index)
-    for key in _BUDGET_KEYS:
-        budget = budget.fillna(_column(rows, key))
-    not_fitted = rows.get("error", pd.Series("", index=rows.index)).fillna("").astype(str).str.contains("not fitted")
-    frame = pd.DataFrame({"budget": budget.fillna(-1), "status": rows["status"]})[~not_fitted]
+    frame = pd.DataFrame({"budget": _budget(rows).fillna(-1), "status": rows["status"]})[~not_fitted(rows)]
     keys = [k for k in _CURVE_KEYS if k in rows and k != "seed"]
     frame[keys] = rows.loc[frame.index, keys].astype(str)
     counts = frame.groupby([*keys, "budget"])["status"].agg(
@@ -193,6 +195,18 @@ def main(argv=None) -> int:
     parser.add_argument("--kills-along-curves", action="store_true",
                         help="whether a kill at one budget of a curve speaks for its larger budgets")
     args = parser.parse_args(argv)
+    if args.projection and not args.board:
+        parser.error("--projection sets the board's rows beside board_cost.py's projection: add --board")
+    projection = None
+    if args.projection:
+        try:
+            projection = pd.read_csv(args.projection)
+        except (OSError, ValueError) as exc:
+            parser.error(f"--projection {args.projection}: {exc} (write it with board_cost.py --per-set CSV)")
+        missing = {"experiment", "dataset", "cpu_h", "cells"} - set(projection.columns)
+        if missing:
+            parser.error(f"--projection {args.projection}: no column {sorted(missing)} (write it with "
+                         f"board_cost.py --per-set CSV)")
     try:
         rows = load(args.rows)
     except (OSError, ValueError) as exc:  # no such folder, a damaged or refused file: its message says which
@@ -203,8 +217,8 @@ def main(argv=None) -> int:
         print(f"\nmeasured core-hours of trials per board track and size class (total {table.loc['all', 'all']:.2f}; "
               f"the issue's budget is 20):")
         print(table.round(2).to_string())
-    if args.board and args.projection:
-        table = measured_vs_projected(rows, pd.read_csv(args.projection))
+    if args.projection:
+        table = measured_vs_projected(rows, projection)
         done = table[table["complete"]]
         print(f"\nmeasured beside the projection per experiment and data set ({len(done)} of {len(table)} complete; "
               f"on those, measured / projected = {done['measured_h'].sum() / done['projected_h'].sum():.2f}, "

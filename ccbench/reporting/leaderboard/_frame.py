@@ -9,9 +9,6 @@ import pandas as pd
 
 from .._format import K_FREE, fmt, method_labels
 from ...running.results import NOT_FITTED, not_fitted as not_fitted_mask  # a predicted kill: scored nowhere
-
-#: The long frame's status of a row recorded as ``timeout`` without fitting, where it is kept (counted apart).
-NOT_FITTED_STATUS = "timeout (not fitted)"
 from ._rerun_rows import rerun_mask  # a larger-budget re-run of a board row never replaces it
 from ..stats import (
     _sign,
@@ -20,7 +17,8 @@ from ..stats import (
 __all__ = ["KINDS", "BUDGET", "UNCONSTRAINED", "DEFAULT_METRIC", "CELL", "N_BOOT", "CI", "long_frame", "completed",
            "cell_means", "attempted_cells", "cell_table", "main_methods", "TRIAL_KEYS", "MEASURED_FAILURES",
            "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "RankedMetric", "ranked_metric",
-           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame", "not_fitted_counts", "NOT_FITTED_STATUS"]
+           "ranked_long_frame", "NOT_FITTED", "not_fitted_mask", "not_fitted_frame", "not_fitted_counts", "NOT_FITTED_STATUS",
+           "split_not_fitted"]
 
 #: The supervision kind of each constraint scheme. ``pccc_pairs`` is PCCC's own scheme (the reference board's
 #: track: C(ceil(f n), 2) random pairs over all points), apart from ``pairs`` (round(f n) pairs: a curve over
@@ -102,6 +100,8 @@ MEASURED_FAILURES = ("timeout", "error", "infeasible")
 #: ``not_found`` is a job with no row. None is a result of the method.
 NOT_MEASURED = ("refused", "skipped", "not_found")
 
+#: The long frame's status of a row recorded as ``timeout`` without fitting, where it is kept (counted apart).
+NOT_FITTED_STATUS = "timeout (not fitted)"
 
 #: The two failure conventions. ``missing`` (the default): a (cell, method) with a :data:`NOT_MEASURED`
 #: trial is missing (not ranked, no score there); only a measured failure ranks last / scores as a
@@ -178,8 +178,13 @@ def _families(names: pd.Series) -> dict:
 def not_fitted_frame(data: pd.DataFrame, metric: str = DEFAULT_METRIC) -> pd.DataFrame:
     """The rows :func:`ranked_long_frame` leaves out as not fitted (those that are a trial's last row), as its
     long frame with the status ``timeout (not fitted)``: what the pages count apart."""
-    frame = ranked_long_frame(data, metric, keep_not_fitted=True)[0]
-    return frame[frame["status"] == NOT_FITTED_STATUS].reset_index(drop=True)
+    return split_not_fitted(ranked_long_frame(data, metric, keep_not_fitted=True)[0])[1]
+
+
+def split_not_fitted(frame: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A ``keep_not_fitted`` long frame as (the frame every ranking reads, its not-fitted rows): one pass for both."""
+    unfitted = frame["status"].eq(NOT_FITTED_STATUS)
+    return frame[~unfitted].reset_index(drop=True), frame[unfitted].reset_index(drop=True)
 
 
 def not_fitted_counts(unfitted: pd.DataFrame | None, kind: str, seed=None) -> pd.Series:

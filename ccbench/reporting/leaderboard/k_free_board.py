@@ -156,9 +156,10 @@ def _demote(blocks: list) -> list:
 
 
 def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: float = 0.03,
-                  alpha: float = 0.05) -> tuple[list, dict]:
+                  alpha: float = 0.05, unfitted: pd.DataFrame | None = None) -> tuple[list, dict]:
     """The k-free page as blocks (``("h", level, text)``, ``("md", text)``) and its tables; ``([], {})`` when
-    the rows hold no k-free run. ``frame``: every kind's :func:`~._frame.long_frame` rows on ``metric``."""
+    the rows hold no k-free run. ``frame``: every kind's :func:`~._frame.long_frame` rows on ``metric``;
+    ``unfitted``: its not-fitted rows (:func:`~._frame.not_fitted_frame`, made from ``data`` when None)."""
     board = k_free_frame(frame, data)
     if board.empty or _cells(board).empty:
         return [], {}
@@ -204,7 +205,9 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
                    ("md", _md(table))]
         ranks.append(table.assign(kind=kind))
     # the kills recorded without fitting, which no score counts, are counted here too (timeout_not_fitted)
-    unfitted = k_free_frame(not_fitted_frame(data, metric), data) if data is not None else board.iloc[:0]
+    if unfitted is None:
+        unfitted = not_fitted_frame(data, metric) if data is not None else board.iloc[:0]
+    unfitted = k_free_frame(unfitted, data) if len(unfitted) else board.iloc[:0]
     failures = failure_table(pd.concat([board, unfitted], ignore_index=True) if len(unfitted) else board)
     failures = failures.rename(columns={NOT_FITTED_STATUS: "timeout_not_fitted"})
     if len(failures):
@@ -232,10 +235,11 @@ def k_free_blocks(frame: pd.DataFrame, data: pd.DataFrame, metric: str, margin: 
     return blocks, tables
 
 
-def write_k_free_board(frame, data, out, metric, margin, alpha, to_markdown, to_html) -> tuple[dict, list, list]:
+def write_k_free_board(frame, data, out, metric, margin, alpha, to_markdown, to_html,
+                       unfitted=None) -> tuple[dict, list, list]:
     """Write ``k_free.md`` and ``k_free.html`` into ``out`` with the pages' renderers; return (paths, tables
     for leaderboard.parquet, index lines). Nothing when the rows hold no k-free run."""
-    blocks, tables = k_free_blocks(frame, data, metric, margin, alpha)
+    blocks, tables = k_free_blocks(frame, data, metric, margin, alpha, unfitted)
     if not blocks:
         return {}, [], []
     paths = {f"{PAGE}_md": out / f"{PAGE}.md", f"{PAGE}_html": out / f"{PAGE}.html"}

@@ -33,9 +33,9 @@ from ._frame import (
     cell_table,
     main_methods,
     not_fitted_counts,
-    not_fitted_frame,
     ranked_long_frame,
     ranked_metric,
+    split_not_fitted,
     unmeasured_cells,
 )
 from .effects import FAILURE_SCORE, headline_effects
@@ -544,11 +544,11 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
     sets it ran are a section of their own before the ranks (table ``partial_effects``), and every page
     says the run is partial."""
     out = output_dir(out_dir)
-    frame, metric = ranked_long_frame(data, metric)  # its direction, once, for every ranking of every page
+    every, metric = ranked_long_frame(data, metric, keep_not_fitted=True)  # its direction, once, for every page
+    frame, unfitted = split_not_fitted(every)  # the not-fitted kills: counted apart (section 7), scored nowhere
     others = {other: other_frame for other_frame, other in
               (ranked_long_frame(data, name) for name in headline_metrics(metric, data)[1:])}
     outside = placed_apart(frame, new_methods(data, frame, new_rows))
-    unfitted = not_fitted_frame(data.reset_index(drop=True), metric)  # counted apart on each page (section 7)
     board = frame[~frame["method"].isin(set(outside))]
     board_others = {m: f[~f["method"].isin(set(outside))] for m, f in others.items()}
     colors = method_colors(board["method"])  # one colour per method on both pages (the board's, as shipped)
@@ -586,7 +586,7 @@ def write_leaderboard(data: pd.DataFrame, out_dir, metric: str = DEFAULT_METRIC,
             index += [f"  {line}" for line in index_summary(blocks, kind_tables)]
             index += [f"  {b[1]}" for b in blocks if b[0] == "md" and str(b[1]).startswith(PARTIAL_PREFIX)]
         k_paths, k_tables, k_index = write_k_free_board(frame, data.reset_index(drop=True), out, metric, margin,
-                                                        alpha, _to_markdown, _to_html)  # issue 50 item 5
+                                                        alpha, _to_markdown, _to_html, unfitted)  # issue 50 item 5
         paths.update(k_paths), tables.extend(k_tables), index.extend(k_index)
     if not paths:
         raise ValueError("no leaderboard cells: the rows need constraints=random_pairs/per_class_pairs (pairs) or "
