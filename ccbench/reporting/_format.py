@@ -208,15 +208,30 @@ def setting_labels(data: pd.DataFrame, x: str, pool=()) -> pd.Series:
     return settings
 
 
-def _labels_of_rows(frame: pd.DataFrame) -> np.ndarray:
-    """``key=value, ...`` per row, formatted once per distinct row (a Python call per row took
-    tens of seconds per report at 1M rows; the settings take a handful of distinct values)."""
-    group = frame.groupby(list(frame.columns), dropna=False, sort=False).ngroup().to_numpy()
+def per_distinct_row(frame: pd.DataFrame, render) -> np.ndarray:
+    """``render(row)`` for every row of ``frame`` (a row as ``DataFrame.apply(axis=1)`` passes it),
+    called once per distinct row: a Python call per row took tens of seconds per report at 1M rows,
+    and rows take a handful of distinct settings. Object columns are grouped by each value's
+    ``repr`` (a list or dict is a value too; ``1`` and ``"1"`` stay apart)."""
+    if frame.empty:
+        return np.empty(0, dtype=object)
+    keys = pd.DataFrame({i: (col.map(repr) if col.dtype == object else col)
+                         for i, (_, col) in enumerate(frame.items())}, index=frame.index)
+    group = keys.groupby(list(keys.columns), dropna=False, sort=False).ngroup().to_numpy()
     _, first = np.unique(group, return_index=True)
-    text = frame.iloc[first].apply(lambda r: ", ".join(f"{c}={fmt(v)}" for c, v in r.items()), axis=1)
     by_group = np.empty(group.max() + 1, dtype=object)
-    by_group[group[first]] = text.to_numpy()
+    by_group[group[first]] = [render(frame.iloc[i]) for i in first]
     return by_group[group]
+
+
+def key_values(row: pd.Series, skip_missing: bool = False) -> str:
+    """``key=value, ...`` of one row (:func:`fmt` values); ``skip_missing``: without its missing values."""
+    return ", ".join(f"{c}={fmt(v)}" for c, v in row.items() if not (skip_missing and pd.isna(v)))
+
+
+def _labels_of_rows(frame: pd.DataFrame) -> np.ndarray:
+    """``key=value, ...`` per row (:func:`per_distinct_row`)."""
+    return per_distinct_row(frame, key_values)
 
 
 def sorted_values(values: list) -> list:

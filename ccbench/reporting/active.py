@@ -96,7 +96,7 @@ def active_frame(data: pd.DataFrame) -> pd.DataFrame:
     frame["noise"] = rate.where(frame["noise.name"].astype(str) != "none", 0.0).astype(float)
     frame["budget"] = frame["constraints.budget"].astype(int)
     frame["setting"] = ""
-    all_skipped = frame.groupby("entry")["status"].transform(lambda s: bool((s == "skipped").all()))
+    all_skipped = frame["status"].eq("skipped").groupby(frame["entry"]).transform("all").astype(bool)
     return frame[~all_skipped].reset_index(drop=True)
 
 

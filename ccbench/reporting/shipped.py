@@ -31,7 +31,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..running.config import canonical_json, stable_hash
+from ..running.config import canonical_json
+from ._format import per_distinct_row
 from ..running.results import KEY, _normalise
 from ._safe import MAX_YAML_BYTES, check_regular, read_regular, staged_dir, write_bytes, write_text
 
@@ -103,11 +104,8 @@ def _texts(data: pd.DataFrame, cols: list) -> pd.DataFrame:
 
 def _hash_rows(data: pd.DataFrame, cols: list) -> pd.Series:
     """One stable hash per row over ``cols`` (computed once per distinct combination)."""
-    texts = _texts(data, cols)
-    if not len(texts.columns):
-        return pd.Series(stable_hash({}), index=data.index)
-    joined = texts.apply(lambda r: "\x1f".join(r), axis=1) if len(texts) else pd.Series([], dtype=object)
-    codes, uniques = pd.factorize(joined)
+    texts = _texts(data, cols).astype(object)  # ``cols``: at least one
+    codes, uniques = pd.factorize(texts.iloc[:, 0].str.cat(texts.iloc[:, 1:], sep="\x1f"))
     hashes = np.array([hashlib.sha256(u.encode()).hexdigest()[:16] for u in uniques], dtype=object)
     return pd.Series(hashes[codes] if len(codes) else [], index=data.index, dtype=object)
 
@@ -137,8 +135,8 @@ def protocol_values(data: pd.DataFrame) -> dict:
 def _cell_ids(data: pd.DataFrame) -> pd.Series:
     """Each row's cell without its method: data set and options, supervision, noise and tuner, as text."""
     cols = sorted(c for c in data.columns if c.startswith(_CELL_PREFIXES)) + ["tune"]
-    texts = _texts(data, cols)
-    return texts.apply(lambda r: ", ".join(f"{c}={v}" for c, v in r.items() if v != "null"), axis=1)
+    cell = per_distinct_row(_texts(data, cols), lambda r: ", ".join(f"{c}={v}" for c, v in r.items() if v != "null"))
+    return pd.Series(cell, index=data.index, dtype=object)
 
 
 def machine_text(data: pd.DataFrame) -> pd.Series:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .._format import K_FREE, fmt, method_labels
+from .._format import K_FREE, fmt, key_values, method_labels, per_distinct_row
 from ...running.results import NOT_FITTED, not_fitted as not_fitted_mask  # a predicted kill: scored nowhere
 from ._rerun_rows import rerun_mask  # a larger-budget re-run of a board row never replaces it
 from ..stats import (
@@ -124,9 +124,9 @@ def _noise_text(data: pd.DataFrame) -> pd.Series:
     text = name + rate.map(lambda r: "" if pd.isna(r) else f"={fmt(r)}")
     options = sorted(c for c in data.columns if c.startswith("noise.") and c not in ("noise.name", "noise.rate"))
     if options:
-        extra = data[options].apply(lambda r: ", ".join(f"{c.removeprefix('noise.')}={fmt(v)}"
-                                                        for c, v in r.items() if pd.notna(v)), axis=1)
-        text = text + extra.map(lambda e: f"({e})" if e else "")
+        extra = per_distinct_row(data[options].rename(columns=lambda c: c.removeprefix("noise.")),
+                                 lambda r: key_values(r, skip_missing=True))
+        text = text + pd.Series(extra, index=data.index).map(lambda e: f"({e})" if e else "")
     return text.where(name != "none", "none")
 
 
@@ -138,8 +138,7 @@ def _setting_text(data: pd.DataFrame, prefixes: tuple = _SETTING_PREFIXES) -> pd
     for _, rows in data.groupby("dataset.name", sort=False):
         varying = [c for c in cols if rows[c].astype(str).nunique(dropna=False) > 1]
         if varying:
-            text[rows.index] = rows[varying].apply(
-                lambda r: ", ".join(f"{c}={fmt(v)}" for c, v in r.items() if pd.notna(v)), axis=1)
+            text[rows.index] = per_distinct_row(rows[varying], lambda r: key_values(r, skip_missing=True))
     return text
 
 
@@ -296,14 +295,24 @@ def _cells(frame: pd.DataFrame) -> pd.DataFrame:
     only methods with some row that is not ``skipped``: a variant every one of whose trials was
     skipped by design (``ap+cvcp``: nothing to tune) is no entry; section 7 still counts its rows."""
     supervised = frame[~frame["unconstrained"]]
-    ran = supervised.groupby("method")["status"].transform(lambda s: bool((s != "skipped").any()))
+    ran = supervised["status"].ne("skipped").groupby(supervised["method"]).transform("any")
     return supervised[ran.astype(bool)]
+
+
+def _worst_status(frame: pd.DataFrame, keys: list) -> pd.Series:
+    """Per group of ``keys``: the most common status other than ok (the first by name on a tie, as
+    ``Series.mode``); absent where every row is ok."""
+    bad = frame.loc[frame["status"].ne("ok").fillna(True).astype(bool), [*keys, "status"]].astype({"status": str})
+    counts = bad.groupby([*keys, "status"]).size().rename("n").reset_index()
+    counts = counts.sort_values(["n", "status"], ascending=[False, True], kind="stable")
+    return counts.drop_duplicates(keys).set_index(keys)["status"]
 
 
 def completed(frame: pd.DataFrame) -> pd.DataFrame:
     """Index cells, columns methods: True where every trial of the method in the cell is ``ok``
     (False where some is not; absent where the method has no row in the cell)."""
-    return frame.groupby([*CELL, "method"])["status"].agg(lambda s: bool((s == "ok").all())).unstack("method")
+    ok = frame["status"].eq("ok").fillna(False).astype(bool)
+    return ok.groupby([frame[c] for c in [*CELL, "method"]]).all().unstack("method")
 
 
 def cell_means(frame: pd.DataFrame) -> pd.DataFrame:
@@ -375,14 +384,12 @@ def cell_table(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=cols)
     main = set(main_methods(frame))
-
-    def status(s):
-        bad = s[s != "ok"]
-        return "completed" if bad.empty else bad.mode().iloc[0]
-
-    g = frame.groupby([*CELL, "method"])
-    out = pd.DataFrame({"mean": g["value"].mean(), "n_trials": g.size(), "n_ok": g["status"].agg(lambda s: int((s == "ok").sum())),
-                        "status": g["status"].agg(status)}).reset_index()
+    keys = [*CELL, "method"]
+    g = frame.groupby(keys)
+    out = pd.DataFrame({"mean": g["value"].mean(), "n_trials": g.size(),
+                        "n_ok": frame["status"].eq("ok").astype(int).groupby([frame[c] for c in keys]).sum(),
+                        "status": _worst_status(frame, keys)}).reset_index()
+    out["status"] = out["status"].fillna("completed")
     out["mean"] = out["mean"].where(out["status"] == "completed")
     out["main"] = out["method"].isin(main)
     return out[cols]
