@@ -81,3 +81,41 @@ def test_group_positions_are_groupby_order_with_each_groups_rows_in_order():
     got = [(key, list(at)) for key, at in _group_positions(rows, ["k", "j"])]
     want = [(key, list(rows.index.get_indexer(g.index))) for key, g in rows.groupby(["k", "j"], sort=True)]
     assert got == want == [(("a", 1), [1]), (("a", 2), [4]), (("b", 1), [0, 2]), (("c", 1), [5])]
+
+
+def test_a_report_computes_each_headline_once_and_only_inside_its_block(monkeypatch):
+    from ccbench.reporting import leaderboard as lb
+    from ccbench.reporting.leaderboard import effects
+
+    rows = []
+    for i, d in enumerate([0.1, 0.2, 0.05, 0.15, -0.04, 0.3]):
+        for method, value in (("kmeans", 0.5), ("pck_means", 0.5 + d)):
+            rows += [{"dataset.name": f"set{i}", "method.name": method, "constraints.name": "random_pairs",
+                      "constraints.n_constraints": 20, "noise.name": "none", "trial": t, "trial_seed": t,
+                      "status": "ok", "ari": value, "fit_time": 0.01} for t in range(2)]
+
+    def frame():  # built anew each time: an equal frame, not the same object
+        data = pd.DataFrame(rows)
+        data["method_label"] = data["method.name"]
+        return lb.long_frame(data, "ari")
+
+    calls = []
+    real = effects._pair_table
+    monkeypatch.setattr(effects, "_pair_table", lambda *a, **k: calls.append(1) or real(*a, **k))
+    alone = effects.headline_effects(frame(), "ari", n_boot=200)
+    per_call = len(calls)
+    effects.headline_effects(frame(), "ari", n_boot=200)
+    assert len(calls) == 2 * per_call  # outside a report's block: computed every time
+    with effects.headlines_remembered():
+        first = effects.headline_effects(frame(), "ari", n_boot=200)
+        first["effects"].loc[:, "mean_diff"] = 99.0  # a caller's copy: the memo keeps its own
+        again = effects.headline_effects(frame(), metric="ari", n_boot=200)  # the same call, spelled otherwise
+        assert len(calls) == 3 * per_call
+        pd.testing.assert_frame_equal(again["effects"], alone["effects"])
+        changed = frame()
+        changed.loc[changed.index[0], "value"] = 0.0
+        effects.headline_effects(changed, "ari", n_boot=200)  # other rows: computed
+        effects.headline_effects(frame(), "ari", n_boot=201)  # other arguments: computed
+        assert len(calls) == 5 * per_call
+    effects.headline_effects(frame(), "ari", n_boot=200)
+    assert len(calls) == 6 * per_call  # the block's memo is gone with it

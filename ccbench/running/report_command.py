@@ -204,15 +204,16 @@ def _leaderboard(args, data, request: dict) -> int:
     own = getattr(args, "own_rows", data)
     coverage = leaderboard.sweep_coverage(args.dirs, own, shipped=(args.with_, *args.shipped_counts) if args.with_ else None)
     new_rows = own if args.with_ else None  # a partial new method is placed apart, on the pages as on the site
-    paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
-                                          coverage=coverage, new_rows=new_rows)
-    from ..reporting import write_shipped  # the per-trial rows, so others can re-rank, add metrics, join
-    sources = [*args.dirs, *(args.with_ or [])]
-    paths.update(write_shipped(data, out, dirs=sources, grids=leaderboard.recorded_grids(sources)))
-    if args.site:
-        paths["site"] = leaderboard.write_site(data, Path(args.site), metric=metric, margin=args.margin,
-                                               command=command, coverage=coverage, pages=out,
-                                               new_rows=new_rows)
+    with leaderboard.headlines_remembered():  # the pages and the site share each kind's headline
+        paths = leaderboard.write_leaderboard(data, out, metric=metric, margin=args.margin, command=command,
+                                              coverage=coverage, new_rows=new_rows)
+        from ..reporting import write_shipped  # the per-trial rows, so others can re-rank, add metrics, join
+        sources = [*args.dirs, *(args.with_ or [])]
+        paths.update(write_shipped(data, out, dirs=sources, grids=leaderboard.recorded_grids(sources)))
+        if args.site:
+            paths["site"] = leaderboard.write_site(data, Path(args.site), metric=metric, margin=args.margin,
+                                                   command=command, coverage=coverage, pages=out,
+                                                   new_rows=new_rows)
     print(paths["index"].read_text())
     print("wrote:", ", ".join(str(p) for p in paths.values()))
     return 0

@@ -55,7 +55,7 @@ Definitions (every one is stated on the page as well):
 from ._frame import (BUDGET, CONVENTIONS, DEFAULT_CONVENTION, DEFAULT_METRIC, KINDS, MEASURED_FAILURES, NOT_MEASURED,
                      TRIAL_KEYS, attempted_cells, cell_means, cell_table, completed, long_frame, main_methods,
                      unmeasured_cells)
-from .effects import cell_scores, headline_effects
+from .effects import cell_scores, headline_effects, headlines_remembered
 from .gains import (NO_UNCONSTRAINED_REFERENCE, best_baseline, bootstrap_ci, cost_table, gains, hurt_exclusions,
                     hurt_share, noise_effect, status_counts)
 from .coverage import recorded_grids, sweep_coverage
@@ -69,6 +69,6 @@ __all__ = [
     "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage", "recorded_grids",
     "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
     "dataset_blocks", "kept_default", "tuned_vs_default", "k_free_vs_given", "write_site",
-    "MEASURED_FAILURES", "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "headline_effects",
+    "MEASURED_FAILURES", "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "headline_effects", "headlines_remembered",
     "cell_scores",
 ]

@@ -46,6 +46,12 @@ Definitions (each is stated on the pages and in docs/leaderboard.md):
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import functools
+import hashlib
+import inspect
+
 import numpy as np
 import pandas as pd
 
@@ -54,7 +60,7 @@ from ._frame import CELL, CONVENTIONS, N_BOOT, NOT_MEASURED, _cells, main_method
 from .headline_text import headline_sentences
 from .pooling import curve_scores, has_curves, set_values, size_classes, two_stage_ci
 
-__all__ = ["headline_effects", "cell_scores", "per_budget", "FAILURE_SCORE", "UNINFORMATIVE_BELOW", "SATURATED_MIN_METHODS",
+__all__ = ["headline_effects", "headlines_remembered", "cell_scores", "per_budget", "FAILURE_SCORE", "UNINFORMATIVE_BELOW", "SATURATED_MIN_METHODS",
            "REFERENCE", "EFFECT_COLUMNS"]
 
 #: The score of a measured failure: the metric's value for the one-cluster partition.
@@ -236,6 +242,55 @@ def per_budget(scores: pd.DataFrame, reference: str, seed: int = 0, n_boot: int 
     return pd.DataFrame(rows, columns=cols)
 
 
+def _content_key(frame: pd.DataFrame) -> tuple:
+    """A key equal for two frames of equal values, index, columns and dtypes (else a TypeError)."""
+    hashed = pd.util.hash_pandas_object(frame, index=True).to_numpy()
+    return (hashlib.sha256(hashed.tobytes()).hexdigest(), tuple(map(str, frame.columns)),
+            tuple(map(str, frame.dtypes)))
+
+
+_MEMO: dict | None = None  # set inside :func:`headlines_remembered` only
+
+
+@contextlib.contextmanager
+def headlines_remembered():
+    """Within the block, :func:`headline_effects` computes each distinct (rows, arguments) once: a report asks
+    for one kind's headline up to three times (its page, the page's budget-sensitivity section, the site's
+    kind page), each a minute of CPU at the reference board's scale. Rows are keyed by content, so a frame
+    built again equal is found and a changed one is not; each caller gets its own copy. Entered by
+    ``ccbench report --leaderboard`` for one report; outside it every call computes."""
+    global _MEMO
+    outer, _MEMO = _MEMO, ({} if _MEMO is None else _MEMO)
+    try:
+        yield
+    finally:
+        _MEMO = outer
+
+
+def _once_per_content(fn):
+    """``fn(frame, ...)`` through :data:`_MEMO` when :func:`headlines_remembered` is active."""
+    signature = inspect.signature(fn)
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _MEMO is None:
+            return fn(*args, **kwargs)
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        frame, *rest = bound.arguments.values()
+        try:
+            key = (fn.__name__, _content_key(frame), tuple(rest))
+            hash(key)
+        except TypeError:  # a value pandas cannot hash: no memo, the same answer
+            return fn(*args, **kwargs)
+        if key not in _MEMO:
+            _MEMO[key] = fn(*args, **kwargs)
+        return copy.deepcopy(_MEMO[key])
+
+    return wrapper
+
+
+@_once_per_content
 def headline_effects(frame: pd.DataFrame, metric: str = "ari", margin: float = 0.03, alpha: float = 0.05,
                      seed: int = 0, n_boot: int = N_BOOT, failure_score: float | None = None,
                      curves: bool | None = None) -> dict:
