@@ -157,6 +157,29 @@ def test_each_board_row_is_set_beside_its_experiments_projection():
     assert table.loc[("board_k_free_cvcp", "iris"), "projected_h"] == 2.0
 
 
+def test_the_complete_sets_are_summed_per_machine_that_made_all_their_rows():
+    from benchmarks.leaderboard_costs import measured_vs_projected, per_machine
+
+    base = {"fit_reused": False, "noise.name": "none", "constraints.name": "random_pairs", "method_label": "kmeans",
+            "n_samples": 150}
+    rows = pd.DataFrame([
+        {**base, "config_hash": "a", "dataset.name": "iris", "trial_cpu_time": 3600.0, "env.cpu": "AMD EPYC"},
+        {**base, "config_hash": "b", "dataset.name": "iris", "trial_cpu_time": 3600.0, "env.cpu": "AMD EPYC"},
+        {**base, "config_hash": "c", "dataset.name": "wine", "trial_cpu_time": 7200.0, "env.cpu": "Intel Xeon"},
+        {**base, "config_hash": "d", "dataset.name": "glass", "trial_cpu_time": 3600.0, "env.cpu": "AMD EPYC"},
+        {**base, "config_hash": "e", "dataset.name": "glass", "trial_cpu_time": 3600.0, "env.cpu": "Intel Xeon"},
+        {**base, "config_hash": "f", "dataset.name": "zoo", "trial_cpu_time": 3600.0, "env.cpu": "Intel Xeon"},
+    ])
+    projection = pd.DataFrame({"experiment": "board", "dataset": ["iris", "wine", "glass", "zoo"],
+                               "cpu_h": [1.0, 1.0, 2.0, 1.0], "cells": [2, 1, 2, 2]})
+    table = measured_vs_projected(rows, projection)
+    assert table.loc[("board", "glass"), "machine"] == "mixed" and table.loc[("board", "iris"), "machine"] == "AMD EPYC"
+    machines = per_machine(table)
+    assert machines.loc["AMD EPYC", "ratio"] == pytest.approx(2.0)  # iris: 2 h measured, 1 projected
+    assert machines.loc["Intel Xeon", "ratio"] == pytest.approx(2.0) and machines.loc["Intel Xeon", "sets"] == 1
+    assert machines.loc["mixed", "measured_h"] == pytest.approx(2.0)  # zoo is not complete: 1 of its 2 cells
+
+
 def test_a_projection_that_cannot_be_read_is_named_before_the_rows_are_read(tmp_path, capsys):
     from benchmarks.leaderboard_costs import main
 

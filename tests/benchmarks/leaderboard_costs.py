@@ -89,14 +89,28 @@ def board_experiment_of(rows: pd.DataFrame) -> pd.Series:
 def measured_vs_projected(rows: pd.DataFrame, projection: pd.DataFrame) -> pd.DataFrame:
     """Per (experiment, data set) with rows: measured core-hours of trials and cells beside ``board_cost.py
     --per-set``'s projection (``cpu_h``, ``cells``); ``complete`` where every projected cell has a row."""
+    cpu = rows["env.cpu"].fillna("unknown").astype(str) if "env.cpu" in rows else pd.Series("unknown", index=rows.index)
     frame = pd.DataFrame({"experiment": board_experiment_of(rows), "dataset": rows["dataset.name"].astype(str),
-                          "cpu_h": _cpu_hours(rows), "config_hash": rows["config_hash"]})
+                          "cpu_h": _cpu_hours(rows), "config_hash": rows["config_hash"], "cpu": cpu})
     measured = frame.groupby(["experiment", "dataset"]).agg(measured_h=("cpu_h", "sum"),
-                                                             cells=("config_hash", "nunique"))
+                                                             cells=("config_hash", "nunique"),
+                                                             machines=("cpu", "nunique"), machine=("cpu", "first"))
+    measured["machine"] = measured["machine"].where(measured.pop("machines") == 1, "mixed")
     projected = projection.set_index(["experiment", "dataset"])[["cpu_h", "cells"]]
     table = measured.join(projected.rename(columns={"cpu_h": "projected_h", "cells": "projected_cells"}), how="left")
     table["complete"] = table["cells"] >= table["projected_cells"]
     return table
+
+
+def per_machine(table: pd.DataFrame) -> pd.DataFrame:
+    """:func:`measured_vs_projected`'s complete (experiment, data set) pairs summed per machine that made all their
+    rows (``env.cpu``; ``mixed`` where a pair's rows came from more than one): the measured / projected ratio of
+    each machine. The machines ran different data sets, so a gap between them is the machine's and the sets' at
+    once; ``tests/benchmarks/machine_check.py`` pairs the same trials on two machines."""
+    done = table[table["complete"]]
+    out = done.groupby("machine").agg(sets=("measured_h", "size"), measured_h=("measured_h", "sum"),
+                                      projected_h=("projected_h", "sum"))
+    return out.assign(ratio=out["measured_h"] / out["projected_h"])
 
 
 def size_classes(rows: pd.DataFrame) -> pd.Series:
@@ -224,6 +238,8 @@ def main(argv=None) -> int:
               f"on those, measured / projected = {done['measured_h'].sum() / done['projected_h'].sum():.2f}, "
               f"{done['measured_h'].sum():.2f} against {done['projected_h'].sum():.2f} core-hours):")
         print(table.round(3).to_string())
+        print("\nthe complete ones per machine that made all their rows (env.cpu):")
+        print(per_machine(table).round(3).to_string())
     if args.kills_along_curves:
         curves = kills_along_curves(rows)
         broken = curves[curves["larger_finished"] > 0]
