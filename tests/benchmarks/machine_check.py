@@ -1,12 +1,15 @@
 """Per method, the CPU a trial takes here against the shipped rows of the same (config_hash, trial).
 
     python tests/benchmarks/machine_check.py [--rows sweeps/leaderboard_machine_check] [--shipped reports/leaderboard]
+    python tests/benchmarks/machine_check.py --rows runs/here --shipped sweeps/leaderboard_machine_check  # two machines
 
 The rows are those of ``conf/experiment/leaderboard_machine_check.yaml`` (cells the board completed, run
 again). Prints, per method, the shipped and the new median ``trial_cpu_time`` over the paired trials, their
 ratio (shipped / here: above 1, this machine is faster for that method) and whether each pair's ARI is
 identical (the same answer: the code did not change in between), then the two machines (``env.cpu``).
-A budget of B seconds here buys about ratio x B seconds of the shipped machines' work.
+A budget of B seconds here buys about ratio x B seconds of the shipped machines' work. ``--shipped`` may also be
+a sweep directory of the same experiment made on another machine (``sweeps/leaderboard_machine_check`` was made on
+an AMD EPYC on 2026-11-30): the same trials, paired across the two machines.
 """
 
 from __future__ import annotations
@@ -45,7 +48,8 @@ def main(argv=None) -> int:
     opts = parser.parse_args(argv)
     from ccbench.running.results import gather
 
-    pairs = paired(gather(opts.rows), pd.read_parquet(opts.shipped / "rows.parquet"))
+    shipped = opts.shipped / "rows.parquet"  # a shipped folder, else a sweep directory made on another machine
+    pairs = paired(gather(opts.rows), pd.read_parquet(shipped) if shipped.is_file() else gather(opts.shipped))
     if pairs.empty:
         print(f"no trial of {opts.rows} pairs with a shipped ok trial (same config_hash and trial)", file=sys.stderr)
         return 1
