@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/benchmarks as a package
 
@@ -38,3 +39,12 @@ def test_a_sweep_made_elsewhere_pairs_trial_by_trial_like_a_shipped_folder(tmp_p
     assert printed[0] == printed[1]
     assert "median ratio over the 2 cells: 1.75 (range 0.50-3.00)" in printed[0]  # scap_k 0.5, cobs_k 3.0
     assert "here:    Intel" in printed[0] and "shipped: AMD" in printed[0]
+
+
+def test_a_folder_without_rows_is_named_with_exit_2(tmp_path, capsys):
+    here = _sweep(tmp_path / "here", _cells("Intel", [2.0, 4.0, 1.0]))
+    for argv in (["--rows", str(here), "--shipped", str(tmp_path / "nope")],
+                 ["--rows", str(tmp_path / "nope"), "--shipped", str(here)]):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2 and f"no such results file or directory: {tmp_path / 'nope'}" in capsys.readouterr().err

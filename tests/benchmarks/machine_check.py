@@ -49,7 +49,10 @@ def main(argv=None) -> int:
     from ccbench.running.results import gather
 
     shipped = opts.shipped / "rows.parquet"  # a shipped folder, else a sweep directory made on another machine
-    pairs = paired(gather(opts.rows), pd.read_parquet(shipped) if shipped.is_file() else gather(opts.shipped))
+    try:
+        pairs = paired(gather(opts.rows), pd.read_parquet(shipped) if shipped.is_file() else gather(opts.shipped))
+    except (OSError, ValueError) as exc:  # no rows there, or a damaged file: its message says which
+        parser.error(str(exc))
     if pairs.empty:
         print(f"no trial of {opts.rows} pairs with a shipped ok trial (same config_hash and trial)", file=sys.stderr)
         return 1
