@@ -69,6 +69,7 @@ __all__ = [
     "noise_effect", "gains", "hurt_share", "status_counts", "cost_table", "config_request", "sweep_coverage", "recorded_grids",
     "write_leaderboard", "TRIAL_KEYS", "cell_table", "main_methods", "NO_UNCONSTRAINED_REFERENCE", "hurt_exclusions",
     "dataset_blocks", "kept_default", "tuned_vs_default", "k_free_vs_given", "write_site",
-    "MEASURED_FAILURES", "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "headline_effects", "headlines_remembered",
+    "MEASURED_FAILURES", "NOT_MEASURED", "CONVENTIONS", "DEFAULT_CONVENTION", "unmeasured_cells", "headline_effects",
+    "headlines_remembered",
     "cell_scores",
 ]

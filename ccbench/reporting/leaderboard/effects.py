@@ -60,7 +60,8 @@ from ._frame import CELL, CONVENTIONS, N_BOOT, NOT_MEASURED, _cells, main_method
 from .headline_text import headline_sentences
 from .pooling import curve_scores, has_curves, set_values, size_classes, two_stage_ci
 
-__all__ = ["headline_effects", "headlines_remembered", "cell_scores", "per_budget", "FAILURE_SCORE", "UNINFORMATIVE_BELOW", "SATURATED_MIN_METHODS",
+__all__ = ["headline_effects", "headlines_remembered", "cell_scores", "per_budget", "FAILURE_SCORE",
+           "UNINFORMATIVE_BELOW", "SATURATED_MIN_METHODS",
            "REFERENCE", "EFFECT_COLUMNS"]
 
 #: The score of a measured failure: the metric's value for the one-cluster partition.
