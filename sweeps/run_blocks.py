@@ -27,6 +27,11 @@ import time
 from pathlib import Path
 
 DONE_FILE = ".blocks_done"
+#: Each block's end-of-sweep report would gather and draw the whole directory, every block's rows, not its own:
+#: about 8 minutes of one core per block at 40,000 cells (the board, 2026-12-01), while the other slot runs
+#: trials. The sweep's report is ``ccbench report DIR`` once, after the last block; the block still prints
+#: its summary table and problems and exits non-zero on failed trials.
+NO_BLOCK_REPORT = "hydra.callbacks.ccbench_summary.write_report=false"
 
 
 def _names_a_block(experiment: str, config: Path) -> bool:
@@ -94,6 +99,9 @@ def main(argv=None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="an override added to every block's command, not to its name in .blocks_done (e.g. "
                              "keep_stale=true to finish a sweep on code whose answers are tested equal); repeatable")
+    parser.add_argument("--block-reports", action="store_true",
+                        help="let each block write the end-of-sweep report of the whole directory (off: minutes per "
+                             "block on a large folder; run `ccbench report DIR` after the last block instead)")
     opts = parser.parse_args(argv)
     for override in opts.set:
         if "=" not in override or override.startswith(("hydra.sweep.dir=", "experiment=")):
@@ -110,6 +118,8 @@ def main(argv=None) -> int:
     queue = [b for b in todo if _key(b) not in done]
     print(f"{len(todo)} blocks, {len(todo) - len(queue)} done before, {len(queue)} to run", flush=True)
     per_block = _one_job_per_block(opts.ccbench, queue, opts.set) if opts.jobs > 1 else {}
+    asked = opts.block_reports or any("ccbench_summary.write_report" in o for o in opts.set)
+    report = [] if asked else [NO_BLOCK_REPORT]
     lock, failed = threading.Lock(), []
 
     def worker(slot: int) -> None:
@@ -122,7 +132,7 @@ def main(argv=None) -> int:
             start = time.monotonic()
             print(f"{time.strftime('%H:%M:%S')} [{slot}] {_key(args)}", flush=True)
             with open(log, "a") as out:
-                rc = subprocess.call([opts.ccbench, "-m", *args, *per_block.get(args[0], []), *opts.set,
+                rc = subprocess.call([opts.ccbench, "-m", *args, *per_block.get(args[0], []), *report, *opts.set,
                                       f"hydra.sweep.dir={opts.dir}"],
                                      stdout=out, stderr=subprocess.STDOUT)
             took = time.monotonic() - start

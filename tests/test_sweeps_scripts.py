@@ -103,7 +103,8 @@ def test_run_blocks_records_finished_blocks_names_failed_ones_and_resumes(tmp_pa
     assert len(calls) == 3 and all(c.startswith("-m ") and c.endswith(f"hydra.sweep.dir={sweep}") for c in calls)
     # the same command again runs only the block that failed
     assert run_blocks.main(argv) == 1
-    assert (tmp_path / "calls").read_text().splitlines()[3:] == [f"-m experiment=demo method=b dataset=d1 hydra.sweep.dir={sweep}"]
+    assert (tmp_path / "calls").read_text().splitlines()[3:] == [
+        f"-m experiment=demo method=b dataset=d1 {run_blocks.NO_BLOCK_REPORT} hydra.sweep.dir={sweep}"]
     assert progress.planned_cells(config) == 2 + 1 + 1
 
 
@@ -115,7 +116,8 @@ def test_set_adds_an_override_to_every_block_but_not_to_its_recorded_name(tmp_pa
     argv = [str(config), "--dir", str(sweep), "--ccbench", str(exe), "--set", "keep_stale=true"]
     assert run_blocks.main(argv) == 0
     calls = (tmp_path / "calls").read_text().splitlines()
-    assert calls == [f"-m experiment=demo method={m} keep_stale=true hydra.sweep.dir={sweep}" for m in "ab"]
+    assert calls == [f"-m experiment=demo method={m} {run_blocks.NO_BLOCK_REPORT} keep_stale=true "
+                     f"hydra.sweep.dir={sweep}" for m in "ab"]
     # a block finished with the override is the same block without it: a resume without --set skips it
     assert sorted((sweep / run_blocks.DONE_FILE).read_text().splitlines()) == ["experiment=demo method=a",
                                                                                "experiment=demo method=b"]
@@ -137,16 +139,38 @@ def test_parallel_blocks_run_their_own_cells_one_at_a_time(tmp_path, capsys):
     sweep = tmp_path / "sweep"
     assert run_blocks.main([str(config), "--dir", str(sweep), "--ccbench", str(exe), "--jobs", "2"]) == 0
     calls = sorted((tmp_path / "calls").read_text().splitlines())
-    assert calls == [f"-m experiment=demo method=a hydra.launcher.n_jobs=1 hydra.sweep.dir={sweep}",
-                     f"-m experiment=demo_seq method=b hydra.sweep.dir={sweep}"]
+    assert calls == [f"-m experiment=demo method=a hydra.launcher.n_jobs=1 {run_blocks.NO_BLOCK_REPORT} "
+                     f"hydra.sweep.dir={sweep}",
+                     f"-m experiment=demo_seq method=b {run_blocks.NO_BLOCK_REPORT} hydra.sweep.dir={sweep}"]
     assert "hydra.launcher.n_jobs=1" in capsys.readouterr().out
     # one block at a time keeps the launcher's own parallelism; a launcher key in --set is the user's choice
-    for argv, expected in ((["--jobs", "1"], "method=a hydra.sweep"), (["--jobs", "2", "--set", "hydra.launcher.n_jobs=2"],
-                                                                        "method=a hydra.launcher.n_jobs=2 hydra.sweep")):
+    for argv, expected in ((["--jobs", "1"], "method=a hydra.callbacks"),
+                           (["--jobs", "2", "--set", "hydra.launcher.n_jobs=2"],
+                            "write_report=false hydra.launcher.n_jobs=2 hydra.sweep")):
         (tmp_path / "calls").unlink()
         shutil.rmtree(sweep)
         assert run_blocks.main([str(config), "--dir", str(sweep), "--ccbench", str(exe), *argv]) == 0
         assert any(expected in c for c in (tmp_path / "calls").read_text().splitlines())
+
+
+def test_blocks_skip_the_whole_folder_report_unless_asked_and_the_override_composes(tmp_path):
+    # each block's end-of-sweep report re-read every block's rows (8 min a block on the board at 40,000 cells)
+    config = tmp_path / "demo.yaml"
+    config.write_text("#   ccbench experiment=demo method=a\ndefaults: []\n")
+    exe = _fake_ccbench(tmp_path, fail_on="never")
+    for extra, written in (([], False), (["--block-reports"], True),
+                           (["--set", "hydra.callbacks.ccbench_summary.write_report=true"], True)):
+        sweep = tmp_path / f"sweep{len(extra)}{written}"
+        assert run_blocks.main([str(config), "--dir", str(sweep), "--ccbench", str(exe), *extra]) == 0
+        call = (tmp_path / "calls").read_text().splitlines()[-1]
+        assert (run_blocks.NO_BLOCK_REPORT in call) is not written
+    # the key is declared by the callback's config: without it the override is a Hydra error before any cell
+    from hydra import compose, initialize_config_module
+    from hydra.utils import instantiate
+
+    with initialize_config_module("ccbench_conf", version_base="1.3"):
+        cfg = compose("config", overrides=[run_blocks.NO_BLOCK_REPORT], return_hydra_config=True)
+    assert instantiate(cfg.hydra.callbacks.ccbench_summary).write_report is False
 
 
 def test_a_config_without_listed_blocks_is_a_clear_error(tmp_path):
