@@ -328,6 +328,32 @@ def test_fixing_the_cause_fixes_the_cell(plugin, compose_cfg, tmp_path):
     assert (again["constraints_hash"] == first["constraints_hash"]).all()
 
 
+def test_a_failed_set_up_runs_again_even_where_rerun_errors_keeps_failures(compose_cfg, tmp_path, monkeypatch):
+    """A cell whose set-up failed (here: its data file missing, as in a sweep started without CCBENCH_DATA_DIR)
+    recorded no verdict of the method: a resume runs it again although rerun_errors=false keeps real failures."""
+    from ccbench.running import harness
+    from ccbench.running.harness import cell_is_complete
+    from ccbench.running.results import NOT_SET_UP
+
+    cfg = compose_cfg("method=kmeans", "n_trials=2", "method.n_init=1", "rerun_errors=false")
+    working_setup = harness._setup
+
+    def data_missing(cell):
+        raise FileNotFoundError("iris.data is not under CCBENCH_DATA_DIR")
+
+    monkeypatch.setattr(harness, "_setup", data_missing)
+    first = run_job(cfg, out_dir=tmp_path)
+    assert first["status"].tolist() == ["error", "error"]
+    assert first["error"].str.startswith(NOT_SET_UP).all()
+    assert first["error"].str.contains("iris.data is not under CCBENCH_DATA_DIR").all()
+    assert not cell_is_complete(cfg, tmp_path)  # a SLURM launcher submits it again too
+    monkeypatch.setattr(harness, "_setup", working_setup)
+    again = run_job(cfg, out_dir=tmp_path)
+    assert again["status"].tolist() == ["ok", "ok"]
+    assert again["rerun_reason"].tolist() == ["retry of a trial whose set-up failed"] * 2
+    assert cell_is_complete(cfg, tmp_path)
+
+
 def test_more_trials_on_resume_only_adds_new_ones(compose_cfg, tmp_path):
     two = run_job(compose_cfg("method=kmeans", "n_trials=2", "method.n_init=1"), out_dir=tmp_path)
     four = run_job(compose_cfg("method=kmeans", "n_trials=4", "method.n_init=1"), out_dir=tmp_path)

@@ -1,7 +1,8 @@
 """The resume rule of :func:`ccbench.running.harness.run_job`: whether a recorded trial runs again.
 
 A trial with no row runs. A recorded row is kept unless it is a failure (``error``, ``timeout``:
-retried with ``rerun_errors``), a ``refused`` row (memory or the model may have changed), a
+retried with ``rerun_errors``; an ``error`` whose set-up failed, :data:`~.results.NOT_SET_UP`, always), a
+``refused`` row (memory or the model may have changed), a
 ``task_time_limit`` row (its SLURM task ran out of time, not the method: a fresh task may finish), a row
 missing a metric the cell now asks for, or *stale*: made by other code of its method than the
 current one (``code.method_hash``, :mod:`ccbench.running.provenance`) or with other inputs
@@ -17,7 +18,7 @@ import logging
 import pandas as pd
 
 from . import provenance
-from .results import FAILED_STATUSES
+from .results import FAILED_STATUSES, NOT_SET_UP
 
 log = logging.getLogger("ccbench")
 
@@ -44,6 +45,8 @@ def _needs_run(previous: pd.DataFrame, trial: int, *, rerun_errors: bool, metric
     if trial not in previous.index:
         return True, None
     row = previous.loc[trial]
+    if row["status"] == "error" and str(row.get("error") or "").startswith(NOT_SET_UP):  # the run's failure
+        return True, "retry of a trial whose set-up failed"
     if row["status"] in FAILED_STATUSES:
         if rerun_errors:
             return True, f"retry of a trial with status {row['status']}"

@@ -49,8 +49,7 @@ import pandas as pd
 from .. import registry
 from . import active_cells, protocol, provenance, seed_timeouts, shared_fits
 from .tuning import tune_trial
-from ._memory import peak_rss as _peak_rss
-from ._memory import reset_peak_rss as _reset_peak_rss
+from ._memory import peak_rss as _peak_rss, reset_peak_rss as _reset_peak_rss
 from ..base import (
     InconsistentConstraintsWarning,
     InfeasibleConstraintsError,
@@ -63,7 +62,8 @@ from ..datasets import load_dataset
 from ..isolation import IsolatedRunner, TrialTimeout, WorkerDied, descends_from, die_with
 from .labels_store import entry, write_labels
 from ._resume import _needs_run, _say_stale
-from .results import FAILED_STATUSES, NOT_FITTED, RESULTS_FILE, ResultsStore, atomically, flatten, journal_path, last_line
+from .results import (FAILED_STATUSES, NOT_FITTED, NOT_SET_UP, RESULTS_FILE, ResultsStore, atomically, flatten,
+                      journal_path, last_line)
 from .slurm import TaskTimeLimit
 
 __all__ = ["run_job", "config_hash", "validate_cell", "fit_and_score", "fit_labels", "score_labels",
@@ -218,7 +218,7 @@ def run_job(cell, out_dir=None, fits_dir=None) -> pd.DataFrame:
         for i, t in enumerate(todo, 1):
             row = {**base, "trial": t, **origin, "rerun_reason": reasons[t]}
             if setup_error is not None:
-                row.update(status="error", error=setup_error)
+                row.update(status="error", error=f"{NOT_SET_UP}: the cell's set-up failed\n{setup_error}")
             elif inherited is not None:  # another base seed's trial was killed: logged once, after the loop
                 row.update(status="timeout", error=seed_timeouts.not_fitted_error(inherited))
             elif timed_out is not None:  # logged once, after the loop

@@ -44,6 +44,7 @@ __all__ = [
     "RESULTS_FILE",
     "STATUSES",
     "NOT_FITTED",
+    "NOT_SET_UP",
     "not_fitted",
     "KEY",
     "flatten",
@@ -66,6 +67,11 @@ STATUSES = ("ok", "error", "skipped", "infeasible", "not_found", "timeout", "ref
 #: in the cell; ``timeout_stops_seeds``: a kill at another base seed). Such a row is a prediction, not a
 #: measurement: the pages score it nowhere and the time models do not read it.
 NOT_FITTED = "TrialTimeout: not fitted"
+#: How the ``error`` of an ``error`` row starts when the cell's set-up failed before any trial ran (a data file
+#: missing, a download refused, a bad option, a plugin not installed): the run's failure, not a verdict of the
+#: method's code, so a resume runs it again even with ``rerun_errors=false`` (it costs no fit). A sweep started
+#: once without ``CCBENCH_DATA_DIR`` must not keep thousands of such rows as the methods' errors.
+NOT_SET_UP = "SetupError: no trial ran"
 # task_time_limit: a SLURM task's last allowed time limit stopped the trial (not the method's doing): always
 # re-run on resume, like refused; the launcher names the task (exit status 1)
 # statuses that make a sweep exit non-zero and are retried on resume (rerun_errors)
