@@ -29,8 +29,11 @@ from pathlib import Path
 DONE_FILE = ".blocks_done"
 #: Each block's end-of-sweep report would gather and draw the whole directory, every block's rows, not its own:
 #: about 8 minutes of one core per block at 40,000 cells (the board, 2026-12-01), while the other slot runs
-#: trials. The sweep's report is ``ccbench report DIR`` once, after the last block; the block still prints
-#: its summary table and problems and exits non-zero on failed trials.
+#: trials; without the report, the code of 2026-12-01 still gathered the whole directory to count its
+#: failures (5-6.5 min a block at 42,000 cells, 2026-12-02). Now a block without its report reads only the
+#: job directories it ran (:data:`ccbench.running.sweep_progress.RAN_FILE`): it prints the summary table
+#: and problems of its own cells and exits non-zero on its own failed trials, not another block's.
+#: The sweep's report is ``ccbench report DIR`` once, after the last block.
 NO_BLOCK_REPORT = "hydra.callbacks.ccbench_summary.write_report=false"
 
 

@@ -116,3 +116,18 @@ def test_the_end_of_sweep_count_keeps_timeouts_apart_from_errors(tmp_path, monke
     assert (outcome["failed"], outcome["timeouts"]) == (failed, timeouts)
     assert len(outcome["timeout_cells"]) == (1 if timeouts else 0)
     assert cli._exit_status(outcome, []) == status
+
+
+def test_a_run_without_the_folder_report_counts_only_the_jobs_it_ran(plugin_dir, tmp_path):
+    """A block of a shared folder (``sweeps/run_blocks.py`` sets write_report=false) is judged on its own
+    cells: another run's error rows in the folder neither fail it nor reach its summary. With the report
+    (the default) the folder's every row counts, as before."""
+    sweep = tmp_path / "sweep"
+    assert _sweep(plugin_dir, sweep, "method.fail=true").returncode == 1
+    own = _sweep(plugin_dir, sweep, "method.seconds=0.01", "hydra.callbacks.ccbench_summary.write_report=false")
+    assert own.returncode == 0, own.stderr[-3000:]
+    assert "deliberate failure" not in own.stdout + own.stderr
+    assert not list(sweep.glob(".ccbench_ran.*"))  # the run's list went with its other markers
+    folder = _sweep(plugin_dir, sweep, "method.seconds=0.02")
+    assert folder.returncode == 1, folder.stderr[-3000:]
+    assert "doze: deliberate failure" in folder.stderr
