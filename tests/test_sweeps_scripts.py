@@ -81,7 +81,9 @@ def test_a_header_line_of_another_experiment_is_no_block(tmp_path):
 
 def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
     exe = tmp_path / "ccbench"
-    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) exit 0;; esac\necho \"$@\" >> {tmp_path / 'calls'}\n"
+    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) exit 0;; esac\n"
+                   f"case \"$1\" in fetch) echo \"$@\" >> {tmp_path / 'fetches'}; exit 0;; esac\n"
+                   f"echo \"$@\" >> {tmp_path / 'calls'}\n"
                    f"case \"$*\" in *{fail_on}*) exit 3;; esac\nexit 0\n")
     exe.chmod(0o755)
     return exe
@@ -134,6 +136,7 @@ def test_parallel_blocks_run_their_own_cells_one_at_a_time(tmp_path, capsys):
     (tmp_path / "demo_seq.yaml").write_text("")
     exe = tmp_path / "ccbench"
     exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) case \"$1\" in experiment=demo) echo 'n_jobs: 2';; esac; exit 0;; esac\n"
+                   f"case \"$1\" in fetch) exit 0;; esac\n"
                    f"echo \"$@\" >> {tmp_path / 'calls'}\nexit 0\n")
     exe.chmod(0o755)
     sweep = tmp_path / "sweep"
@@ -171,6 +174,29 @@ def test_blocks_skip_the_whole_folder_report_unless_asked_and_the_override_compo
     with initialize_config_module("ccbench_conf", version_base="1.3"):
         cfg = compose("config", overrides=[run_blocks.NO_BLOCK_REPORT], return_hydra_config=True)
     assert instantiate(cfg.hydra.callbacks.ccbench_summary).write_report is False
+
+
+def test_a_block_whose_data_is_not_there_is_not_run(tmp_path, capsys):
+    # resumed once without CCBENCH_DATA_DIR, the board's blocks wrote 789 error rows in five minutes
+    config = tmp_path / "demo.yaml"
+    config.write_text("#   ccbench experiment=demo dataset=here\n#   ccbench experiment=demo dataset=gone\n"
+                      "defaults: []\n")
+    exe = tmp_path / "ccbench"
+    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) exit 0;; esac\n"
+                   f"case \"$*\" in 'fetch experiment=demo dataset=gone') echo 'FAILED  gone.data'; exit 1;; esac\n"
+                   f"case \"$1\" in fetch) exit 0;; esac\necho \"$@\" >> {tmp_path / 'calls'}\nexit 0\n")
+    exe.chmod(0o755)
+    sweep = tmp_path / "sweep"
+    argv = [str(config), "--dir", str(sweep), "--ccbench", str(exe)]
+    assert run_blocks.main(argv) == 1
+    out = capsys.readouterr()
+    assert "data not there" in out.out and "CCBENCH_DATA_DIR" in out.out
+    assert "FAILED block: ccbench -m experiment=demo dataset=gone" in out.err
+    assert "FAILED  gone.data" in (sweep / ".block_0.log").read_text()
+    assert [c.split()[2] for c in (tmp_path / "calls").read_text().splitlines()] == ["dataset=here"]
+    assert (sweep / run_blocks.DONE_FILE).read_text().splitlines() == ["experiment=demo dataset=here"]
+    assert run_blocks.main([*argv, "--skip-data-check"]) == 0  # the user's call: run it all the same
+    assert [c.split()[2] for c in (tmp_path / "calls").read_text().splitlines()] == ["dataset=here", "dataset=gone"]
 
 
 def test_a_config_without_listed_blocks_is_a_clear_error(tmp_path):
