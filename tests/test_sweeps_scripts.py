@@ -79,9 +79,14 @@ def test_a_header_line_of_another_experiment_is_no_block(tmp_path):
     assert len(run_blocks.blocks(config)) == 2
 
 
-def _fake_ccbench(tmp_path: Path, fail_on: str) -> Path:
+def _fake_ccbench(tmp_path: Path, fail_on: str = "never", cfg: str = "", fetch_fails: str | None = None) -> Path:
+    """A shell ``ccbench`` that records its block calls (``calls``) and data checks (``fetches``), exits 3 on a
+    call containing ``fail_on``, prints ``cfg`` for ``--cfg`` (a block's launcher config) and fails the data check
+    ``fetch <fetch_fails>`` as ``ccbench fetch`` does (a ``FAILED`` line, exit 1)."""
+    failing_fetch = (f"case \"$*\" in 'fetch {fetch_fails}') echo 'FAILED  missing.data'; exit 1;; esac\n"
+                     if fetch_fails else "")
     exe = tmp_path / "ccbench"
-    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) exit 0;; esac\n"
+    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) {cfg} exit 0;; esac\n{failing_fetch}"
                    f"case \"$1\" in fetch) echo \"$@\" >> {tmp_path / 'fetches'}; exit 0;; esac\n"
                    f"echo \"$@\" >> {tmp_path / 'calls'}\n"
                    f"case \"$*\" in *{fail_on}*) exit 3;; esac\nexit 0\n")
@@ -134,11 +139,7 @@ def test_parallel_blocks_run_their_own_cells_one_at_a_time(tmp_path, capsys):
     config = tmp_path / "demo.yaml"
     config.write_text("#   ccbench experiment=demo method=a\n#   ccbench experiment=demo_seq method=b\ndefaults: []\n")
     (tmp_path / "demo_seq.yaml").write_text("")
-    exe = tmp_path / "ccbench"
-    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) case \"$1\" in experiment=demo) echo 'n_jobs: 2';; esac; exit 0;; esac\n"
-                   f"case \"$1\" in fetch) exit 0;; esac\n"
-                   f"echo \"$@\" >> {tmp_path / 'calls'}\nexit 0\n")
-    exe.chmod(0o755)
+    exe = _fake_ccbench(tmp_path, cfg="case \"$1\" in experiment=demo) echo 'n_jobs: 2';; esac;")
     sweep = tmp_path / "sweep"
     assert run_blocks.main([str(config), "--dir", str(sweep), "--ccbench", str(exe), "--jobs", "2"]) == 0
     calls = sorted((tmp_path / "calls").read_text().splitlines())
@@ -181,18 +182,14 @@ def test_a_block_whose_data_is_not_there_is_not_run(tmp_path, capsys):
     config = tmp_path / "demo.yaml"
     config.write_text("#   ccbench experiment=demo dataset=here\n#   ccbench experiment=demo dataset=gone\n"
                       "defaults: []\n")
-    exe = tmp_path / "ccbench"
-    exe.write_text(f"#!/bin/sh\ncase \"$*\" in *--cfg*) exit 0;; esac\n"
-                   f"case \"$*\" in 'fetch experiment=demo dataset=gone') echo 'FAILED  gone.data'; exit 1;; esac\n"
-                   f"case \"$1\" in fetch) exit 0;; esac\necho \"$@\" >> {tmp_path / 'calls'}\nexit 0\n")
-    exe.chmod(0o755)
+    exe = _fake_ccbench(tmp_path, fetch_fails="experiment=demo dataset=gone")
     sweep = tmp_path / "sweep"
     argv = [str(config), "--dir", str(sweep), "--ccbench", str(exe)]
     assert run_blocks.main(argv) == 1
     out = capsys.readouterr()
     assert "data not there" in out.out and "CCBENCH_DATA_DIR" in out.out
     assert "FAILED block: ccbench -m experiment=demo dataset=gone" in out.err
-    assert "FAILED  gone.data" in (sweep / ".block_0.log").read_text()
+    assert "FAILED  missing.data" in (sweep / ".block_0.log").read_text()
     assert [c.split()[2] for c in (tmp_path / "calls").read_text().splitlines()] == ["dataset=here"]
     assert (sweep / run_blocks.DONE_FILE).read_text().splitlines() == ["experiment=demo dataset=here"]
     assert run_blocks.main([*argv, "--skip-data-check"]) == 0  # the user's call: run it all the same
