@@ -252,6 +252,20 @@ def test_evaluate_on_both_when_every_point_is_constrained():
     assert "every point is constrained" in out["warnings"]
 
 
+def test_evaluate_on_both_with_one_unconstrained_point_is_nan_not_an_error():
+    # PCCC's scheme (pairs over all points) left one point of 300 free on the board: a pair-counting
+    # metric on one point raised, and the trial became an error row
+    from ccbench import Constraints
+    from ccbench.running.harness import score_labels
+
+    y = np.array([0, 0, 1, 1, 2])
+    cons = Constraints([[0, 1]], [[2, 3]], n_samples=5)
+    out = score_labels(registry.get_method_spec("kmeans"), y, y, cons, ["ari", "nmi"], "both")
+    assert out["ari"] == 1.0 and out["n_evaluated_unconstrained"] == 1
+    assert np.isnan(out["ari_unconstrained"]) and np.isnan(out["nmi_unconstrained"])
+    assert "all points but one are constrained" in out["warnings"]
+
+
 def test_unconstrained_metric_columns_have_their_base_metrics_direction():
     from ccbench.reporting._format import axis_label
 

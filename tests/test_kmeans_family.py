@@ -506,3 +506,15 @@ def test_kmeans_plus_plus_never_repeats_a_point_at_any_scale():
     for seed in range(20):
         centres = _kmeanspp(X, 4, np.random.default_rng(seed))
         assert sorted(centres[:, 0]) == pytest.approx(sorted(X[:, 0]))
+
+
+def test_constrained_em_network_too_large_to_count_is_approximate_not_an_overflow():
+    # the board's PCCC-scheme cells (k = 50, 5 % of pairs) built cannot-link components whose k ** size
+    # overflowed a float: an OverflowError row instead of the loopy-BP path such components take
+    from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
+
+    chain = np.column_stack([np.arange(199), np.arange(1, 200)])  # one component of 200 units
+    net = CannotLinkNetwork(chain, 200, 50, 4096)
+    assert not net.is_exact and not net.exact and not net.free.any()
+    small = CannotLinkNetwork(chain[:2], 200, 50, 10**6)  # 3 units, 50 ** 3 labelings: counted exactly
+    assert small.is_exact and len(small.exact) == 1
