@@ -537,24 +537,20 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None)
 
     Label metrics see the points ``evaluate_on`` selects (:func:`evaluation_mask`); with
     ``both``, the metrics on all points keep their names and those on the unconstrained points
-    are ``<metric>_unconstrained`` (NaN, with a note in ``warnings``, when fewer than two points
-    are unconstrained: a pair-counting metric is undefined on one point, and PCCC's scheme, pairs
-    over all points, can leave exactly one). A constraint metric is about the given pairs: it
-    always sees every point.
+    are ``<metric>_unconstrained`` (NaN, noted in ``warnings``, when under two points are free: PCCC's
+    scheme can leave one). A constraint metric is about the given pairs: it always sees every point.
     """
     labels = np.asarray(labels)
     views = [("", evaluate_on)] if evaluate_on != "both" else [("", "all"),
                                                                  (protocol.UNCONSTRAINED_SUFFIX, "unconstrained")]
     out = {}
     for suffix, where in views:
-        held_out = int(_unconstrained(cons, len(labels)).sum()) if suffix else None
-        if suffix and held_out < 2:
+        if suffix and (held_out := int(_unconstrained(cons, len(labels)).sum())) < 2:
             out[f"n_evaluated{suffix}"] = held_out
             out.update({f"{name}{suffix}": np.nan for name in metric_names
                         if not (registry.get_metric_spec(name).needs_constraints
                                 or registry.get_metric_spec(name).needs_features)})
-            out["warnings"] = (f"evaluate_on=both: {'every point is' if not held_out else 'all points but one are'}"
-                               " constrained, so the *_unconstrained metrics are NaN")
+            out["warnings"] = f"evaluate_on=both: {'all points but one are' if held_out else 'every point is'} constrained, so the *_unconstrained metrics are NaN"  # noqa: E501
             continue
         mask = evaluation_mask(cons, len(labels), where)
         out[f"n_evaluated{suffix}"] = int(mask.sum())
