@@ -253,7 +253,7 @@ def test_evaluate_on_both_when_every_point_is_constrained():
 
 
 def test_evaluate_on_both_with_one_unconstrained_point_is_nan_not_an_error():
-    # PCCC's scheme (pairs over all points) left one point of 300 free on the board: a pair-counting
+    # PCCC's scheme (pairs over all points) left one point free on six board sets: a pair-counting
     # metric on one point raised, and the trial became an error row
     from ccbench import Constraints
     from ccbench.running.harness import score_labels

@@ -509,7 +509,7 @@ def test_kmeans_plus_plus_never_repeats_a_point_at_any_scale():
 
 
 def test_constrained_em_network_too_large_to_count_is_approximate_not_an_overflow():
-    # the board's PCCC-scheme cells (k = 50, 5 % of pairs) built cannot-link components whose k ** size
+    # the board's PCCC-scheme cells (k from 3 to 50) built cannot-link components whose float k ** size
     # overflowed a float: an OverflowError row instead of the loopy-BP path such components take
     from ccbench_plugins.kmeans.constrained_em import CannotLinkNetwork
 

@@ -327,6 +327,9 @@ def test_evaluation_mask_on_a_hand_sized_constraint_set():
     full = Constraints([[0, 1]], [[2, 3]], n_samples=4)
     with pytest.raises(ValueError, match="left no point to score"):
         evaluation_mask(full, 4, "unconstrained")
+    one_free = Constraints([[0, 1]], [[2, 3]], n_samples=5)  # ARI is undefined on one point: said here
+    with pytest.raises(ValueError, match="left one point to score"):
+        evaluation_mask(one_free, 5, "unconstrained")
 
 
 def test_evaluate_on_all_keeps_every_existing_cell_hash():

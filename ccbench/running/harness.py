@@ -545,7 +545,7 @@ def score_labels(spec, labels, y, cons, metric_names, evaluate_on="all", X=None)
                                                                  (protocol.UNCONSTRAINED_SUFFIX, "unconstrained")]
     out = {}
     for suffix, where in views:
-        if suffix and (held_out := int(_unconstrained(cons, len(labels)).sum())) < 2:
+        if suffix and (held_out := int(_unconstrained(cons, len(labels)).sum())) < protocol.MIN_SCORED_POINTS:
             out[f"n_evaluated{suffix}"] = held_out
             out.update({f"{name}{suffix}": np.nan for name in metric_names
                         if not (registry.get_metric_spec(name).needs_constraints
@@ -594,7 +594,7 @@ def evaluation_mask(constraints, n_samples: int, evaluate_on: str = "all") -> np
     if evaluate_on == "both":
         raise ValueError("evaluate_on=both is two masks: score_labels takes all, then unconstrained")
     mask = _unconstrained(constraints, n_samples)
-    if not mask.any():
-        raise ValueError("evaluate_on=unconstrained left no point to score: every point is in a constraint "
-                         "or labeled; draw fewer constraints or use evaluate_on=all")
+    if mask.sum() < protocol.MIN_SCORED_POINTS:  # the same floor as score_labels' evaluate_on=both
+        raise ValueError(f"evaluate_on=unconstrained left {'one point' if mask.any() else 'no point'} to score: every "
+                         "other point is in a constraint or labeled; draw fewer constraints or use evaluate_on=all")
     return mask

@@ -452,6 +452,8 @@ INCONSISTENT = ("warn", "raise", "ignore")
 #: as ``<metric>_unconstrained`` (:data:`UNCONSTRAINED_SUFFIX`), from one fit.
 EVALUATE_ON = ("all", "unconstrained", "both")
 UNCONSTRAINED_SUFFIX = "_unconstrained"
+#: The fewest points a label metric scores: a pair-counting metric (ARI) is undefined on one point.
+MIN_SCORED_POINTS = 2
 
 
 def _tuner(value) -> str | None:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import numbers
 import warnings
 
@@ -77,15 +75,6 @@ def m_step(X, R, unit_resp, cov_type, reg_covar):
 # --------------------------------------------------------------------------- cannot-link network
 
 
-def _n_labelings(k: int, n_nodes: int) -> float:
-    """k ** n_nodes, the labelings of a cannot-link component, as a float; inf past the float range
-    (with k = 50, ``float ** int`` raises OverflowError from 182 chunklets on)."""
-    try:
-        return float(k) ** n_nodes
-    except OverflowError:
-        return math.inf
-
-
 class CannotLinkNetwork:
     """The cannot-link Markov network over units, split into connected components.
 
@@ -111,7 +100,7 @@ class CannotLinkNetwork:
             ecomp = comp[edges[:, 0]]
             for c in np.unique(comp[involved]):
                 nodes = involved[comp[involved] == c]
-                if _n_labelings(k, len(nodes)) <= max_configurations:
+                if int(k) ** len(nodes) <= max_configurations:  # exact: float(k) ** 182 overflowed at k = 50
                     local = {u: j for j, u in enumerate(nodes)}
                     e = np.array([[local[a], local[b]] for a, b in edges[ecomp == c]])
                     conf = np.indices((k,) * len(nodes)).reshape(len(nodes), -1).T
